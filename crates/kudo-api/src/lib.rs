@@ -1,0 +1,44 @@
+//! # kudo-api
+//!
+//! The `kudo.dev/v1beta1` API of kudo-rs: the three custom resources
+//! ([`Operator`], [`OperatorVersion`], [`Instance`]), their status types, the
+//! operator package file types (`operator.yaml`, `params.yaml`) and the
+//! well-known names (labels, annotations, finalizer, special plan names).
+//!
+//! Field names and JSON shapes follow KUDO exactly so that KUDO manifests,
+//! packages and scripts keep working; kudo-rs additions are optional fields
+//! that default to KUDO behaviour.
+//!
+//! This crate owns types only: serde + schemars, no IO, no clock, no client.
+
+pub mod crds;
+pub mod instance;
+pub mod names;
+pub mod operations;
+pub mod operator;
+pub mod operator_version;
+pub mod package;
+pub mod status;
+
+pub use instance::{
+    ActivePlan, AppliedConfig, AppliedObject, AutoSuppression, Blocker, BlockerKind, Instance,
+    InstanceSpec, InstanceStatus, OperationRecord, PhaseStatus, PlanExecution, PlanRun, PlanStatus,
+    StepStatus, TaskStatus,
+};
+pub use operations::{MaintenanceWindow, PlanAction, PlanOperation, Suppression};
+pub use operator::{Maintainer, Operator, OperatorSpec};
+pub use operator_version::{
+    OperatorVersion, OperatorVersionSpec, Parameter, ParameterType, Phase, PipeSpec, Plan, Step,
+    Strategy, Task, TaskKind, TaskSpec, UnknownStrategy,
+};
+pub use status::ExecutionStatus;
+
+/// Re-export so dependants name the same k8s-openapi types.
+pub use k8s_openapi;
+
+/// `ObjectReference` as KUDO uses it (`spec.operator`, `spec.operatorVersion`).
+pub type ObjectReference = k8s_openapi::api::core::v1::ObjectReference;
+/// Kubernetes `metav1.Time`.
+pub type Time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+/// Kubernetes `metav1.Condition`.
+pub type Condition = k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;

@@ -1,0 +1,66 @@
+//! Well-known names: API group, labels, annotations, finalizer, plan names.
+//!
+//! Values are KUDO's, so objects written by KUDO and by kudo-rs are
+//! recognised by both.
+
+/// API group of all kudo-rs custom resources.
+pub const GROUP: &str = "kudo.dev";
+/// API version of all kudo-rs custom resources.
+pub const VERSION: &str = "v1beta1";
+/// `apiVersion` string (`kudo.dev/v1beta1`).
+pub const API_VERSION: &str = "kudo.dev/v1beta1";
+
+/// Label `heritage: kudo` on every object kudo-rs renders.
+pub const HERITAGE_LABEL: &str = "heritage";
+/// Value of [`HERITAGE_LABEL`].
+pub const HERITAGE_VALUE: &str = "kudo";
+/// Label carrying the operator name.
+pub const OPERATOR_LABEL: &str = "kudo.dev/operator";
+/// Label carrying the instance name.
+pub const INSTANCE_LABEL: &str = "kudo.dev/instance";
+/// Label on cluster-scoped objects carrying the instance namespace (kudo-rs
+/// addition: cluster-scoped objects cannot have an owner reference to a
+/// namespaced Instance, so ownership is recorded in labels).
+pub const INSTANCE_NAMESPACE_LABEL: &str = "kudo.dev/instance-namespace";
+
+/// Annotation: plan that last applied the object.
+pub const PLAN_ANNOTATION: &str = "kudo.dev/plan";
+/// Annotation: phase that last applied the object.
+pub const PHASE_ANNOTATION: &str = "kudo.dev/phase";
+/// Annotation: step that last applied the object.
+pub const STEP_ANNOTATION: &str = "kudo.dev/step";
+/// Annotation: uid of the plan execution that last applied the object.
+pub const PLAN_UID_ANNOTATION: &str = "kudo.dev/last-plan-execution-uid";
+/// Pod-template annotation: OperatorVersion `spec.version`.
+pub const OPERATOR_VERSION_ANNOTATION: &str = "kudo.dev/operator-version";
+/// Pod-template annotation: hash of referenced ConfigMaps/Secrets.
+pub const DEPENDENCIES_HASH_ANNOTATION: &str = "kudo.dev/dependencies-hash";
+/// Annotation on a ConfigMap/Secret excluding it from the dependencies hash.
+pub const SKIP_HASH_ANNOTATION: &str = "kudo.dev/skip-hash-calculation";
+/// Annotation holding the last applied configuration (3-way merge base, hash input).
+pub const LAST_APPLIED_ANNOTATION: &str = "kudo.dev/last-applied-configuration";
+/// Annotation on pipe pods.
+pub const PIPE_POD_ANNOTATION: &str = "kudo.dev/pipepod";
+/// Annotation on a custom resource's CRD or object declaring a readiness rule
+/// (kudo-rs addition, see DESIGN.md section 4).
+pub const HEALTH_ANNOTATION: &str = "kudo.dev/health";
+
+/// Finalizer that holds an Instance until its `cleanup` plan has run.
+pub const CLEANUP_FINALIZER: &str = "kudo.dev.instance.cleanup";
+
+/// Field manager used for server-side apply.
+pub const FIELD_MANAGER: &str = "kudo-manager";
+
+/// Plan run on creation.
+pub const DEPLOY_PLAN: &str = "deploy";
+/// Plan run on parameter changes without a trigger.
+pub const UPDATE_PLAN: &str = "update";
+/// Plan run on an OperatorVersion upgrade.
+pub const UPGRADE_PLAN: &str = "upgrade";
+/// Plan run on deletion.
+pub const CLEANUP_PLAN: &str = "cleanup";
+/// Plans with a special meaning.
+pub const SPECIAL_PLANS: [&str; 4] = [DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN, CLEANUP_PLAN];
+
+/// Name of the validating webhook path served by the manager.
+pub const WEBHOOK_PATH: &str = "/validate-kudo-dev-v1beta1-instance";
