@@ -18,6 +18,7 @@ pub mod operations;
 pub mod operator;
 pub mod operator_version;
 pub mod package;
+pub mod param_value;
 pub mod status;
 
 pub use instance::{
@@ -31,6 +32,7 @@ pub use operator_version::{
     OperatorVersion, OperatorVersionSpec, Parameter, ParameterType, Phase, PipeSpec, Plan, Step,
     Strategy, Task, TaskKind, TaskSpec, UnknownStrategy,
 };
+pub use param_value::{ParameterValueError, validate_parameters};
 pub use status::ExecutionStatus;
 
 /// Re-export so dependants name the same k8s-openapi types.

@@ -1,0 +1,249 @@
+//! Validation of parameter values against their definitions, shared by the
+//! webhook, the controller, the package verifier and the CLI so that all of
+//! them accept and refuse exactly the same values (KUDO's `ValidateValue`).
+
+use std::collections::BTreeMap;
+
+use crate::operator_version::{Parameter, ParameterType};
+
+/// Why a parameter value is not acceptable.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParameterValueError {
+    /// Required, no default, no value.
+    #[error("parameter {name} is required but has no value set")]
+    Missing {
+        /// Parameter name.
+        name: String,
+    },
+    /// The value does not parse as the declared type.
+    #[error("parameter {name} has value {value:?}, which is not a valid {expected}: {detail}")]
+    WrongType {
+        /// Parameter name.
+        name: String,
+        /// The value given.
+        value: String,
+        /// The declared type.
+        expected: ParameterType,
+        /// What was expected, e.g. `a base-10 integer such as 3`.
+        detail: String,
+    },
+    /// The value is not one of the declared enum values.
+    #[error("parameter {name} has value {value:?}, but only allowed values are [{}]", allowed.join(", "))]
+    NotInEnum {
+        /// Parameter name.
+        name: String,
+        /// The value given.
+        value: String,
+        /// The allowed values.
+        allowed: Vec<String>,
+    },
+}
+
+/// Go `strconv.ParseBool` forms.
+pub fn parse_go_bool(value: &str) -> Option<bool> {
+    match value {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+fn type_detail(t: ParameterType) -> &'static str {
+    match t {
+        ParameterType::String => "any string",
+        ParameterType::Integer => "a base-10 integer such as 3 or -12",
+        ParameterType::Number => "a number such as 1.5 or 2e3",
+        ParameterType::Boolean => "one of true, false, 1, 0, t, f (any case of true/false)",
+        ParameterType::Array => "a YAML or JSON list such as [a, b]",
+        ParameterType::Map => "a YAML or JSON map with string keys such as {a: 1}",
+    }
+}
+
+fn matches_type(t: ParameterType, value: &str) -> bool {
+    match t {
+        ParameterType::String => true,
+        ParameterType::Integer => value.parse::<i64>().is_ok(),
+        ParameterType::Number => value.trim() == value && value.parse::<f64>().is_ok(),
+        ParameterType::Boolean => parse_go_bool(value).is_some(),
+        ParameterType::Array => {
+            matches!(
+                serde_saphyr::from_str::<serde_json::Value>(value),
+                Ok(serde_json::Value::Array(_))
+            )
+        }
+        ParameterType::Map => {
+            matches!(
+                serde_saphyr::from_str::<serde_json::Value>(value),
+                Ok(serde_json::Value::Object(_))
+            )
+        }
+    }
+}
+
+impl Parameter {
+    /// Checks one non-empty value against the type and the enum.
+    pub fn validate_value(&self, value: &str) -> Result<(), ParameterValueError> {
+        let kind = self.kind();
+        if !matches_type(kind, value) {
+            return Err(ParameterValueError::WrongType {
+                name: self.name.clone(),
+                value: value.to_string(),
+                expected: kind,
+                detail: format!("expected {}", type_detail(kind)),
+            });
+        }
+        if let Some(allowed) = &self.enum_values
+            && !allowed.iter().any(|a| a == value)
+        {
+            return Err(ParameterValueError::NotInEnum {
+                name: self.name.clone(),
+                value: value.to_string(),
+                allowed: allowed.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The value templates see before type conversion: the user's value,
+    /// else the default, else `""`.
+    pub fn effective_value<'a>(&'a self, given: Option<&'a str>) -> &'a str {
+        given.or(self.default.as_deref()).unwrap_or("")
+    }
+}
+
+/// Validates user values against all definitions: required parameters
+/// without default need a value; given and default values must match type
+/// and enum (an empty value is accepted when not required, as in KUDO).
+pub fn validate_parameters(
+    definitions: &[Parameter],
+    values: &BTreeMap<String, String>,
+) -> Vec<ParameterValueError> {
+    let mut errors = Vec::new();
+    for def in definitions {
+        let value = def.effective_value(values.get(&def.name).map(String::as_str));
+        if value.is_empty() {
+            if def.is_required() && def.default.is_none() {
+                errors.push(ParameterValueError::Missing {
+                    name: def.name.clone(),
+                });
+            }
+            continue;
+        }
+        if let Err(e) = def.validate_value(value) {
+            errors.push(e);
+        }
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(kind: ParameterType) -> Parameter {
+        Parameter {
+            name: "P".into(),
+            value_type: Some(kind),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn integers_parse_base_10_only() {
+        let p = param(ParameterType::Integer);
+        assert!(p.validate_value("42").is_ok());
+        assert!(p.validate_value("-7").is_ok());
+        assert!(p.validate_value("3.0").is_err());
+        assert!(p.validate_value("0x10").is_err());
+        let err = p.validate_value("three").unwrap_err().to_string();
+        assert!(
+            err.contains("\"three\"") && err.contains("base-10 integer"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn booleans_accept_go_parse_bool_forms() {
+        let p = param(ParameterType::Boolean);
+        for ok in ["true", "False", "TRUE", "1", "0", "t", "F"] {
+            assert!(p.validate_value(ok).is_ok(), "{ok}");
+        }
+        for bad in ["yes", "on", "tRuE", ""] {
+            assert!(p.validate_value(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_accept_floats_and_exponents() {
+        let p = param(ParameterType::Number);
+        assert!(p.validate_value("1.5").is_ok());
+        assert!(p.validate_value("2e3").is_ok());
+        assert!(p.validate_value("1,5").is_err());
+    }
+
+    #[test]
+    fn arrays_and_maps_must_parse_as_yaml_of_that_shape() {
+        let a = param(ParameterType::Array);
+        assert!(a.validate_value("[a, b]").is_ok());
+        assert!(a.validate_value("- a\n- b\n").is_ok());
+        assert!(a.validate_value("{a: 1}").is_err());
+        let m = param(ParameterType::Map);
+        assert!(m.validate_value("{a: 1}").is_ok());
+        assert!(m.validate_value("a: 1\nb: [x]\n").is_ok());
+        assert!(m.validate_value("[1]").is_err());
+    }
+
+    #[test]
+    fn enum_values_must_match_exactly() {
+        let p = Parameter {
+            name: "LEVEL".into(),
+            enum_values: Some(vec!["INFO".into(), "DEBUG".into()]),
+            ..Default::default()
+        };
+        assert!(p.validate_value("INFO").is_ok());
+        let err = p.validate_value("info").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "parameter LEVEL has value \"info\", but only allowed values are [INFO, DEBUG]"
+        );
+    }
+
+    #[test]
+    fn required_without_default_or_value_is_missing() {
+        let defs = vec![
+            Parameter {
+                name: "A".into(),
+                required: Some(true),
+                ..Default::default()
+            },
+            Parameter {
+                name: "B".into(),
+                required: Some(true),
+                default: Some("x".into()),
+                ..Default::default()
+            },
+            Parameter {
+                name: "C".into(),
+                ..Default::default()
+            },
+        ];
+        let errs = validate_parameters(&defs, &BTreeMap::new());
+        assert_eq!(
+            errs,
+            vec![ParameterValueError::Missing { name: "A".into() }]
+        );
+        let given = BTreeMap::from([("A".to_string(), "v".to_string())]);
+        assert!(validate_parameters(&defs, &given).is_empty());
+    }
+
+    #[test]
+    fn invalid_defaults_are_reported_too() {
+        let defs = vec![Parameter {
+            name: "N".into(),
+            value_type: Some(ParameterType::Integer),
+            default: Some("many".into()),
+            ..Default::default()
+        }];
+        assert_eq!(validate_parameters(&defs, &BTreeMap::new()).len(), 1);
+    }
+}
