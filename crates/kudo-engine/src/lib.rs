@@ -13,8 +13,18 @@
 //!
 //! Pure: no tokio, no kube client, no clock (`now` is a parameter).
 
+pub mod admission;
 pub mod decision;
 
 pub use decision::{
     Action, Decision, EngineConfig, EventType, Input, Observed, TaskKey, TaskOutcome, TaskResult,
 };
+
+/// Decides what to do next for one Instance (see [`decision`] for the loop).
+pub fn decide(input: Input<'_>) -> Decision {
+    Decision {
+        status: input.instance.status.clone().unwrap_or_default(),
+        actions: Vec::new(),
+        requeue_after: None,
+    }
+}
