@@ -55,6 +55,16 @@ impl Template {
         })
     }
 
+    /// Names `X` referenced as `.Params.X` or `$.Params.X` anywhere in the template.
+    pub fn param_references(&self) -> std::collections::BTreeSet<String> {
+        std::collections::BTreeSet::new()
+    }
+
+    /// Top-level fields referenced on the root context (`.Name`, `$.Namespace`, `.Params`).
+    pub fn root_fields(&self) -> std::collections::BTreeSet<String> {
+        std::collections::BTreeSet::new()
+    }
+
     /// Template name.
     pub fn name(&self) -> &str {
         &self.name
