@@ -1,0 +1,261 @@
+//! Plan operations (DC/OS verbs as spec requests with ids): each id is
+//! applied exactly once and recorded in `status.operations`, so operations
+//! survive manager restarts and re-applying the same spec is a no-op.
+//!
+//! | action           | target               | effect                                                        |
+//! |------------------|----------------------|---------------------------------------------------------------|
+//! | pause / resume   | plan or phase        | paused flag; started steps finish, no new step starts         |
+//! | continue         | canary phase         | one more canary approval (two release the whole phase)        |
+//! | forceComplete    | step or phase        | COMPLETE with `forced: true`, without running                 |
+//! | restart          | step, phase or plan  | back to PENDING, backoff cleared, runs again                   |
+//! | cancel           | running plan         | FATAL_ERROR "cancelled by WHO: WHY"; no new step starts       |
+//! | clearSuppression | instance             | removes the automatic suppression                             |
+//!
+//! A target that does not exist is recorded as a no-op with a message (the
+//! webhook refuses such operations first).
+
+use kudo_api::names::CLEANUP_PLAN;
+use kudo_api::{
+    ActivePlan, ExecutionStatus as S, Instance, InstanceStatus, OperationRecord, OperatorVersion,
+    PlanAction, PlanOperation, PlanRun, Strategy,
+};
+
+use crate::tree::{reset_phase, reset_step};
+
+/// Operations kept in `status.operations`.
+pub const KEPT_OPERATIONS: usize = 50;
+
+/// What applying operations changed that the rest of `decide` must know.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Plans cancelled in this pass (no automatic suppression for them).
+    pub cancelled: Vec<String>,
+}
+
+/// Applies the operations of `instance.spec` not yet recorded in `status`.
+pub fn apply_new(
+    instance: &Instance,
+    ov: &OperatorVersion,
+    status: &mut InstanceStatus,
+    now: jiff::Timestamp,
+) -> Applied {
+    let mut applied = Applied::default();
+    for op in &instance.spec.plan_operations {
+        if status.operations.iter().any(|r| r.id == op.id) {
+            continue;
+        }
+        let result = apply_one(op, ov, status, now, &mut applied);
+        status.operations.push(OperationRecord {
+            id: op.id.clone(),
+            action: op.action,
+            applied_at: crate::time(now),
+            result,
+        });
+    }
+    let excess = status.operations.len().saturating_sub(KEPT_OPERATIONS);
+    status.operations.drain(..excess);
+    applied
+}
+
+fn who(op: &PlanOperation) -> String {
+    format!(
+        "{}: {}",
+        op.requested_by.as_deref().unwrap_or("unknown"),
+        op.reason.as_deref().unwrap_or("no reason given")
+    )
+}
+
+fn apply_one(
+    op: &PlanOperation,
+    ov: &OperatorVersion,
+    status: &mut InstanceStatus,
+    now: jiff::Timestamp,
+    applied: &mut Applied,
+) -> String {
+    if op.action == PlanAction::ClearSuppression {
+        return match status.auto_suppression.take() {
+            Some(_) => "automatic suppression cleared".to_string(),
+            None => "no automatic suppression to clear".to_string(),
+        };
+    }
+    let active = status.active_plan.as_ref().map(|a| a.name.clone());
+    let Some(plan_name) = op.plan.clone().or(active.clone()) else {
+        return "no-op: no plan has run yet; name the plan".to_string();
+    };
+    let Some(plan_def) = ov.spec.plan(&plan_name) else {
+        return format!("no-op: plan {plan_name:?} does not exist");
+    };
+    let is_active = active.as_deref() == Some(plan_name.as_str());
+    let active_running = status
+        .active_plan
+        .as_ref()
+        .and_then(|a| status.plan_status.get(&a.name))
+        .is_some_and(|p| p.status().is_running());
+    let Some(ps) = status.plan_status.get_mut(&plan_name) else {
+        return format!("no-op: plan {plan_name:?} has no status yet");
+    };
+    let phase_index = match op.phase.as_deref() {
+        Some(phase) => match ps.phases.iter().position(|p| p.name == phase) {
+            Some(i) => Some(i),
+            None => return format!("no-op: plan {plan_name:?} has no phase {phase:?}"),
+        },
+        None => None,
+    };
+    let step_index = match (op.step.as_deref(), phase_index) {
+        (Some(step), Some(pi)) => match ps.phases[pi].steps.iter().position(|s| s.name == step) {
+            Some(i) => Some(i),
+            None => {
+                return format!(
+                    "no-op: phase {:?} of plan {plan_name:?} has no step {step:?}",
+                    ps.phases[pi].name
+                );
+            }
+        },
+        (Some(step), None) => {
+            return format!("no-op: step {step:?} given without its phase");
+        }
+        (None, _) => None,
+    };
+    let mut revive = false;
+    let result = match (op.action, phase_index, step_index) {
+        (PlanAction::Pause | PlanAction::Resume, Some(pi), _) => {
+            let pause = op.action == PlanAction::Pause;
+            ps.phases[pi].paused = pause.then_some(true);
+            format!(
+                "phase {:?} of plan {plan_name:?} {}",
+                ps.phases[pi].name,
+                if pause { "paused" } else { "resumed" }
+            )
+        }
+        (PlanAction::Pause | PlanAction::Resume, None, _) => {
+            let pause = op.action == PlanAction::Pause;
+            ps.paused = pause.then_some(true);
+            format!(
+                "plan {plan_name:?} {}",
+                if pause { "paused" } else { "resumed" }
+            )
+        }
+        (PlanAction::Continue, None, _) => {
+            "no-op: continue needs a phase (canary approvals are per phase)".to_string()
+        }
+        (PlanAction::Continue, Some(pi), _) => {
+            let canary = plan_def
+                .phases
+                .get(pi)
+                .and_then(|p| Strategy::parse(p.strategy.as_deref()).ok())
+                .is_some_and(Strategy::is_canary);
+            let phase = &mut ps.phases[pi];
+            let given = phase.canary_approvals.unwrap_or(0);
+            if !canary {
+                format!("no-op: phase {:?} is not a canary phase", phase.name)
+            } else if given >= 2 {
+                format!(
+                    "no-op: phase {:?} already has both canary approvals",
+                    phase.name
+                )
+            } else {
+                phase.canary_approvals = Some(given + 1);
+                format!(
+                    "canary approval {} of 2 for phase {:?}",
+                    given + 1,
+                    phase.name
+                )
+            }
+        }
+        (PlanAction::ForceComplete, Some(pi), step) => {
+            let phase = &mut ps.phases[pi];
+            let mut forced = Vec::new();
+            for (i, s) in phase.steps.iter_mut().enumerate() {
+                if step.is_some_and(|want| want != i) || s.status() == S::Complete {
+                    continue;
+                }
+                s.status = Some(S::Complete);
+                s.forced = Some(true);
+                s.message = format!("forced to COMPLETE by {}", who(op));
+                s.next_retry_at = None;
+                s.finished_at = Some(crate::time(now));
+                forced.push(s.name.clone());
+            }
+            revive = true;
+            if forced.is_empty() {
+                "no-op: already COMPLETE".to_string()
+            } else {
+                format!(
+                    "forced to COMPLETE in phase {:?}: {}",
+                    phase.name,
+                    forced.join(", ")
+                )
+            }
+        }
+        (PlanAction::ForceComplete, None, _) => {
+            "no-op: force-complete needs a phase (and optionally a step)".to_string()
+        }
+        (PlanAction::Restart, Some(pi), Some(si)) => {
+            reset_step(&mut ps.phases[pi].steps[si]);
+            revive = true;
+            format!(
+                "step {:?} of phase {:?} restarted",
+                ps.phases[pi].steps[si].name, ps.phases[pi].name
+            )
+        }
+        (PlanAction::Restart, Some(pi), None) => {
+            reset_phase(&mut ps.phases[pi]);
+            revive = true;
+            format!("phase {:?} restarted", ps.phases[pi].name)
+        }
+        (PlanAction::Restart, None, _) => {
+            if !is_active && active_running {
+                return format!(
+                    "no-op: plan {:?} is running; restart {plan_name:?} after it ends",
+                    active.unwrap_or_default()
+                );
+            }
+            if ps.uid.is_none() {
+                return format!("no-op: plan {plan_name:?} never ran; trigger it instead");
+            }
+            for phase in &mut ps.phases {
+                reset_phase(phase);
+            }
+            ps.status = Some(S::Pending);
+            ps.started_at = Some(crate::time(now));
+            ps.finished_at = None;
+            if !is_active && plan_name != CLEANUP_PLAN {
+                let uid = ps.uid.clone().unwrap_or_default();
+                status.active_plan = Some(ActivePlan {
+                    name: plan_name.clone(),
+                    uid: Some(uid.clone()),
+                    status: S::Pending,
+                    trigger: Some("manual".to_string()),
+                    break_glass: None,
+                });
+                status.history.push(PlanRun {
+                    plan: plan_name.clone(),
+                    uid,
+                    trigger: "manual".to_string(),
+                    started: crate::time(now),
+                    finished: None,
+                    result: None,
+                    message: format!("restarted by {}", who(op)),
+                });
+            }
+            return format!("plan {plan_name:?} restarted");
+        }
+        (PlanAction::Cancel, _, _) => {
+            if !ps.status().is_running() {
+                return format!("no-op: plan {plan_name:?} is {}, not running", ps.status());
+            }
+            ps.status = Some(S::FatalError);
+            ps.message = format!("cancelled by {}", who(op));
+            applied.cancelled.push(plan_name.clone());
+            return format!("plan {plan_name:?} cancelled");
+        }
+        (PlanAction::ClearSuppression, _, _) => String::new(),
+    };
+    if revive && is_active && ps.status().is_terminal() {
+        // An explicit force-complete or restart is a way out of a stopped
+        // plan: the walk re-aggregates it.
+        ps.status = Some(S::InProgress);
+        ps.finished_at = None;
+    }
+    result
+}

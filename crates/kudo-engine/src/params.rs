@@ -1,0 +1,284 @@
+//! Parameter rules shared by the webhook and the controller: what changed,
+//! which plan a change triggers, and whether values are acceptable.
+//!
+//! Value validation itself (KUDO's `ValidateValue`: integer = base-10
+//! `ParseInt`, number = `ParseFloat`, boolean = Go `ParseBool` forms, array
+//! and map = YAML list/map, enum = exact match, required without default)
+//! lives in [`kudo_api::param_value`] so the CLI and package verifier use the
+//! very same code; this module adds the rules that need two versions of an
+//! Instance or OperatorVersion.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kudo_api::names::{DEPLOY_PLAN, UPDATE_PLAN};
+use kudo_api::{OperatorVersionSpec, ParameterValueError};
+
+use crate::error::EngineError;
+
+pub use kudo_api::param_value::parse_go_bool;
+
+/// Names whose value differs between `old` and `new`: added, changed or
+/// removed, sorted.
+pub fn changed(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Vec<String> {
+    let keys: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    keys.into_iter()
+        .filter(|k| old.get(*k) != new.get(*k))
+        .cloned()
+        .collect()
+}
+
+/// The plan a change of `changed` parameters triggers in `ov`.
+///
+/// Parameters the OperatorVersion does not define are ignored (the webhook
+/// refuses them before). Without any explicit trigger the fallback is
+/// `update`, then `deploy`. `Ok(None)`: none of the changed parameters is
+/// defined, nothing to run.
+pub fn triggered_plan(
+    ov: &OperatorVersionSpec,
+    changed: &[String],
+) -> Result<Option<String>, EngineError> {
+    let defined: Vec<_> = changed.iter().filter_map(|n| ov.parameter(n)).collect();
+    if defined.is_empty() {
+        return Ok(None);
+    }
+    let mut plans = BTreeSet::new();
+    for def in &defined {
+        if let Some(plan) = def.trigger.as_deref().filter(|t| !t.is_empty()) {
+            if ov.plan(plan).is_none() {
+                return Err(EngineError::UnknownTriggerPlan {
+                    param: def.name.clone(),
+                    plan: plan.to_string(),
+                });
+            }
+            plans.insert(plan.to_string());
+        }
+    }
+    match plans.len() {
+        0 => first_existing(ov, &[UPDATE_PLAN, DEPLOY_PLAN]).map(Some),
+        1 => Ok(plans.into_iter().next()),
+        _ => Err(EngineError::MultipleTriggers {
+            params: defined.iter().map(|d| d.name.clone()).collect(),
+            plans: plans.into_iter().collect(),
+        }),
+    }
+}
+
+/// The first of `candidates` that `ov` defines.
+pub fn first_existing(
+    ov: &OperatorVersionSpec,
+    candidates: &[&str],
+) -> Result<String, EngineError> {
+    candidates
+        .iter()
+        .find(|c| ov.plan(c).is_some())
+        .map(|c| c.to_string())
+        .ok_or_else(|| EngineError::NoPlanFor {
+            candidates: candidates.iter().map(|c| c.to_string()).collect(),
+        })
+}
+
+/// Type, enum and required checks of all values against `ov`.
+pub fn invalid_values(
+    ov: &OperatorVersionSpec,
+    values: &BTreeMap<String, String>,
+) -> Vec<ParameterValueError> {
+    kudo_api::validate_parameters(&ov.parameters, values)
+}
+
+/// Of `names`, those `ov` does not define.
+pub fn unknown<'a>(
+    ov: &OperatorVersionSpec,
+    names: impl IntoIterator<Item = &'a String>,
+) -> Vec<String> {
+    names
+        .into_iter()
+        .filter(|n| ov.parameter(n).is_none())
+        .cloned()
+        .collect()
+}
+
+/// Immutable-parameter violations of a change from `old` to `new` values.
+///
+/// Without an upgrade (`old_ov == new_ov`), an immutable parameter may not
+/// change. With an upgrade (KEP-30): a parameter that becomes immutable, or
+/// a new immutable parameter, needs an explicit value in `new`.
+pub fn immutable_violations(
+    old_ov: &OperatorVersionSpec,
+    new_ov: &OperatorVersionSpec,
+    new_ov_name: &str,
+    old: &BTreeMap<String, String>,
+    new: &BTreeMap<String, String>,
+    upgrade: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if !upgrade {
+        for name in changed(old, new) {
+            if let Some(def) = new_ov.parameter(&name).filter(|d| d.is_immutable()) {
+                let before = old.get(&name).or(def.default.as_ref());
+                let after = new.get(&name).or(def.default.as_ref());
+                if before != after {
+                    out.push(format!(
+                        "parameter {name} is immutable but was changed from {:?} to {:?}; \
+                         immutable parameters keep the value they were created with",
+                        before.map(String::as_str).unwrap_or(""),
+                        after.map(String::as_str).unwrap_or("")
+                    ));
+                }
+            }
+        }
+        return out;
+    }
+    for def in new_ov.parameters.iter().filter(|d| d.is_immutable()) {
+        if new.contains_key(&def.name) {
+            continue;
+        }
+        match old_ov.parameter(&def.name) {
+            Some(old_def) if !old_def.is_immutable() => out.push(format!(
+                "parameter {} becomes immutable in OperatorVersion {new_ov_name}; \
+                 set its value explicitly in spec.parameters with the upgrade",
+                def.name
+            )),
+            None => out.push(format!(
+                "parameter {} is new and immutable in OperatorVersion {new_ov_name}; \
+                 set its value explicitly in spec.parameters with the upgrade{}",
+                def.name,
+                def.default
+                    .as_deref()
+                    .map(|d| format!(" (the default would be {d:?})"))
+                    .unwrap_or_default()
+            )),
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_api::{Parameter, Plan};
+
+    fn ov(params: &[(&str, Option<&str>)], plans: &[&str]) -> OperatorVersionSpec {
+        OperatorVersionSpec {
+            parameters: params
+                .iter()
+                .map(|(n, t)| Parameter {
+                    name: n.to_string(),
+                    trigger: t.map(str::to_string),
+                    ..Default::default()
+                })
+                .collect(),
+            plans: plans
+                .iter()
+                .map(|p| (p.to_string(), Plan::default()))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn changed_lists_added_changed_and_removed_keys() {
+        let old = BTreeMap::from([("a".into(), "1".into()), ("b".into(), "2".into())]);
+        let new = BTreeMap::from([("b".into(), "3".into()), ("c".into(), "4".into())]);
+        assert_eq!(changed(&old, &new), names(&["a", "b", "c"]));
+        assert!(changed(&old, &old).is_empty());
+    }
+
+    #[test]
+    fn no_change_triggers_nothing() {
+        let ov = ov(&[("p", None)], &["deploy", "update"]);
+        assert_eq!(triggered_plan(&ov, &[]).unwrap(), None);
+    }
+
+    #[test]
+    fn param_without_trigger_falls_back_to_update_then_deploy() {
+        let with_update = ov(&[("p", None)], &["deploy", "update"]);
+        assert_eq!(
+            triggered_plan(&with_update, &names(&["p"]))
+                .unwrap()
+                .as_deref(),
+            Some("update")
+        );
+        let deploy_only = ov(&[("p", None)], &["deploy"]);
+        assert_eq!(
+            triggered_plan(&deploy_only, &names(&["p"]))
+                .unwrap()
+                .as_deref(),
+            Some("deploy")
+        );
+    }
+
+    #[test]
+    fn explicit_trigger_wins_and_same_triggers_agree() {
+        let ov = ov(
+            &[("a", Some("backup")), ("b", Some("backup")), ("c", None)],
+            &["deploy", "update", "backup"],
+        );
+        assert_eq!(
+            triggered_plan(&ov, &names(&["a", "b", "c"]))
+                .unwrap()
+                .as_deref(),
+            Some("backup")
+        );
+    }
+
+    #[test]
+    fn conflicting_triggers_are_an_error_naming_both_plans() {
+        let ov = ov(
+            &[("a", Some("deploy")), ("b", Some("update"))],
+            &["deploy", "update"],
+        );
+        let err = triggered_plan(&ov, &names(&["a", "b"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("deploy, update"), "{err}");
+    }
+
+    #[test]
+    fn trigger_of_a_missing_plan_is_an_error() {
+        let ov = ov(&[("a", Some("fake"))], &["deploy"]);
+        assert!(matches!(
+            triggered_plan(&ov, &names(&["a"])),
+            Err(EngineError::UnknownTriggerPlan { .. })
+        ));
+    }
+
+    #[test]
+    fn undefined_params_trigger_nothing() {
+        let ov = ov(&[("a", None)], &["deploy"]);
+        assert_eq!(triggered_plan(&ov, &names(&["zzz"])).unwrap(), None);
+        assert_eq!(unknown(&ov, &names(&["a", "zzz"])), names(&["zzz"]));
+    }
+
+    #[test]
+    fn rejects_immutable_param_change() {
+        let mut spec = ov(&[("size", None)], &["deploy"]);
+        spec.parameters[0].immutable = Some(true);
+        let old = BTreeMap::from([("size".into(), "1".into())]);
+        let new = BTreeMap::from([("size".into(), "2".into())]);
+        let v = immutable_violations(&spec, &spec, "ov", &old, &new, false);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].contains("from \"1\" to \"2\""), "{}", v[0]);
+        assert!(immutable_violations(&spec, &spec, "ov", &old, &old, false).is_empty());
+    }
+
+    #[test]
+    fn upgrade_adding_an_immutable_param_needs_an_explicit_value() {
+        let old_spec = ov(&[], &["deploy"]);
+        let mut new_spec = ov(&[("size", None)], &["deploy"]);
+        new_spec.parameters[0].immutable = Some(true);
+        new_spec.parameters[0].default = Some("3".into());
+        let empty = BTreeMap::new();
+        let v = immutable_violations(&old_spec, &new_spec, "ov-2", &empty, &empty, true);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].contains("default would be \"3\""), "{}", v[0]);
+        let given = BTreeMap::from([("size".into(), "3".into())]);
+        assert!(
+            immutable_violations(&old_spec, &new_spec, "ov-2", &empty, &given, true).is_empty()
+        );
+    }
+}

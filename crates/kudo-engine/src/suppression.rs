@@ -1,0 +1,108 @@
+//! Suppression windows (Apollo): manual ones from spec, an automatic one in
+//! status after a plan ends in FATAL_ERROR.
+
+use jiff::Timestamp;
+use kudo_api::{AutoSuppression, InstanceSpec, InstanceStatus, Suppression};
+
+/// Whether a manual suppression covers `now`.
+pub fn is_active(s: &Suppression, now: Timestamp) -> bool {
+    s.from.as_ref().is_none_or(|f| f.0 <= now) && s.until.as_ref().is_none_or(|u| now < u.0)
+}
+
+/// The active manual suppression that lasts longest (open-ended first).
+pub fn active_manual(spec: &InstanceSpec, now: Timestamp) -> Option<&Suppression> {
+    spec.suppressions
+        .iter()
+        .filter(|s| is_active(s, now))
+        .max_by_key(|s| s.until.as_ref().map_or(Timestamp::MAX, |u| u.0))
+}
+
+/// The automatic suppression, if it has not expired.
+pub fn active_auto(status: &InstanceStatus, now: Timestamp) -> Option<&AutoSuppression> {
+    status
+        .auto_suppression
+        .as_ref()
+        .filter(|a| a.until.as_ref().is_none_or(|u| now < u.0))
+}
+
+/// Human description of a manual suppression.
+pub fn describe_manual(s: &Suppression) -> String {
+    format!(
+        "suppressed {} by {}: {}",
+        s.until.as_ref().map_or(
+            "until removed from spec.suppressions".to_string(),
+            |u| format!("until {}", u.0)
+        ),
+        s.by.as_deref().unwrap_or("unknown"),
+        s.reason
+    )
+}
+
+/// Human description of the automatic suppression.
+pub fn describe_auto(a: &AutoSuppression) -> String {
+    format!(
+        "automatically suppressed {} after a failure: {} (clear it with kubectl kudo suppress clear, or roll back with kubectl kudo rollback)",
+        a.until
+            .as_ref()
+            .map_or("until cleared".to_string(), |u| format!("until {}", u.0)),
+        a.reason
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn manual_suppression_is_active_between_from_and_until() {
+        let s = Suppression {
+            from: Some(crate::time(ts("2026-01-01T10:00:00Z"))),
+            until: Some(crate::time(ts("2026-01-01T12:00:00Z"))),
+            reason: "freeze".into(),
+            by: Some("ops".into()),
+        };
+        assert!(!is_active(&s, ts("2026-01-01T09:59:59Z")));
+        assert!(is_active(&s, ts("2026-01-01T10:00:00Z")));
+        assert!(!is_active(&s, ts("2026-01-01T12:00:00Z")));
+    }
+
+    #[test]
+    fn open_ended_manual_suppression_wins_as_longest() {
+        let spec = InstanceSpec {
+            suppressions: vec![
+                Suppression {
+                    until: Some(crate::time(ts("2026-01-02T00:00:00Z"))),
+                    reason: "short".into(),
+                    ..Default::default()
+                },
+                Suppression {
+                    reason: "forever".into(),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let active = active_manual(&spec, ts("2026-01-01T00:00:00Z")).unwrap();
+        assert_eq!(active.reason, "forever");
+    }
+
+    #[test]
+    fn automatic_suppression_expires() {
+        let status = InstanceStatus {
+            auto_suppression: Some(AutoSuppression {
+                since: crate::time(ts("2026-01-01T00:00:00Z")),
+                until: Some(crate::time(ts("2026-01-01T01:00:00Z"))),
+                reason: "deploy failed".into(),
+                plan: None,
+                uid: None,
+            }),
+            ..Default::default()
+        };
+        assert!(active_auto(&status, ts("2026-01-01T00:30:00Z")).is_some());
+        assert!(active_auto(&status, ts("2026-01-01T01:00:00Z")).is_none());
+    }
+}

@@ -1,0 +1,236 @@
+//! The plan status tree: building it from the OperatorVersion, resetting it
+//! for a new execution, and aggregating child statuses into parents.
+//!
+//! # Aggregation (DC/OS `getAggregateStatus`, restated for our statuses)
+//!
+//! A phase's status from its steps, and a plan's from its phases; first
+//! match wins:
+//!
+//! | # | condition                                   | result        |
+//! |---|---------------------------------------------|---------------|
+//! | 1 | any child FATAL_ERROR                       | FATAL_ERROR   |
+//! | 2 | all children COMPLETE (also: no children)   | COMPLETE      |
+//! | 3 | any child ERROR                             | ERROR         |
+//! | 4 | the parent is paused                        | WAITING       |
+//! | 5 | any child IN_PROGRESS                       | IN_PROGRESS   |
+//! | 6 | any child WAITING                           | WAITING       |
+//! | 7 | some child COMPLETE and some PENDING        | IN_PROGRESS   |
+//! | 8 | any child PENDING                           | PENDING       |
+//! | 9 | otherwise (all NEVER_RUN)                   | NEVER_RUN     |
+//!
+//! Differences from DC/OS: FATAL_ERROR (absent there) beats everything and
+//! ERROR is the retrying state (DC/OS `DELAYED`), still ranked above
+//! progress so that a retrying step is visible at the top; a paused parent
+//! is WAITING even while started children finish (DC/OS: interrupted).
+
+use kudo_api::{ExecutionStatus as S, PhaseStatus, Plan, PlanStatus, StepStatus, TaskStatus, Time};
+
+/// Aggregates child statuses (see the module docs).
+pub fn aggregate(children: impl IntoIterator<Item = S> + Clone, paused: bool) -> S {
+    let any = |s: S| children.clone().into_iter().any(|c| c == s);
+    if any(S::FatalError) {
+        S::FatalError
+    } else if children.clone().into_iter().all(|c| c == S::Complete) {
+        S::Complete
+    } else if any(S::Error) {
+        S::Error
+    } else if paused {
+        S::Waiting
+    } else if any(S::InProgress) {
+        S::InProgress
+    } else if any(S::Waiting) {
+        S::Waiting
+    } else if any(S::Complete) && any(S::Pending) {
+        S::InProgress
+    } else if any(S::Pending) {
+        S::Pending
+    } else {
+        S::NeverRun
+    }
+}
+
+/// Rebuilds `existing` to match `plan`: phases and steps in OperatorVersion
+/// order, statuses kept by name, new entries NEVER_RUN (or PENDING when
+/// the plan is running), entries the OperatorVersion dropped removed.
+pub fn sync_plan(name: &str, plan: &Plan, existing: Option<&PlanStatus>) -> PlanStatus {
+    let mut out = existing.cloned().unwrap_or_default();
+    out.name = name.to_string();
+    let fresh = if out.status().is_running() {
+        S::Pending
+    } else {
+        S::NeverRun
+    };
+    out.status.get_or_insert(S::NeverRun);
+    let old_phases = std::mem::take(&mut out.phases);
+    out.phases = plan
+        .phases
+        .iter()
+        .map(|phase| {
+            let mut ps = old_phases
+                .iter()
+                .find(|p| p.name == phase.name)
+                .cloned()
+                .unwrap_or_else(|| PhaseStatus {
+                    name: phase.name.clone(),
+                    status: Some(fresh),
+                    ..Default::default()
+                });
+            let old_steps = std::mem::take(&mut ps.steps);
+            ps.steps = phase
+                .steps
+                .iter()
+                .map(|step| {
+                    let mut ss = old_steps
+                        .iter()
+                        .find(|s| s.name == step.name)
+                        .cloned()
+                        .unwrap_or_else(|| StepStatus {
+                            name: step.name.clone(),
+                            status: Some(fresh),
+                            ..Default::default()
+                        });
+                    let old_tasks = std::mem::take(&mut ss.tasks);
+                    ss.tasks = step
+                        .tasks
+                        .iter()
+                        .map(|t| {
+                            old_tasks
+                                .iter()
+                                .find(|o| &o.name == t)
+                                .cloned()
+                                .unwrap_or_else(|| TaskStatus {
+                                    name: t.clone(),
+                                    ..Default::default()
+                                })
+                        })
+                        .collect();
+                    ss
+                })
+                .collect();
+            ps
+        })
+        .collect();
+    out
+}
+
+/// Puts a plan back to PENDING for a new execution `uid`, keeping the
+/// objects each task applied last time (pruning input).
+pub fn reset_plan(ps: &mut PlanStatus, uid: &str, now: Time) {
+    ps.status = Some(S::Pending);
+    ps.message.clear();
+    ps.uid = Some(uid.to_string());
+    ps.paused = None;
+    ps.started_at = Some(now.clone());
+    ps.finished_at = None;
+    ps.last_updated_timestamp = Some(now);
+    for phase in &mut ps.phases {
+        reset_phase(phase);
+        phase.canary_approvals = None;
+    }
+}
+
+/// Puts a phase and its steps back to PENDING (keeps canary approvals).
+pub fn reset_phase(phase: &mut PhaseStatus) {
+    phase.status = Some(S::Pending);
+    phase.message.clear();
+    phase.paused = None;
+    for step in &mut phase.steps {
+        reset_step(step);
+    }
+}
+
+/// Puts a step back to PENDING: clears timing, retries, forced flag and
+/// task statuses (keeps applied objects).
+pub fn reset_step(step: &mut StepStatus) {
+    step.status = Some(S::Pending);
+    step.message.clear();
+    step.started_at = None;
+    step.finished_at = None;
+    step.attempts = None;
+    step.next_retry_at = None;
+    step.forced = None;
+    for task in &mut step.tasks {
+        task.status = None;
+        task.message.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_api::{Phase, Step};
+
+    #[test]
+    fn aggregation_table() {
+        use S::*;
+        let cases: &[(&[S], bool, S)] = &[
+            (&[Complete, FatalError, InProgress], false, FatalError),
+            (&[Complete, Complete], true, Complete),
+            (&[], false, Complete),
+            (&[Error, InProgress], false, Error),
+            (&[InProgress, Pending], true, Waiting),
+            (&[InProgress, Waiting], false, InProgress),
+            (&[Waiting, Pending], false, Waiting),
+            (&[Complete, Pending], false, InProgress),
+            (&[Pending, Pending], false, Pending),
+            (&[NeverRun, NeverRun], false, NeverRun),
+        ];
+        for (children, paused, want) in cases {
+            assert_eq!(
+                aggregate(children.iter().copied(), *paused),
+                *want,
+                "{children:?} paused={paused}"
+            );
+        }
+    }
+
+    fn plan(phases: &[(&str, &[&str])]) -> Plan {
+        Plan {
+            strategy: None,
+            phases: phases
+                .iter()
+                .map(|(p, steps)| Phase {
+                    name: p.to_string(),
+                    strategy: None,
+                    steps: steps
+                        .iter()
+                        .map(|s| Step {
+                            name: s.to_string(),
+                            tasks: vec!["t".into()],
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn sync_keeps_statuses_by_name_in_operator_version_order() {
+        let first = sync_plan("deploy", &plan(&[("a", &["s1", "s2"])]), None);
+        assert_eq!(first.status(), S::NeverRun);
+        let mut done = first.clone();
+        done.phases[0].steps[1].status = Some(S::Complete);
+        let again = sync_plan(
+            "deploy",
+            &plan(&[("a", &["s0", "s2"]), ("b", &["x"])]),
+            Some(&done),
+        );
+        let names: Vec<_> = again.phases[0]
+            .steps
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(names, ["s0", "s2"]);
+        assert_eq!(again.phases[0].steps[1].status(), S::Complete);
+        assert_eq!(again.phases[0].steps[0].status(), S::NeverRun);
+        assert_eq!(again.phases[1].name, "b");
+        assert_eq!(
+            sync_plan(
+                "deploy",
+                &plan(&[("a", &["s0", "s2"]), ("b", &["x"])]),
+                Some(&again)
+            ),
+            again
+        );
+    }
+}
