@@ -12,4 +12,13 @@
 //!        └──AdmissionReview──► webhook ──► engine::admission::review │
 //! ```
 
+pub mod classify;
+pub mod error;
+pub mod health;
 pub mod webhook;
+
+pub use error::{Error, Result};
+pub mod admin;
+pub mod leader;
+pub mod logging;
+pub mod metrics;

@@ -1,0 +1,269 @@
+//! Leader election with a `coordination.k8s.io/v1` Lease, written with
+//! create/replace and resourceVersion so two replicas never both lead.
+
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use kube::api::{Api, ObjectMeta, PostParams};
+use tokio::sync::watch;
+
+use crate::{Error, Result};
+
+/// Lease settings.
+#[derive(Debug, Clone)]
+pub struct LeaderConfig {
+    /// Lease namespace.
+    pub namespace: String,
+    /// Lease name.
+    pub name: String,
+    /// This replica's identity (pod name + random suffix).
+    pub identity: String,
+    /// How long a lease stays valid without renewal.
+    pub lease_duration: Duration,
+    /// How often the leader renews (and followers retry).
+    pub renew_every: Duration,
+}
+
+impl LeaderConfig {
+    /// Defaults: lease `kudo-manager`, 30 s validity, renewal every 10 s.
+    pub fn new(namespace: impl Into<String>) -> Self {
+        let pod = std::env::var("POD_NAME").unwrap_or_else(|_| "kudo-manager".into());
+        Self {
+            namespace: namespace.into(),
+            name: "kudo-manager".into(),
+            identity: format!("{pod}-{}", uuid::Uuid::new_v4().simple()),
+            lease_duration: Duration::from_secs(30),
+            renew_every: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What one election round decided. Pure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseStep {
+    /// The lease is ours: renew it.
+    Renew,
+    /// The lease is free or expired: take it over.
+    Acquire,
+    /// Someone else holds a valid lease.
+    Follow {
+        /// Current holder.
+        holder: String,
+    },
+}
+
+/// Decide what to do with the lease as it is now. Pure.
+pub fn lease_step(spec: &LeaseSpec, me: &str, now: jiff::Timestamp) -> LeaseStep {
+    let holder = spec.holder_identity.clone().unwrap_or_default();
+    if holder == me {
+        return LeaseStep::Renew;
+    }
+    if holder.is_empty() {
+        return LeaseStep::Acquire;
+    }
+    let renewed = spec
+        .renew_time
+        .as_ref()
+        .or(spec.acquire_time.as_ref())
+        .map(|t| t.0);
+    let validity =
+        jiff::SignedDuration::from_secs(i64::from(spec.lease_duration_seconds.unwrap_or(0)));
+    match renewed {
+        Some(at) if at + validity > now => LeaseStep::Follow { holder },
+        _ => LeaseStep::Acquire,
+    }
+}
+
+/// Runs the election loop; [`Elector::leading`] tells whether this replica leads.
+pub struct Elector {
+    api: Api<Lease>,
+    config: LeaderConfig,
+    leading: watch::Sender<bool>,
+}
+
+impl Elector {
+    /// Create an elector; nothing happens until [`Elector::run`].
+    pub fn new(client: kube::Client, config: LeaderConfig) -> Self {
+        let api = Api::namespaced(client, &config.namespace);
+        Self {
+            api,
+            config,
+            leading: watch::channel(false).0,
+        }
+    }
+
+    /// A receiver that turns `true` when this replica leads and `false` when it lost the lease.
+    pub fn leading(&self) -> watch::Receiver<bool> {
+        self.leading.subscribe()
+    }
+
+    /// Try once: acquire or renew. Returns whether we lead afterwards.
+    pub async fn try_once(&self) -> Result<bool> {
+        let now = jiff::Timestamp::now();
+        let lease_secs = i32::try_from(self.config.lease_duration.as_secs()).unwrap_or(30);
+        let existing = self.api.get_opt(&self.config.name).await.map_err(|e| {
+            Error::kube(
+                format!(
+                    "reading Lease {}/{}",
+                    self.config.namespace, self.config.name
+                ),
+                e,
+            )
+        })?;
+        let Some(mut lease) = existing else {
+            let lease = Lease {
+                metadata: ObjectMeta {
+                    name: Some(self.config.name.clone()),
+                    namespace: Some(self.config.namespace.clone()),
+                    ..ObjectMeta::default()
+                },
+                spec: Some(LeaseSpec {
+                    holder_identity: Some(self.config.identity.clone()),
+                    lease_duration_seconds: Some(lease_secs),
+                    acquire_time: Some(MicroTime(now)),
+                    renew_time: Some(MicroTime(now)),
+                    lease_transitions: Some(0),
+                    ..LeaseSpec::default()
+                }),
+            };
+            return match self.api.create(&PostParams::default(), &lease).await {
+                Ok(_) => Ok(true),
+                Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+                Err(e) => Err(Error::kube("creating the leader Lease", e)),
+            };
+        };
+        let spec = lease.spec.clone().unwrap_or_default();
+        let mut new_spec = spec.clone();
+        match lease_step(&spec, &self.config.identity, now) {
+            LeaseStep::Follow { holder } => {
+                tracing::debug!(%holder, "another replica leads");
+                return Ok(false);
+            }
+            LeaseStep::Renew => {}
+            LeaseStep::Acquire => {
+                new_spec.holder_identity = Some(self.config.identity.clone());
+                new_spec.acquire_time = Some(MicroTime(now));
+                new_spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
+            }
+        }
+        new_spec.renew_time = Some(MicroTime(now));
+        new_spec.lease_duration_seconds = Some(lease_secs);
+        lease.spec = Some(new_spec);
+        // replace carries metadata.resourceVersion: a concurrent writer gets 409.
+        match self
+            .api
+            .replace(&self.config.name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+            Err(e) => Err(Error::kube("renewing the leader Lease", e)),
+        }
+    }
+
+    /// Election loop until `shutdown` resolves; then releases the lease if held.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        let mut last_success = tokio::time::Instant::now();
+        loop {
+            let leading = match self.try_once().await {
+                Ok(leading) => {
+                    last_success = tokio::time::Instant::now();
+                    leading
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "leader election round failed");
+                    // Keep leading only while our last successful renewal is still valid.
+                    *self.leading.borrow() && last_success.elapsed() < self.config.lease_duration
+                }
+            };
+            if leading != *self.leading.borrow() {
+                tracing::info!(identity = %self.config.identity, leading, "leadership changed");
+            }
+            self.leading.send_replace(leading);
+            tokio::select! {
+                () = &mut shutdown => break,
+                () = tokio::time::sleep(self.config.renew_every) => {}
+            }
+        }
+        if *self.leading.borrow() {
+            self.release().await;
+        }
+    }
+
+    /// Give the lease up so another replica takes over at once.
+    async fn release(&self) {
+        let Ok(Some(mut lease)) = self.api.get_opt(&self.config.name).await else {
+            return;
+        };
+        if let Some(spec) = lease.spec.as_mut()
+            && spec.holder_identity.as_deref() == Some(self.config.identity.as_str())
+        {
+            spec.holder_identity = None;
+            spec.lease_duration_seconds = Some(1);
+            if let Err(e) = self
+                .api
+                .replace(&self.config.name, &PostParams::default(), &lease)
+                .await
+            {
+                tracing::warn!(error = %e, "could not release the leader Lease");
+            }
+        }
+        self.leading.send_replace(false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(
+        holder: Option<&str>,
+        renewed_secs_ago: i64,
+        duration: i32,
+        now: jiff::Timestamp,
+    ) -> LeaseSpec {
+        LeaseSpec {
+            holder_identity: holder.map(str::to_string),
+            renew_time: Some(MicroTime(
+                now - jiff::SignedDuration::from_secs(renewed_secs_ago),
+            )),
+            lease_duration_seconds: Some(duration),
+            ..LeaseSpec::default()
+        }
+    }
+
+    #[test]
+    fn holder_renews_its_own_lease() {
+        let now = jiff::Timestamp::now();
+        assert_eq!(
+            lease_step(&spec(Some("me"), 5, 30, now), "me", now),
+            LeaseStep::Renew
+        );
+    }
+
+    #[test]
+    fn valid_lease_of_another_replica_is_followed() {
+        let now = jiff::Timestamp::now();
+        assert_eq!(
+            lease_step(&spec(Some("other"), 5, 30, now), "me", now),
+            LeaseStep::Follow {
+                holder: "other".into()
+            }
+        );
+    }
+
+    #[test]
+    fn expired_or_released_lease_is_acquired() {
+        let now = jiff::Timestamp::now();
+        assert_eq!(
+            lease_step(&spec(Some("other"), 31, 30, now), "me", now),
+            LeaseStep::Acquire
+        );
+        assert_eq!(
+            lease_step(&spec(None, 0, 30, now), "me", now),
+            LeaseStep::Acquire
+        );
+    }
+}
