@@ -8,4 +8,109 @@
 //! references.
 //!
 //! Pure apart from reading package files: namespaced-or-not is decided by a
-//! discovery interface passed in.
+//! discovery interface passed in, and live objects needed for the
+//! dependencies hash are fetched by the caller.
+//!
+//! ```text
+//! let pkg = kudo_package::load(Path::new("operators/zookeeper"))?;
+//! let report = pkg.verify();            // errors + warnings, Display
+//! let ov = pkg.to_operator_version("default");
+//! let steps = kudo_package::render::render_plan(&ov, &options, &StaticDiscovery::default())?;
+//! print!("{}", kudo_package::render::format_render_output(&steps));
+//! ```
+
+use std::collections::BTreeMap;
+
+mod convert;
+mod error;
+pub mod gofmt;
+pub mod hash;
+mod load;
+pub mod params;
+pub mod render;
+pub mod verify;
+pub mod yaml;
+
+pub use error::{PackageError, ParamsError, RenderError};
+pub use load::{load, load_from_files};
+
+/// A loaded operator package: its two files parsed, and its templates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Package {
+    /// `operator.yaml`.
+    pub operator: kudo_api::package::OperatorFile,
+    /// `params.yaml` (empty when the package has none).
+    pub params: kudo_api::package::ParamsFile,
+    /// Template name (path relative to `templates/`) → text.
+    pub templates: BTreeMap<String, String>,
+    /// Where the package came from, shown in messages (a path).
+    pub source: String,
+}
+
+impl Package {
+    /// KUDO's OperatorVersion name: `<operator>-<appVersion>-<version>`, or
+    /// `<operator>-<version>` without an app version.
+    pub fn operator_version_name(&self) -> String {
+        operator_version_name(
+            &self.operator.name,
+            self.operator.app_version.as_deref(),
+            &self.operator.operator_version,
+        )
+    }
+
+    /// The Operator object in `namespace`.
+    pub fn to_operator(&self, namespace: &str) -> kudo_api::Operator {
+        convert::to_operator(self, namespace)
+    }
+
+    /// The OperatorVersion object in `namespace`, with parameters converted
+    /// to the CRD form exactly as KUDO converts them.
+    pub fn to_operator_version(&self, namespace: &str) -> kudo_api::OperatorVersion {
+        convert::to_operator_version(self, namespace)
+    }
+
+    /// Every error and warning `kubectl kudo package verify` reports.
+    pub fn verify(&self) -> verify::Report {
+        verify::verify(self)
+    }
+
+    /// Verifies and refuses a package with errors; warnings are kept in
+    /// the returned report for the caller to print.
+    pub fn verified(&self) -> Result<verify::Report, PackageError> {
+        let report = self.verify();
+        if report.has_errors() {
+            return Err(PackageError::Invalid {
+                source_name: self.source.clone(),
+                report,
+            });
+        }
+        Ok(report)
+    }
+}
+
+/// KUDO's `OperatorVersionName`: `<operator>-<appVersion>-<version>`, or
+/// `<operator>-<version>` when the app version is empty.
+pub fn operator_version_name(operator: &str, app_version: Option<&str>, version: &str) -> String {
+    match app_version {
+        Some(app) if !app.is_empty() => format!("{operator}-{app}-{version}"),
+        _ => format!("{operator}-{version}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operator_version_name_includes_app_version_when_set() {
+        assert_eq!(
+            operator_version_name("zookeeper", Some("3.9.2"), "0.1.0"),
+            "zookeeper-3.9.2-0.1.0"
+        );
+        assert_eq!(
+            operator_version_name("first", Some(""), "0.2.0"),
+            "first-0.2.0"
+        );
+        assert_eq!(operator_version_name("first", None, "0.2.0"), "first-0.2.0");
+    }
+}

@@ -1,0 +1,205 @@
+//! Errors of this crate: loading a package, building parameter values and
+//! rendering a task. Every message names the file, template, task or
+//! parameter at fault.
+
+/// Loading a package failed: the files could not be read or parsed.
+#[derive(Debug, thiserror::Error)]
+pub enum PackageError {
+    /// Reading a file or directory failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path that could not be read.
+        path: String,
+        /// The underlying IO error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The archive is not a valid gzip-compressed tar file.
+    #[error("{path}: not a valid .tgz package: {detail}")]
+    Archive {
+        /// Archive path.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
+    /// `operator.yaml` or `params.yaml` is missing.
+    #[error(
+        "{source_name}: {file} is missing; a package needs operator.yaml and params.yaml at its root"
+    )]
+    MissingFile {
+        /// Package shown in messages.
+        source_name: String,
+        /// The missing file.
+        file: String,
+    },
+    /// A package file is not valid YAML of the expected shape.
+    #[error("{source_name}/{file}: {detail}")]
+    Parse {
+        /// Package shown in messages.
+        source_name: String,
+        /// The file (relative to the package root).
+        file: String,
+        /// Parser message.
+        detail: String,
+    },
+    /// A template file is not UTF-8.
+    #[error("{source_name}/{file}: template is not valid UTF-8")]
+    NotUtf8 {
+        /// Package shown in messages.
+        source_name: String,
+        /// The file.
+        file: String,
+    },
+    /// The package has verification errors and is refused.
+    #[error("{source_name}: package is invalid:\n{report}")]
+    Invalid {
+        /// Package shown in messages.
+        source_name: String,
+        /// The verification report (errors and warnings).
+        report: crate::verify::Report,
+    },
+}
+
+/// A parameter value cannot be turned into what templates see.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParamsError {
+    /// A value was given for a parameter the OperatorVersion does not declare.
+    #[error(
+        "parameter {name} is not declared by the operator; declared parameters are: {declared}"
+    )]
+    Unknown {
+        /// Parameter name.
+        name: String,
+        /// Comma-separated declared names.
+        declared: String,
+    },
+    /// A value does not fit its definition (type, enum, required).
+    #[error(transparent)]
+    Invalid(#[from] kudo_api::ParameterValueError),
+    /// A map or array value is not valid YAML of that shape.
+    #[error("parameter {name} of type {kind} cannot be parsed: {detail}")]
+    Unparsable {
+        /// Parameter name.
+        name: String,
+        /// Declared type.
+        kind: kudo_api::ParameterType,
+        /// Parser message.
+        detail: String,
+    },
+}
+
+/// Rendering a task failed. In KUDO every such error is FATAL: retrying the
+/// same templates with the same values gives the same failure.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RenderError {
+    /// No task of this name in the OperatorVersion.
+    #[error("task {task} is not defined in the operator version")]
+    UnknownTask {
+        /// Task name.
+        task: String,
+    },
+    /// The task is malformed (kind, missing fields).
+    #[error("task {task}: {detail}")]
+    InvalidTask {
+        /// Task name.
+        task: String,
+        /// What is wrong and what to write instead.
+        detail: String,
+    },
+    /// A task names a template the OperatorVersion does not have.
+    #[error("task {task}: template {template} does not exist in the operator version")]
+    MissingTemplate {
+        /// Task name.
+        task: String,
+        /// Template name.
+        template: String,
+    },
+    /// The template engine refused a template (parse or execution).
+    #[error("task {task}: error rendering template: {detail}")]
+    Template {
+        /// Task name.
+        task: String,
+        /// `template:line:col: message` from the engine.
+        detail: String,
+    },
+    /// The rendered text is not valid YAML or not a Kubernetes object.
+    #[error("task {task}: template {template} did not render valid Kubernetes YAML: {detail}")]
+    Yaml {
+        /// Task name.
+        task: String,
+        /// Template name.
+        template: String,
+        /// Parser message.
+        detail: String,
+    },
+    /// Discovery does not know whether the kind is namespaced.
+    #[error(
+        "task {task}: {kind} {name} ({api_version}) is of a kind the API server does not know; \
+         create its CustomResourceDefinition in an earlier step"
+    )]
+    UnknownKind {
+        /// Task name.
+        task: String,
+        /// apiVersion of the object.
+        api_version: String,
+        /// Kind of the object.
+        kind: String,
+        /// Object name.
+        name: String,
+    },
+    /// A Toggle task's parameter is missing or not a boolean.
+    #[error("task {task}: toggle parameter {parameter}: {detail}")]
+    Toggle {
+        /// Task name.
+        task: String,
+        /// Parameter name.
+        parameter: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A Pipe task's pod or file list breaks the pipe rules.
+    #[error("task {task}: pipe: {detail}")]
+    Pipe {
+        /// Task name.
+        task: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Parameter values could not be built.
+    #[error("task {task}: {source}")]
+    Params {
+        /// Task name.
+        task: String,
+        /// The parameter problem.
+        #[source]
+        source: ParamsError,
+    },
+    /// The plan does not exist in the OperatorVersion.
+    #[error("plan {plan} is not defined in the operator version; plans are: {available}")]
+    UnknownPlan {
+        /// Plan name.
+        plan: String,
+        /// Comma-separated plan names.
+        available: String,
+    },
+    /// User parameter values are invalid.
+    #[error("invalid parameters:\n{0}")]
+    InvalidParameters(crate::params::ParamsErrors),
+    /// The dependencies hash could not be computed (bad live object).
+    #[error("dependencies hash of {object}: {detail}")]
+    Hash {
+        /// `kind/name` of the object.
+        object: String,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+impl RenderError {
+    /// Whether the error is FATAL (retrying cannot help). Every render error
+    /// is, as in KUDO, except a dependencies-hash failure, which depends on
+    /// live objects and is transient.
+    pub fn is_fatal(&self) -> bool {
+        !matches!(self, Self::Hash { .. })
+    }
+}

@@ -1,0 +1,249 @@
+//! Reading a package from a directory or a `.tgz` into a [`Package`]. The
+//! only IO of this crate lives here.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use kudo_api::package::{OperatorFile, ParamsFile};
+
+use crate::{Package, PackageError};
+
+/// The operator file name.
+pub const OPERATOR_FILE: &str = "operator.yaml";
+/// The parameters file name.
+pub const PARAMS_FILE: &str = "params.yaml";
+/// The templates folder.
+pub const TEMPLATES_DIR: &str = "templates/";
+
+/// Packages larger than this are refused (a package is text; this stops a
+/// wrong path from reading gigabytes).
+const MAX_PACKAGE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Loads a package from a directory or a `.tgz`/`.tar.gz` file.
+pub fn load(path: &Path) -> Result<Package, PackageError> {
+    let source = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| io(&source, e))?;
+    let files = if meta.is_dir() {
+        let mut files = BTreeMap::new();
+        read_dir(path, "", &mut files)?;
+        files
+    } else {
+        read_tgz(path)?
+    };
+    load_from_files(files, &source)
+}
+
+fn io(path: &str, source: std::io::Error) -> PackageError {
+    PackageError::Io {
+        path: path.to_string(),
+        source,
+    }
+}
+
+fn read_dir(
+    dir: &Path,
+    prefix: &str,
+    files: &mut BTreeMap<String, Vec<u8>>,
+) -> Result<(), PackageError> {
+    let shown = dir.display().to_string();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| io(&shown, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| io(&shown, e))?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let rel = format!("{prefix}{name}");
+        let path = entry.path();
+        let file_type = entry.file_type().map_err(|e| io(&shown, e))?;
+        if file_type.is_dir() {
+            // Only the templates tree is read recursively; other folders may
+            // hold nested dependency packages or docs.
+            if rel == "templates" || rel.starts_with(TEMPLATES_DIR) {
+                read_dir(&path, &format!("{rel}/"), files)?;
+            }
+        } else if rel == OPERATOR_FILE || rel == PARAMS_FILE || rel.starts_with(TEMPLATES_DIR) {
+            let bytes = std::fs::read(&path).map_err(|e| io(&path.display().to_string(), e))?;
+            files.insert(rel, bytes);
+        }
+    }
+    Ok(())
+}
+
+fn read_tgz(path: &Path) -> Result<BTreeMap<String, Vec<u8>>, PackageError> {
+    let source = path.display().to_string();
+    let archive_err = |detail: String| PackageError::Archive {
+        path: source.clone(),
+        detail,
+    };
+    let file = std::fs::File::open(path).map_err(|e| io(&source, e))?;
+    let gz = flate2::read::GzDecoder::new(file).take(MAX_PACKAGE_BYTES);
+    let mut archive = tar::Archive::new(gz);
+    let mut files = BTreeMap::new();
+    for entry in archive.entries().map_err(|e| archive_err(e.to_string()))? {
+        let mut entry = entry.map_err(|e| archive_err(e.to_string()))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let name = entry
+            .path()
+            .map_err(|e| archive_err(e.to_string()))?
+            .to_string_lossy()
+            .trim_start_matches("./")
+            .to_string();
+        let mut bytes = Vec::new();
+        entry
+            .read_to_end(&mut bytes)
+            .map_err(|e| archive_err(format!("{name}: {e}")))?;
+        files.insert(name, bytes);
+    }
+    Ok(strip_common_root(files))
+}
+
+/// Archives often hold `<name>/operator.yaml`: use the shallowest folder
+/// holding an operator.yaml as the package root.
+fn strip_common_root(files: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    if files.contains_key(OPERATOR_FILE) {
+        return files;
+    }
+    let root = files
+        .keys()
+        .filter_map(|k| k.strip_suffix(OPERATOR_FILE))
+        .filter(|prefix| prefix.ends_with('/'))
+        .min_by_key(|prefix| prefix.matches('/').count())
+        .map(str::to_string);
+    match root {
+        Some(root) => files
+            .into_iter()
+            .filter_map(|(k, v)| k.strip_prefix(&root).map(|rel| (rel.to_string(), v)))
+            .collect(),
+        None => files,
+    }
+}
+
+/// Builds a package from file contents keyed by path relative to the
+/// package root (`operator.yaml`, `params.yaml`, `templates/...`). Other
+/// files are ignored, as in KUDO. `source` is shown in messages.
+pub fn load_from_files(
+    files: BTreeMap<String, Vec<u8>>,
+    source: &str,
+) -> Result<Package, PackageError> {
+    let files = strip_common_root(files);
+    let operator_bytes = files
+        .get(OPERATOR_FILE)
+        .ok_or_else(|| PackageError::MissingFile {
+            source_name: source.to_string(),
+            file: OPERATOR_FILE.to_string(),
+        })?;
+    let operator: OperatorFile = parse_file(source, OPERATOR_FILE, operator_bytes)?;
+    let params: ParamsFile = match files.get(PARAMS_FILE) {
+        Some(bytes) => parse_file(source, PARAMS_FILE, bytes)?,
+        None => ParamsFile::default(),
+    };
+    let mut templates = BTreeMap::new();
+    for (path, bytes) in &files {
+        let Some(name) = path.strip_prefix(TEMPLATES_DIR) else {
+            continue;
+        };
+        // KUDO's unanchored `.*\.yaml` file pattern.
+        if name.is_empty() || !name.contains(".yaml") {
+            continue;
+        }
+        let text = String::from_utf8(bytes.clone()).map_err(|_| PackageError::NotUtf8 {
+            source_name: source.to_string(),
+            file: path.clone(),
+        })?;
+        templates.insert(name.to_string(), text);
+    }
+    Ok(Package {
+        operator,
+        params,
+        templates,
+        source: source.to_string(),
+    })
+}
+
+fn parse_file<T: serde::de::DeserializeOwned + Default>(
+    source: &str,
+    file: &str,
+    bytes: &[u8],
+) -> Result<T, PackageError> {
+    let parse_err = |detail: String| PackageError::Parse {
+        source_name: source.to_string(),
+        file: file.to_string(),
+        detail,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|_| parse_err("not valid UTF-8".into()))?;
+    if crate::yaml::is_blank_document(text) {
+        return Ok(T::default());
+    }
+    serde_saphyr::from_str_with_options(text, crate::yaml::parse_options())
+        .map_err(|e| parse_err(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(entries: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn reads_nested_templates_and_ignores_other_files() {
+        let pkg = load_from_files(
+            files(&[
+                ("operator.yaml", "name: op\noperatorVersion: 0.1.0\n"),
+                ("params.yaml", "parameters:\n  - name: A\n"),
+                ("templates/a.yaml", "x"),
+                ("templates/sub/b.yaml", "y"),
+                ("templates/notes.txt", "z"),
+                ("README.md", "docs"),
+            ]),
+            "pkg",
+        )
+        .unwrap();
+        assert_eq!(
+            pkg.templates.keys().collect::<Vec<_>>(),
+            vec!["a.yaml", "sub/b.yaml"]
+        );
+        assert_eq!(pkg.params.parameters[0].name, "A");
+        assert!(
+            pkg.params.parameters[0].required,
+            "required defaults to true"
+        );
+    }
+
+    #[test]
+    fn archive_root_folder_is_stripped() {
+        let pkg = load_from_files(
+            files(&[
+                ("op/operator.yaml", "name: op\noperatorVersion: 0.1.0\n"),
+                ("op/templates/a.yaml", "x"),
+            ]),
+            "op.tgz",
+        )
+        .unwrap();
+        assert_eq!(pkg.operator.name, "op");
+        assert!(pkg.templates.contains_key("a.yaml"));
+    }
+
+    #[test]
+    fn missing_operator_yaml_is_an_error_naming_the_file() {
+        let err = load_from_files(files(&[("params.yaml", "")]), "pkg").unwrap_err();
+        assert!(
+            err.to_string().contains("operator.yaml is missing"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn yaml_errors_name_the_file() {
+        let err = load_from_files(files(&[("operator.yaml", "name: [\n")]), "pkg").unwrap_err();
+        assert!(err.to_string().starts_with("pkg/operator.yaml:"), "{err}");
+    }
+}

@@ -1,0 +1,138 @@
+//! Whether a kind is namespaced: asked of a [`Discovery`] passed in by the
+//! caller (the manager wraps the API server's discovery; tests and
+//! `package render` use [`StaticDiscovery`]).
+
+use std::collections::BTreeMap;
+
+/// Answers whether objects of a kind live in a namespace.
+pub trait Discovery {
+    /// `Some(true)` for namespaced kinds, `Some(false)` for cluster-scoped
+    /// ones, `None` when the kind is unknown to the API server.
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Option<bool>;
+}
+
+/// A fixed table of kinds, keyed by API group and kind (any version).
+#[derive(Clone, Debug)]
+pub struct StaticDiscovery {
+    kinds: BTreeMap<(String, String), bool>,
+}
+
+/// Built-in kinds: (group, kind, namespaced).
+const BUILT_IN: &[(&str, &str, bool)] = &[
+    ("", "Pod", true),
+    ("", "Service", true),
+    ("", "ConfigMap", true),
+    ("", "Secret", true),
+    ("", "ServiceAccount", true),
+    ("", "PersistentVolumeClaim", true),
+    ("", "Endpoints", true),
+    ("", "Event", true),
+    ("", "LimitRange", true),
+    ("", "ResourceQuota", true),
+    ("", "ReplicationController", true),
+    ("", "PodTemplate", true),
+    ("", "Namespace", false),
+    ("", "Node", false),
+    ("", "PersistentVolume", false),
+    ("apps", "Deployment", true),
+    ("apps", "StatefulSet", true),
+    ("apps", "DaemonSet", true),
+    ("apps", "ReplicaSet", true),
+    ("apps", "ControllerRevision", true),
+    ("batch", "Job", true),
+    ("batch", "CronJob", true),
+    ("policy", "PodDisruptionBudget", true),
+    ("autoscaling", "HorizontalPodAutoscaler", true),
+    ("networking.k8s.io", "Ingress", true),
+    ("networking.k8s.io", "NetworkPolicy", true),
+    ("networking.k8s.io", "IngressClass", false),
+    ("discovery.k8s.io", "EndpointSlice", true),
+    ("coordination.k8s.io", "Lease", true),
+    ("rbac.authorization.k8s.io", "Role", true),
+    ("rbac.authorization.k8s.io", "RoleBinding", true),
+    ("rbac.authorization.k8s.io", "ClusterRole", false),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding", false),
+    ("apiextensions.k8s.io", "CustomResourceDefinition", false),
+    ("storage.k8s.io", "StorageClass", false),
+    ("scheduling.k8s.io", "PriorityClass", false),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        false,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        false,
+    ),
+    ("kudo.dev", "Operator", true),
+    ("kudo.dev", "OperatorVersion", true),
+    ("kudo.dev", "Instance", true),
+];
+
+/// The group of an `apiVersion` (`apps/v1` → `apps`, `v1` → ``).
+pub fn api_group(api_version: &str) -> &str {
+    api_version
+        .rsplit_once('/')
+        .map_or("", |(group, _version)| group)
+}
+
+impl Default for StaticDiscovery {
+    fn default() -> Self {
+        let kinds = BUILT_IN
+            .iter()
+            .map(|(g, k, ns)| ((g.to_string(), k.to_string()), *ns))
+            .collect();
+        Self { kinds }
+    }
+}
+
+impl StaticDiscovery {
+    /// A table without any kind.
+    pub fn empty() -> Self {
+        Self {
+            kinds: BTreeMap::new(),
+        }
+    }
+
+    /// Adds (or overrides) a kind; the version part of `api_version` is ignored.
+    pub fn add_kind(&mut self, api_version: &str, kind: &str, namespaced: bool) -> &mut Self {
+        self.kinds.insert(
+            (api_group(api_version).to_string(), kind.to_string()),
+            namespaced,
+        );
+        self
+    }
+}
+
+impl Discovery for StaticDiscovery {
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Option<bool> {
+        self.kinds
+            .get(&(api_group(api_version).to_string(), kind.to_string()))
+            .copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_kinds_are_known_by_group_and_kind() {
+        let d = StaticDiscovery::default();
+        assert_eq!(d.is_namespaced("apps/v1", "StatefulSet"), Some(true));
+        assert_eq!(d.is_namespaced("v1", "Namespace"), Some(false));
+        assert_eq!(
+            d.is_namespaced("policy/v1beta1", "PodDisruptionBudget"),
+            Some(true)
+        );
+        assert_eq!(d.is_namespaced("example.com/v1", "Widget"), None);
+    }
+
+    #[test]
+    fn added_kinds_are_found() {
+        let mut d = StaticDiscovery::empty();
+        d.add_kind("example.com/v1", "Widget", false);
+        assert_eq!(d.is_namespaced("example.com/v2", "Widget"), Some(false));
+    }
+}

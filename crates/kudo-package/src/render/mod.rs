@@ -1,0 +1,374 @@
+//! Rendering a task of an OperatorVersion into what the executor acts on:
+//! enhanced Kubernetes objects to apply or delete, a pipe pod, a child
+//! Instance, or a Dummy outcome (reference §3.4, §3.5, §4.2).
+//!
+//! Objects come out in template order (the order of `resources`, then the
+//! order inside each file), with CustomResourceDefinitions and Namespaces
+//! moved first, instead of KUDO's random order.
+
+mod discovery;
+mod enhance;
+mod kudo_operator;
+mod pipe;
+mod plan;
+
+use std::collections::BTreeMap;
+
+use kudo_api::{OperatorVersion, TaskKind};
+use serde_json::{Map, Value, json};
+
+use crate::RenderError;
+
+pub use discovery::{Discovery, StaticDiscovery, api_group};
+pub use enhance::{EnhanceMode, enhance_object};
+pub(crate) use enhance::{
+    object_field as object_field_mut, pod_template as pod_template_of,
+    pod_templates_mut as pod_templates_of_mut,
+};
+pub use pipe::{PipeFile, pipe_name_part};
+pub use plan::{
+    PlanRenderOptions, RenderedStep, format_render_output, render_plan, render_plan_with,
+};
+
+/// Everything templates and the enhancer need to know about the run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RenderContext {
+    /// Instance name (`.Name`).
+    pub instance_name: String,
+    /// Instance namespace (`.Namespace`).
+    pub namespace: String,
+    /// Instance uid, for owner references (none: no owner reference is added).
+    pub instance_uid: Option<String>,
+    /// Operator name (`.OperatorName`).
+    pub operator_name: String,
+    /// OperatorVersion `spec.version` (`.OperatorVersion`).
+    pub operator_version: String,
+    /// OperatorVersion `spec.appVersion` (`.AppVersion`).
+    pub app_version: String,
+    /// Plan name (`.PlanName`).
+    pub plan: String,
+    /// Phase name (`.PhaseName`).
+    pub phase: String,
+    /// Step name (`.StepName`).
+    pub step: String,
+    /// Plan execution uid (annotation `kudo.dev/last-plan-execution-uid`).
+    pub plan_uid: String,
+    /// `.Params`, built by [`crate::params::template_values`].
+    pub params: Map<String, Value>,
+    /// `.Pipes`: pipe key → artifact name (see [`pipe_artifact_names`]).
+    pub pipes: BTreeMap<String, String>,
+}
+
+impl RenderContext {
+    /// A context for `ov`'s operator with its names filled in from the OV.
+    pub fn for_operator_version(ov: &OperatorVersion) -> Self {
+        Self {
+            operator_name: ov
+                .spec
+                .operator
+                .as_ref()
+                .and_then(|o| o.name.clone())
+                .unwrap_or_default(),
+            operator_version: ov.spec.version.clone().unwrap_or_default(),
+            app_version: ov.spec.app_version.clone().unwrap_or_default(),
+            ..Default::default()
+        }
+    }
+
+    /// The top-level template data (reference §4.2).
+    pub fn template_data(&self) -> Value {
+        json!({
+            "OperatorName": self.operator_name,
+            "Name": self.instance_name,
+            "Namespace": self.namespace,
+            "AppVersion": self.app_version,
+            "OperatorVersion": self.operator_version,
+            "PlanName": self.plan,
+            "PhaseName": self.phase,
+            "StepName": self.step,
+            "Params": Value::Object(self.params.clone()),
+            "Pipes": self.pipes,
+        })
+    }
+}
+
+/// What a task amounts to once rendered.
+// The Instance variant is large, but a task renders once per step; boxing
+// would only complicate matching for callers.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+pub enum RenderedTask {
+    /// Apply these enhanced objects, in order (CRDs and Namespaces first).
+    Apply {
+        /// The objects.
+        objects: Vec<Value>,
+    },
+    /// Delete these objects (namespace forced; unknown kinds dropped).
+    Delete {
+        /// The objects.
+        objects: Vec<Value>,
+    },
+    /// A Dummy task.
+    Dummy {
+        /// Fail with "dummy error".
+        want_err: bool,
+        /// The failure is fatal.
+        fatal: bool,
+        /// Report done.
+        done: bool,
+    },
+    /// Run this pod and copy the files out into Secrets/ConfigMaps.
+    Pipe {
+        /// The enhanced pipe pod (waiter container added).
+        pod: Value,
+        /// Files to copy and the artifact each becomes.
+        files: Vec<PipeFile>,
+    },
+    /// Create or update this child Instance.
+    KudoOperator {
+        /// The child Instance.
+        instance: kudo_api::Instance,
+    },
+}
+
+impl RenderedTask {
+    /// The objects this task writes (Apply objects, pipe pod, child
+    /// Instance as JSON); empty for Delete and Dummy.
+    pub fn objects_to_apply(&self) -> Vec<Value> {
+        match self {
+            Self::Apply { objects } => objects.clone(),
+            Self::Pipe { pod, .. } => vec![pod.clone()],
+            Self::KudoOperator { instance } => serde_json::to_value(instance)
+                .map(|v| vec![v])
+                .unwrap_or_default(),
+            Self::Delete { .. } | Self::Dummy { .. } => Vec::new(),
+        }
+    }
+}
+
+/// Renders one task of `ov` for the step described by `ctx`. Toggle tasks
+/// are resolved here into Apply or Delete.
+pub fn render_task(
+    ov: &OperatorVersion,
+    task_name: &str,
+    ctx: &RenderContext,
+    discovery: &dyn Discovery,
+) -> Result<RenderedTask, RenderError> {
+    let task = ov
+        .spec
+        .task(task_name)
+        .ok_or_else(|| RenderError::UnknownTask {
+            task: task_name.to_string(),
+        })?;
+    let invalid = |detail: String| RenderError::InvalidTask {
+        task: task_name.to_string(),
+        detail,
+    };
+    let kind = task.task_kind().ok_or_else(|| {
+        invalid(format!(
+            "unknown task kind {:?}; expected one of Apply, Delete, Toggle, Dummy, Pipe, KudoOperator",
+            task.kind
+        ))
+    })?;
+    let spec = &task.spec;
+    match kind {
+        TaskKind::Apply | TaskKind::Delete | TaskKind::Toggle => {
+            if spec.resources.is_empty() {
+                return Err(invalid(format!(
+                    "{kind} task has an empty resource list; use a Dummy task for a step that does nothing"
+                )));
+            }
+            let apply = match kind {
+                TaskKind::Apply => true,
+                TaskKind::Delete => false,
+                _ => toggle_value(task_name, spec.parameter.as_deref(), &ctx.params)?,
+            };
+            let objects = render_resources(ov, task_name, &spec.resources, ctx)?;
+            if apply {
+                let objects = enhance::enhance_all(
+                    order_for_apply(objects),
+                    task_name,
+                    ctx,
+                    discovery,
+                    EnhanceMode::Apply,
+                )?;
+                Ok(RenderedTask::Apply { objects })
+            } else {
+                let objects =
+                    enhance::enhance_all(objects, task_name, ctx, discovery, EnhanceMode::Delete)?;
+                Ok(RenderedTask::Delete { objects })
+            }
+        }
+        TaskKind::Dummy => Ok(RenderedTask::Dummy {
+            want_err: spec.want_err.unwrap_or(false),
+            fatal: spec.fatal.unwrap_or(false),
+            done: spec.done.unwrap_or(false),
+        }),
+        TaskKind::Pipe => pipe::render_pipe(ov, task_name, ctx, discovery),
+        TaskKind::KudoOperator => kudo_operator::render_kudo_operator(ov, task_name, ctx),
+    }
+}
+
+/// Renders a template by name with the context's data.
+pub(crate) fn render_template(
+    ov: &OperatorVersion,
+    task: &str,
+    template: &str,
+    data: &Value,
+) -> Result<String, RenderError> {
+    let text = ov
+        .spec
+        .templates
+        .get(template)
+        .ok_or_else(|| RenderError::MissingTemplate {
+            task: task.to_string(),
+            template: template.to_string(),
+        })?;
+    let to_err = |e: kudo_template::Error| RenderError::Template {
+        task: task.to_string(),
+        detail: e.to_string(),
+    };
+    kudo_template::Template::parse(template, text)
+        .map_err(to_err)?
+        .render(data)
+        .map_err(to_err)
+}
+
+/// Renders and parses templates into objects in order; every document must
+/// be a mapping with `apiVersion`, `kind` and `metadata.name`.
+pub(crate) fn render_resources(
+    ov: &OperatorVersion,
+    task: &str,
+    resources: &[String],
+    ctx: &RenderContext,
+) -> Result<Vec<Value>, RenderError> {
+    let data = ctx.template_data();
+    let mut objects = Vec::new();
+    for template in resources {
+        let text = render_template(ov, task, template, &data)?;
+        objects.extend(parse_objects(task, template, &text)?);
+    }
+    Ok(objects)
+}
+
+/// Parses rendered text into Kubernetes objects.
+pub fn parse_objects(task: &str, template: &str, text: &str) -> Result<Vec<Value>, RenderError> {
+    let yaml_err = |detail: String| RenderError::Yaml {
+        task: task.to_string(),
+        template: template.to_string(),
+        detail,
+    };
+    let docs = crate::yaml::parse_documents(text).map_err(yaml_err)?;
+    for (i, doc) in docs.iter().enumerate() {
+        let Some(obj) = doc.as_object() else {
+            return Err(yaml_err(format!(
+                "document {} is not a mapping (a Kubernetes object)",
+                i + 1
+            )));
+        };
+        for field in ["apiVersion", "kind"] {
+            if !obj.get(field).is_some_and(Value::is_string) {
+                return Err(yaml_err(format!(
+                    "document {} has no {field}; every object needs apiVersion, kind and metadata.name",
+                    i + 1
+                )));
+            }
+        }
+        let has_name = obj
+            .get("metadata")
+            .and_then(|m| m.get("name").or_else(|| m.get("generateName")))
+            .is_some_and(Value::is_string);
+        if !has_name {
+            return Err(yaml_err(format!(
+                "document {} ({}) has no metadata.name",
+                i + 1,
+                obj.get("kind").and_then(Value::as_str).unwrap_or("")
+            )));
+        }
+    }
+    Ok(docs)
+}
+
+/// CustomResourceDefinitions first, then Namespaces, then everything else,
+/// each group keeping template order.
+fn order_for_apply(objects: Vec<Value>) -> Vec<Value> {
+    let rank = |o: &Value| match o.get("kind").and_then(Value::as_str) {
+        Some("CustomResourceDefinition") => 0,
+        Some("Namespace") => 1,
+        _ => 2,
+    };
+    let mut indexed: Vec<(usize, Value)> = objects.into_iter().enumerate().collect();
+    indexed.sort_by_key(|(i, o)| (rank(o), *i));
+    indexed.into_iter().map(|(_, o)| o).collect()
+}
+
+fn toggle_value(
+    task: &str,
+    parameter: Option<&str>,
+    params: &Map<String, Value>,
+) -> Result<bool, RenderError> {
+    let err = |parameter: &str, detail: String| RenderError::Toggle {
+        task: task.to_string(),
+        parameter: parameter.to_string(),
+        detail,
+    };
+    let Some(name) = parameter.filter(|p| !p.is_empty()) else {
+        return Err(RenderError::InvalidTask {
+            task: task.to_string(),
+            detail: "Toggle task has no `parameter`; name a boolean parameter".to_string(),
+        });
+    };
+    let value = params
+        .get(name)
+        .ok_or_else(|| err(name, "the parameter is not declared".to_string()))?;
+    let text = value
+        .as_str()
+        .ok_or_else(|| err(name, format!("value {value} is not a string")))?;
+    kudo_api::param_value::parse_go_bool(text).ok_or_else(|| {
+        err(
+            name,
+            format!("value {text:?} is not a boolean; expected true or false"),
+        )
+    })
+}
+
+/// `.Pipes` for a plan: the artifact name of every Pipe task's keys in the
+/// plan, `<instance>.<plan>.<phase>.<step>.<task>.<key>` (each part
+/// lower-cased, characters outside `[a-z0-9]` dropped).
+pub fn pipe_artifact_names(
+    ov: &OperatorVersion,
+    plan: &str,
+    instance: &str,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Some(plan_def) = ov.spec.plan(plan) else {
+        return out;
+    };
+    for phase in &plan_def.phases {
+        for step in &phase.steps {
+            for task_name in &step.tasks {
+                let Some(task) = ov.spec.task(task_name) else {
+                    continue;
+                };
+                if task.task_kind() != Some(TaskKind::Pipe) {
+                    continue;
+                }
+                for file in &task.spec.pipe {
+                    let name = pipe::artifact_name(
+                        instance,
+                        plan,
+                        &phase.name,
+                        &step.name,
+                        task_name,
+                        &file.key,
+                    );
+                    out.insert(file.key.clone(), name);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

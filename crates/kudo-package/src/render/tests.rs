@@ -1,0 +1,1 @@
+//! Render tests that need the template engine live in tests/render.rs.
