@@ -117,8 +117,8 @@ impl Walk<'_> {
                 }
                 if !matches!(status, S::InProgress | S::Error) {
                     let eligible = reachable && (!strategy.is_serial() || steps_before_complete);
-                    steps_before_complete = false;
                     if !eligible {
+                        steps_before_complete = false;
                         step.status = Some(S::Pending);
                         step.message.clear();
                         continue;
@@ -166,6 +166,7 @@ impl Walk<'_> {
                         None
                     };
                     if let Some(b) = held {
+                        steps_before_complete = false;
                         step.status = Some(S::Waiting);
                         step.message = b.message.clone();
                         out.block(b);
