@@ -12,6 +12,7 @@
 //!        └──AdmissionReview──► webhook ──► engine::admission::review │
 //! ```
 
+pub mod certs;
 pub mod classify;
 pub mod error;
 pub mod health;

@@ -1,2 +1,36 @@
-//! The validating admission webhook: `engine::admission::review` behind an
-//! HTTPS endpoint at [`kudo_api::names::WEBHOOK_PATH`].
+//! The validating admission webhook: `kudo_engine::admission::review`
+//! behind an HTTPS endpoint at [`kudo_api::names::WEBHOOK_PATH`].
+//!
+//! ```text
+//! API server ──HTTPS POST AdmissionReview v1──► server (warp + tokio-rustls, 3 MiB, 4 s)
+//!                                                  └─► Reviewer: decode ─► read OVs live ─► engine::admission::review
+//!                                                                                          └─► allowed / denied (403) / error (400, 500)
+//! ```
+//!
+//! The handler is a thin layer: [`Reviewer`] turns bytes into an answer
+//! using an [`OperatorVersionSource`] (the API server in production,
+//! fixtures in tests), the server only adds TLS, limits and routing.
+//!
+//! - [`serve`] / [`serve_listener`]: the server, until a shutdown future completes.
+//! - [`register_local_webhook`], [`unregister_local_webhook`], [`serve_local`]:
+//!   a webhook on 127.0.0.1 registered by URL (dev and `--local-webhook`).
+//! - Certificates and the configuration object: [`crate::certs`].
+
+mod error;
+mod ov_source;
+mod register;
+mod review;
+mod server;
+mod tls;
+
+pub use error::WebhookError;
+pub use ov_source::{
+    FnSource, OperatorVersionReadError, OperatorVersionSource, StaticOperatorVersions,
+};
+pub use register::{
+    LocalTls, apply_webhook_configuration, register_local_webhook, serve_local,
+    unregister_local_webhook, write_local_tls,
+};
+pub use review::Reviewer;
+pub use server::{MAX_BODY_BYTES, WebhookConfig, serve, serve_listener};
+pub use tls::{ReloadingCertResolver, server_config};

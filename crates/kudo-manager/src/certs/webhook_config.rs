@@ -1,0 +1,220 @@
+//! The ValidatingWebhookConfiguration that routes Instance writes to the
+//! manager, built in one place so `kubectl kudo init`, local mode, dev mode
+//! and `deploy/webhook.yaml` cannot drift apart.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::admissionregistration::v1::{
+    RuleWithOperations, ServiceReference, ValidatingWebhook, ValidatingWebhookConfiguration,
+    WebhookClientConfig,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kudo_api::names::{GROUP, VERSION, WEBHOOK_PATH};
+
+use super::{CERTIFICATE_NAME, SERVICE_NAME, SERVICE_PORT};
+
+/// Name of the configuration pointing at the in-cluster Service.
+pub const WEBHOOK_CONFIGURATION_NAME: &str = "kudo-manager-instance-admission";
+/// Name of the configuration pointing at a manager outside the cluster
+/// (`run --local-webhook`, `dev`); distinct so removing it on shutdown never
+/// removes the in-cluster one.
+pub const LOCAL_WEBHOOK_CONFIGURATION_NAME: &str = "kudo-manager-local-instance-admission";
+/// Name of the webhook inside the configuration; kubectl prints it:
+/// `admission webhook "instance-admission.kudo.dev" denied the request: ...`.
+pub const WEBHOOK_NAME: &str = "instance-admission.kudo.dev";
+/// Seconds the API server waits for an answer (the handler gives up before).
+pub const WEBHOOK_TIMEOUT_SECONDS: i32 = 5;
+/// Annotation asking cert-manager's CA injector to fill `caBundle`.
+pub const CERT_MANAGER_INJECT_ANNOTATION: &str = "cert-manager.io/inject-ca-from";
+
+/// Where the API server sends AdmissionReviews.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WebhookTarget {
+    /// The manager behind a Service in the cluster.
+    Service {
+        /// Service namespace.
+        namespace: String,
+        /// Service name.
+        name: String,
+        /// Service port.
+        port: i32,
+    },
+    /// A full `https://` URL, e.g. a manager on the developer's machine.
+    Url(String),
+}
+
+impl WebhookTarget {
+    /// kudo-rs's Service in `namespace` ([`SERVICE_NAME`], port [`SERVICE_PORT`]).
+    pub fn in_cluster(namespace: &str) -> Self {
+        Self::Service {
+            namespace: namespace.to_string(),
+            name: SERVICE_NAME.to_string(),
+            port: SERVICE_PORT,
+        }
+    }
+
+    /// A manager listening on 127.0.0.1 at this port.
+    pub fn local(port: u16) -> Self {
+        Self::Url(format!("https://127.0.0.1:{port}{WEBHOOK_PATH}"))
+    }
+
+    /// Name of the configuration object for this target.
+    pub fn configuration_name(&self) -> &'static str {
+        match self {
+            Self::Service { .. } => WEBHOOK_CONFIGURATION_NAME,
+            Self::Url(_) => LOCAL_WEBHOOK_CONFIGURATION_NAME,
+        }
+    }
+}
+
+/// Builds the configuration: admissionregistration.k8s.io/v1, CREATE and
+/// UPDATE of `kudo.dev/v1beta1` `instances` (not `instances/status`, so the
+/// controller's status writes never wait for the webhook), failurePolicy
+/// Fail, sideEffects None, matchPolicy Equivalent, timeoutSeconds 5,
+/// AdmissionReview v1.
+///
+/// `ca_bundle` is the PEM of the CA that signed the serving certificate;
+/// `None` leaves `caBundle` out (cert-manager fills it, see
+/// [`inject_ca_from_cert_manager`]).
+pub fn webhook_configuration(
+    ca_bundle: Option<&str>,
+    target: &WebhookTarget,
+) -> ValidatingWebhookConfiguration {
+    let client_config = match target {
+        WebhookTarget::Service {
+            namespace,
+            name,
+            port,
+        } => WebhookClientConfig {
+            ca_bundle: ca_bundle.map(|pem| ByteString(pem.as_bytes().to_vec())),
+            service: Some(ServiceReference {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                path: Some(WEBHOOK_PATH.to_string()),
+                port: Some(*port),
+            }),
+            url: None,
+        },
+        WebhookTarget::Url(url) => WebhookClientConfig {
+            ca_bundle: ca_bundle.map(|pem| ByteString(pem.as_bytes().to_vec())),
+            service: None,
+            url: Some(url.clone()),
+        },
+    };
+    let webhook = ValidatingWebhook {
+        name: WEBHOOK_NAME.to_string(),
+        admission_review_versions: vec!["v1".to_string()],
+        client_config,
+        failure_policy: Some("Fail".to_string()),
+        match_policy: Some("Equivalent".to_string()),
+        side_effects: "None".to_string(),
+        timeout_seconds: Some(WEBHOOK_TIMEOUT_SECONDS),
+        rules: Some(vec![RuleWithOperations {
+            api_groups: Some(vec![GROUP.to_string()]),
+            api_versions: Some(vec![VERSION.to_string()]),
+            operations: Some(vec!["CREATE".to_string(), "UPDATE".to_string()]),
+            resources: Some(vec!["instances".to_string()]),
+            scope: Some("Namespaced".to_string()),
+        }]),
+        ..ValidatingWebhook::default()
+    };
+    ValidatingWebhookConfiguration {
+        metadata: ObjectMeta {
+            name: Some(target.configuration_name().to_string()),
+            labels: Some(BTreeMap::from([(
+                "app.kubernetes.io/part-of".to_string(),
+                "kudo-rs".to_string(),
+            )])),
+            ..ObjectMeta::default()
+        },
+        webhooks: Some(vec![webhook]),
+    }
+}
+
+/// Adds the annotation that makes cert-manager's CA injector copy the CA of
+/// the Certificate [`CERTIFICATE_NAME`] in `namespace` into `caBundle`.
+pub fn inject_ca_from_cert_manager(
+    configuration: &mut ValidatingWebhookConfiguration,
+    namespace: &str,
+) {
+    configuration
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(
+            CERT_MANAGER_INJECT_ANNOTATION.to_string(),
+            format!("{namespace}/{CERTIFICATE_NAME}"),
+        );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn only_webhook(cfg: &ValidatingWebhookConfiguration) -> &ValidatingWebhook {
+        let hooks = cfg.webhooks.as_deref().unwrap();
+        assert_eq!(hooks.len(), 1);
+        &hooks[0]
+    }
+
+    #[test]
+    fn local_target_points_at_loopback_with_the_ca_bundle() {
+        let cfg = webhook_configuration(Some("PEM"), &WebhookTarget::local(8443));
+        let hook = only_webhook(&cfg);
+        assert_eq!(
+            hook.client_config.url.as_deref(),
+            Some("https://127.0.0.1:8443/validate-kudo-dev-v1beta1-instance")
+        );
+        assert_eq!(
+            hook.client_config.ca_bundle,
+            Some(ByteString(b"PEM".to_vec()))
+        );
+        assert_eq!(
+            cfg.metadata.name.as_deref(),
+            Some(LOCAL_WEBHOOK_CONFIGURATION_NAME)
+        );
+    }
+
+    #[test]
+    fn service_target_names_service_port_and_path() {
+        let cfg = webhook_configuration(None, &WebhookTarget::in_cluster("ops"));
+        let service = only_webhook(&cfg).client_config.service.clone().unwrap();
+        assert_eq!(service.namespace, "ops");
+        assert_eq!(service.name, SERVICE_NAME);
+        assert_eq!(service.port, Some(443));
+        assert_eq!(service.path.as_deref(), Some(WEBHOOK_PATH));
+        assert_eq!(only_webhook(&cfg).client_config.ca_bundle, None);
+    }
+
+    #[test]
+    fn rules_cover_create_and_update_of_instances_but_not_status() {
+        let cfg = webhook_configuration(None, &WebhookTarget::local(1));
+        let hook = only_webhook(&cfg);
+        let rules = hook.rules.as_deref().unwrap();
+        assert_eq!(rules.len(), 1);
+        assert_eq!(
+            rules[0].operations.as_deref().unwrap(),
+            ["CREATE".to_string(), "UPDATE".to_string()]
+        );
+        assert_eq!(
+            rules[0].resources.as_deref().unwrap(),
+            ["instances".to_string()]
+        );
+        assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
+        assert_eq!(hook.side_effects, "None");
+        assert_eq!(hook.timeout_seconds, Some(5));
+        assert_eq!(hook.admission_review_versions, ["v1".to_string()]);
+    }
+
+    #[test]
+    fn cert_manager_annotation_names_the_certificate() {
+        let mut cfg = webhook_configuration(None, &WebhookTarget::in_cluster("kudo-system"));
+        inject_ca_from_cert_manager(&mut cfg, "kudo-system");
+        let annotations = cfg.metadata.annotations.unwrap();
+        assert_eq!(
+            annotations[CERT_MANAGER_INJECT_ANNOTATION],
+            "kudo-system/kudo-webhook-server-certificate"
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! Where the webhook reads OperatorVersions from: the API server (live, so
+//! an OperatorVersion created a moment ago is seen) or, in tests and
+//! benchmarks, fixtures in memory.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use kube::Api;
+use kudo_api::OperatorVersion;
+
+/// Reading an OperatorVersion failed for a reason other than "not found"
+/// (forbidden, API server unavailable, timeout, undecodable object).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct OperatorVersionReadError(pub String);
+
+/// Reads OperatorVersions for a review.
+pub trait OperatorVersionSource: Send + Sync + 'static {
+    /// The OperatorVersion `namespace/name`; `Ok(None)` when it does not exist.
+    fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<OperatorVersion>, OperatorVersionReadError>> + Send;
+}
+
+/// Uncached reads through the API server: a cache could miss an
+/// OperatorVersion created just before its Instance and wrongly deny it.
+impl OperatorVersionSource for kube::Client {
+    async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<OperatorVersion>, OperatorVersionReadError> {
+        Api::<OperatorVersion>::namespaced(self.clone(), namespace)
+            .get_opt(name)
+            .await
+            .map_err(|err| OperatorVersionReadError(err.to_string()))
+    }
+}
+
+/// A fixed set of OperatorVersions, by `(namespace, name)`.
+#[derive(Clone, Debug, Default)]
+pub struct StaticOperatorVersions {
+    versions: BTreeMap<(String, String), OperatorVersion>,
+}
+
+impl StaticOperatorVersions {
+    /// An empty set: every read answers "not found".
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an OperatorVersion under its metadata namespace (or `default`)
+    /// and name.
+    pub fn insert(&mut self, ov: OperatorVersion) {
+        let namespace = ov
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_string());
+        let name = ov.metadata.name.clone().unwrap_or_default();
+        self.versions.insert((namespace, name), ov);
+    }
+}
+
+impl FromIterator<OperatorVersion> for StaticOperatorVersions {
+    fn from_iter<I: IntoIterator<Item = OperatorVersion>>(iter: I) -> Self {
+        let mut set = Self::new();
+        for ov in iter {
+            set.insert(ov);
+        }
+        set
+    }
+}
+
+impl OperatorVersionSource for StaticOperatorVersions {
+    async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<OperatorVersion>, OperatorVersionReadError> {
+        Ok(self
+            .versions
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned())
+    }
+}
+
+/// A source backed by a function, for tests that need errors or counting.
+#[derive(Clone, Debug)]
+pub struct FnSource<F>(pub F);
+
+impl<F> OperatorVersionSource for FnSource<F>
+where
+    F: Fn(&str, &str) -> Result<Option<OperatorVersion>, OperatorVersionReadError>
+        + Send
+        + Sync
+        + 'static,
+{
+    async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<OperatorVersion>, OperatorVersionReadError> {
+        (self.0)(namespace, name)
+    }
+}

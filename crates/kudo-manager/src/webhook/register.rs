@@ -1,0 +1,190 @@
+//! Local mode: a webhook on 127.0.0.1 with its own CA, registered with the
+//! API server by URL (`kudo-manager run --local-webhook`, `kudo-manager dev`)
+//! and removed again on clean shutdown.
+
+use std::future::Future;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use kube::Api;
+use kube::api::{DeleteParams, PostParams};
+use tokio::net::TcpListener;
+
+use super::WebhookError;
+use super::server::{WebhookConfig, serve_listener};
+use crate::certs::{
+    CertificateAuthority, LOCAL_WEBHOOK_CONFIGURATION_NAME, WebhookTarget, local_sans,
+    webhook_configuration,
+};
+
+/// Certificate files for a local webhook and the CA that signed them.
+#[derive(Clone, Debug)]
+pub struct LocalTls {
+    /// PEM of the CA: the `caBundle` to register.
+    pub ca_pem: String,
+    /// Serving certificate file.
+    pub cert_path: PathBuf,
+    /// Private key file (mode 0600).
+    pub key_path: PathBuf,
+}
+
+/// Generates a CA and a serving certificate for 127.0.0.1/localhost and
+/// writes `tls.crt`, `tls.key` and `ca.crt` into `dir` (created if missing).
+pub fn write_local_tls(dir: &Path) -> Result<LocalTls, WebhookError> {
+    let ca = CertificateAuthority::generate()?;
+    let serving = ca.issue(&local_sans())?;
+    let write = |name: &str, what: &'static str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|source| WebhookError::File {
+            what,
+            path: path.clone(),
+            source,
+        })?;
+        Ok::<_, WebhookError>(path)
+    };
+    std::fs::create_dir_all(dir).map_err(|source| WebhookError::File {
+        what: "creating certificate directory",
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let cert_path = write("tls.crt", "writing certificate", &serving.cert_pem)?;
+    let key_path = write("tls.key", "writing private key", &serving.key_pem)?;
+    restrict_to_owner(&key_path)?;
+    write("ca.crt", "writing CA certificate", ca.cert_pem())?;
+    Ok(LocalTls {
+        ca_pem: ca.cert_pem().to_string(),
+        cert_path,
+        key_path,
+    })
+}
+
+#[cfg(unix)]
+fn restrict_to_owner(path: &Path) -> Result<(), WebhookError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|source| {
+        WebhookError::File {
+            what: "restricting permissions of private key",
+            path: path.to_path_buf(),
+            source,
+        }
+    })
+}
+
+#[cfg(not(unix))]
+fn restrict_to_owner(_path: &Path) -> Result<(), WebhookError> {
+    Ok(())
+}
+
+/// Creates or updates the ValidatingWebhookConfiguration
+/// [`LOCAL_WEBHOOK_CONFIGURATION_NAME`] with clientConfig.url
+/// `https://127.0.0.1:<port>/validate-kudo-dev-v1beta1-instance` and this
+/// `caBundle`.
+pub async fn register_local_webhook(
+    client: &kube::Client,
+    port: u16,
+    ca_pem: &str,
+) -> Result<ValidatingWebhookConfiguration, WebhookError> {
+    let desired = webhook_configuration(Some(ca_pem), &WebhookTarget::local(port));
+    apply_webhook_configuration(client, desired).await
+}
+
+/// Creates the configuration, or replaces the existing one of that name.
+pub async fn apply_webhook_configuration(
+    client: &kube::Client,
+    mut desired: ValidatingWebhookConfiguration,
+) -> Result<ValidatingWebhookConfiguration, WebhookError> {
+    let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let name = desired.metadata.name.clone().unwrap_or_default();
+    let context = |verb: &str| format!("{verb} ValidatingWebhookConfiguration {name}");
+    // Create first; on a conflict with an existing object replace it. Two
+    // attempts cover a concurrent writer between our read and write.
+    for _ in 0..2 {
+        match api.create(&PostParams::default(), &desired).await {
+            Ok(created) => return Ok(created),
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(source) => {
+                return Err(WebhookError::Kube {
+                    context: context("creating"),
+                    source,
+                });
+            }
+        }
+        let Some(existing) = api
+            .get_opt(&name)
+            .await
+            .map_err(|source| WebhookError::Kube {
+                context: context("reading"),
+                source,
+            })?
+        else {
+            continue;
+        };
+        desired.metadata.resource_version = existing.metadata.resource_version;
+        match api.replace(&name, &PostParams::default(), &desired).await {
+            Ok(replaced) => return Ok(replaced),
+            Err(kube::Error::Api(status)) if status.code == 409 => continue,
+            Err(source) => {
+                return Err(WebhookError::Kube {
+                    context: context("updating"),
+                    source,
+                });
+            }
+        }
+    }
+    Err(WebhookError::Config(format!(
+        "ValidatingWebhookConfiguration {name} kept changing while being updated; try again"
+    )))
+}
+
+/// Removes the local configuration; a missing one is fine.
+pub async fn unregister_local_webhook(client: &kube::Client) -> Result<(), WebhookError> {
+    let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    match api
+        .delete(LOCAL_WEBHOOK_CONFIGURATION_NAME, &DeleteParams::default())
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(source) => Err(WebhookError::Kube {
+            context: format!(
+                "deleting ValidatingWebhookConfiguration {LOCAL_WEBHOOK_CONFIGURATION_NAME}"
+            ),
+            source,
+        }),
+    }
+}
+
+/// Everything local mode needs in one call: certificates into `cert_dir`,
+/// listen on 127.0.0.1:`port` (0 picks a free port), register the
+/// configuration with that port, serve with live OperatorVersion reads
+/// through `client` until `shutdown`, then unregister.
+///
+/// `on_ready` is called with the bound address once the configuration is
+/// registered (dev mode prints it).
+pub async fn serve_local(
+    client: kube::Client,
+    port: u16,
+    cert_dir: &Path,
+    shutdown: impl Future<Output = ()> + Send,
+    on_ready: impl FnOnce(SocketAddr) + Send,
+) -> Result<(), WebhookError> {
+    let tls = write_local_tls(cert_dir)?;
+    let requested = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let listener = TcpListener::bind(requested)
+        .await
+        .map_err(|source| WebhookError::Bind {
+            addr: requested,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| WebhookError::Bind {
+        addr: requested,
+        source,
+    })?;
+    let config = WebhookConfig::new(addr, &tls.cert_path, &tls.key_path);
+    register_local_webhook(&client, addr.port(), &tls.ca_pem).await?;
+    on_ready(addr);
+    let served = serve_listener(listener, config, client.clone(), shutdown).await;
+    let unregistered = unregister_local_webhook(&client).await;
+    served.and(unregistered)
+}

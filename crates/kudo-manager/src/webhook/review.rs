@@ -1,0 +1,457 @@
+//! One AdmissionReview: decode, read the OperatorVersions, ask
+//! `kudo_engine::admission::review`, answer.
+//!
+//! Every input gets an AdmissionReview answer: a malformed body, a foreign
+//! kind or a failed OperatorVersion read is answered as an error with a
+//! message (never as an allow), and nothing here panics.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::core::admission::{
+    AdmissionRequest, AdmissionResponse, AdmissionReview, META_API_VERSION_V1, META_KIND, Operation,
+};
+use kube::core::{DynamicObject, Status};
+use kudo_api::names::{GROUP, VERSION};
+use kudo_api::{Instance, OperatorVersion};
+use kudo_engine::admission::Verdict;
+
+use super::ov_source::OperatorVersionSource;
+
+/// Reviews Instance changes with OperatorVersions from `S`.
+#[derive(Clone, Debug)]
+pub struct Reviewer<S> {
+    source: S,
+    read_timeout: Duration,
+}
+
+/// Why a review could not be decided; each becomes an error answer.
+#[derive(Debug, PartialEq, Eq)]
+enum Failure {
+    /// The request itself is wrong (HTTP-400-style).
+    BadRequest(String),
+    /// Something on our side failed (HTTP-500-style); the change was not checked.
+    Internal(String),
+}
+
+impl<S: OperatorVersionSource> Reviewer<S> {
+    /// A reviewer that gives up reading OperatorVersions after `read_timeout`
+    /// (keep it below the configuration's `timeoutSeconds`).
+    pub fn new(source: S, read_timeout: Duration) -> Self {
+        Self {
+            source,
+            read_timeout,
+        }
+    }
+
+    /// Answers a raw request body with the AdmissionReview to send back.
+    pub async fn review_bytes(&self, body: &[u8]) -> AdmissionReview<DynamicObject> {
+        let request = match decode(body) {
+            Ok(request) => request,
+            Err(response) => return *response,
+        };
+        let response = match self.review_request(&request).await {
+            Ok(Verdict::Allowed { warnings }) => allowed(&request, warnings),
+            Ok(Verdict::Denied { message }) => denied(&request, message),
+            Err(failure) => failed(&request, failure),
+        };
+        log_outcome(&request, &response);
+        response.into_review()
+    }
+
+    /// Like [`Reviewer::review_bytes`], serialised as JSON.
+    pub async fn review_to_json(&self, body: &[u8]) -> Vec<u8> {
+        let review = self.review_bytes(body).await;
+        serde_json::to_vec(&review).unwrap_or_else(|err| {
+            // Serialising our own response cannot really fail; answer something valid anyway.
+            let fallback = AdmissionResponse::invalid(format!("cannot encode the answer: {err}"));
+            serde_json::to_vec(&fallback.into_review()).unwrap_or_default()
+        })
+    }
+
+    async fn review_request(
+        &self,
+        request: &AdmissionRequest<DynamicObject>,
+    ) -> Result<Verdict, Failure> {
+        let (old, new) = match instances(request)? {
+            Some(pair) => pair,
+            // Status writes and CONNECT are not ours to judge.
+            None => return Ok(Verdict::Allowed { warnings: vec![] }),
+        };
+        let namespace = instance_namespace(&new, request);
+        let new_ref = ov_ref(&new, &namespace);
+        let old_ref = old.as_ref().map(|old| ov_ref(old, &namespace));
+        let new_ov = self.read(new_ref.as_ref()).await?;
+        let old_ov = match &old_ref {
+            Some(old_ref) if old_ref.as_ref() == new_ref.as_ref() => new_ov.clone(),
+            Some(old_ref) => self.read(old_ref.as_ref()).await?,
+            None => None,
+        };
+        // The engine is pure and must not panic; if it ever does, answer an
+        // error for this request instead of dropping the connection.
+        catch_unwind(AssertUnwindSafe(|| {
+            kudo_engine::admission::review(old.as_ref(), &new, old_ov.as_ref(), new_ov.as_ref())
+        }))
+        .map_err(|_| {
+            Failure::Internal(
+                "the admission rules failed unexpectedly (a bug in kudo-rs; please report it); \
+                 the change was not checked"
+                    .to_string(),
+            )
+        })
+    }
+
+    /// Reads one OperatorVersion; `None` for "no reference" and "not found"
+    /// (the engine denies both with a message naming it).
+    async fn read(
+        &self,
+        reference: Option<&(String, String)>,
+    ) -> Result<Option<OperatorVersion>, Failure> {
+        let Some((namespace, name)) = reference else {
+            return Ok(None);
+        };
+        match tokio::time::timeout(self.read_timeout, self.source.get(namespace, name)).await {
+            Ok(Ok(ov)) => Ok(ov),
+            Ok(Err(err)) => Err(Failure::Internal(format!(
+                "cannot read OperatorVersion {namespace}/{name}: {err}; the change was not \
+                 checked, retry when the API server answers again"
+            ))),
+            Err(_) => Err(Failure::Internal(format!(
+                "reading OperatorVersion {namespace}/{name} took longer than {}s; the change was \
+                 not checked, retry shortly",
+                self.read_timeout.as_secs_f32()
+            ))),
+        }
+    }
+}
+
+/// Decodes the body into a request, or the error answer to send instead.
+fn decode(
+    body: &[u8],
+) -> Result<AdmissionRequest<DynamicObject>, Box<AdmissionReview<DynamicObject>>> {
+    let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
+        Ok(review) => review,
+        Err(err) => {
+            let mut response = AdmissionResponse::invalid(format!(
+                "the request body is not an AdmissionReview: {err}"
+            ));
+            response.uid = uid_of_malformed(body);
+            response.result = response.result.with_code(400);
+            return Err(Box::new(response.into_review()));
+        }
+    };
+    if review.types.api_version != META_API_VERSION_V1 || review.types.kind != META_KIND {
+        let mut response = AdmissionResponse::invalid(format!(
+            "expected apiVersion {META_API_VERSION_V1} kind {META_KIND}, got apiVersion {:?} \
+             kind {:?}; set admissionReviewVersions to [v1] in the webhook configuration",
+            review.types.api_version, review.types.kind
+        ));
+        response.uid = review.request.map(|r| r.uid).unwrap_or_default();
+        response.result = response.result.with_code(400);
+        return Err(Box::new(response.into_review()));
+    }
+    review.try_into().map_err(|_| {
+        let mut response = AdmissionResponse::invalid("the AdmissionReview has no request");
+        response.result = response.result.with_code(400);
+        Box::new(response.into_review())
+    })
+}
+
+/// Best effort: the uid of a review that failed to decode, so the API
+/// server can still match our answer to its call.
+fn uid_of_malformed(body: &[u8]) -> String {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|value| {
+            value
+                .get("request")?
+                .get("uid")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+/// The (old, new) Instances to review, or `None` when the request is not
+/// one the rules judge (a subresource write, CONNECT).
+type Pair = (Option<Instance>, Instance);
+
+fn instances(request: &AdmissionRequest<DynamicObject>) -> Result<Option<Pair>, Failure> {
+    let kind = &request.kind;
+    if kind.group != GROUP || kind.kind != "Instance" {
+        return Err(Failure::BadRequest(format!(
+            "this webhook reviews only {GROUP}/{VERSION} Instance objects, but was sent {} {}; \
+             restrict the webhook configuration's rules to the instances resource",
+            gv(&kind.group, &kind.version),
+            kind.kind
+        )));
+    }
+    if request
+        .sub_resource
+        .as_deref()
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Ok(None);
+    }
+    match request.operation {
+        Operation::Create => Ok(Some((None, instance(request.object.as_ref(), "object")?))),
+        Operation::Update => Ok(Some((
+            Some(instance(request.old_object.as_ref(), "oldObject")?),
+            instance(request.object.as_ref(), "object")?,
+        ))),
+        Operation::Delete => {
+            // The engine reviews a deletion as the old object with a
+            // deletionTimestamp.
+            let old = instance(request.old_object.as_ref(), "oldObject")?;
+            let mut new = old.clone();
+            if new.metadata.deletion_timestamp.is_none() {
+                new.metadata.deletion_timestamp = Some(Time(jiff::Timestamp::now()));
+            }
+            Ok(Some((Some(old), new)))
+        }
+        Operation::Connect => Ok(None),
+    }
+}
+
+fn gv(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
+fn instance(object: Option<&DynamicObject>, field: &str) -> Result<Instance, Failure> {
+    let Some(object) = object else {
+        return Err(Failure::BadRequest(format!(
+            "request.{field} is missing; the API server always sends it for this operation"
+        )));
+    };
+    if let Some(types) = &object.types
+        && (types.kind != "Instance" || !types.api_version.starts_with(GROUP))
+    {
+        return Err(Failure::BadRequest(format!(
+            "request.{field} is a {} {}, not a {GROUP} Instance",
+            types.api_version, types.kind
+        )));
+    }
+    let value = serde_json::to_value(object)
+        .map_err(|err| Failure::BadRequest(format!("request.{field} cannot be read: {err}")))?;
+    serde_json::from_value(value).map_err(|err| {
+        Failure::BadRequest(format!(
+            "request.{field} is not a valid Instance: {err}; check it against the Instance CRD"
+        ))
+    })
+}
+
+fn instance_namespace(instance: &Instance, request: &AdmissionRequest<DynamicObject>) -> String {
+    instance
+        .metadata
+        .namespace
+        .clone()
+        .filter(|ns| !ns.is_empty())
+        .or_else(|| request.namespace.clone().filter(|ns| !ns.is_empty()))
+        .unwrap_or_else(|| "default".to_string())
+}
+
+/// `(namespace, name)` of the OperatorVersion an Instance names; the
+/// namespace defaults to the Instance's. `None` when no name is given.
+fn ov_ref(instance: &Instance, instance_namespace: &str) -> Option<(String, String)> {
+    let reference = &instance.spec.operator_version;
+    let name = reference.name.clone().filter(|n| !n.is_empty())?;
+    let namespace = reference
+        .namespace
+        .clone()
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or_else(|| instance_namespace.to_string());
+    Some((namespace, name))
+}
+
+fn allowed(request: &AdmissionRequest<DynamicObject>, warnings: Vec<String>) -> AdmissionResponse {
+    let mut response = AdmissionResponse::from(request);
+    if !warnings.is_empty() {
+        response.warnings = Some(warnings);
+    }
+    response
+}
+
+fn denied(request: &AdmissionRequest<DynamicObject>, message: String) -> AdmissionResponse {
+    let mut response = AdmissionResponse::from(request).deny(message);
+    response.result = Status::failure(&response.result.message, "Forbidden").with_code(403);
+    response
+}
+
+fn failed(request: &AdmissionRequest<DynamicObject>, failure: Failure) -> AdmissionResponse {
+    let (message, reason, code) = match failure {
+        Failure::BadRequest(message) => (message, "BadRequest", 400),
+        Failure::Internal(message) => (message, "InternalError", 500),
+    };
+    let mut response = AdmissionResponse::from(request);
+    response.allowed = false;
+    response.result = Status::failure(&message, reason).with_code(code);
+    response
+}
+
+fn log_outcome(request: &AdmissionRequest<DynamicObject>, response: &AdmissionResponse) {
+    let namespace = request.namespace.as_deref().unwrap_or("");
+    if response.allowed {
+        tracing::debug!(uid = %request.uid, namespace, name = %request.name, "admitted");
+    } else if response.result.code >= 500 {
+        tracing::warn!(uid = %request.uid, namespace, name = %request.name,
+            reason = %response.result.message, "review failed");
+    } else {
+        tracing::info!(uid = %request.uid, namespace, name = %request.name,
+            reason = %response.result.message, "denied");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::webhook::ov_source::{FnSource, OperatorVersionReadError, StaticOperatorVersions};
+
+    fn review_json(operation: &str, object: serde_json::Value) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "u-1",
+                "kind": {"group": "kudo.dev", "version": "v1beta1", "kind": "Instance"},
+                "resource": {"group": "kudo.dev", "version": "v1beta1", "resource": "instances"},
+                "name": "zk", "namespace": "ns",
+                "operation": operation,
+                "userInfo": {"username": "me"},
+                "object": object,
+                "oldObject": null,
+            }
+        }))
+        .unwrap()
+    }
+
+    fn zk(ov: &str) -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+            "metadata": {"name": "zk", "namespace": "ns"},
+            "spec": {"operatorVersion": {"name": ov}}
+        })
+    }
+
+    fn response(review: &AdmissionReview<DynamicObject>) -> &AdmissionResponse {
+        review.response.as_ref().unwrap()
+    }
+
+    #[tokio::test]
+    async fn read_error_is_an_error_answer_never_an_allow() {
+        let source = FnSource(|_: &str, _: &str| {
+            Err(OperatorVersionReadError("forbidden: no RBAC".to_string()))
+        });
+        let reviewer = Reviewer::new(source, Duration::from_secs(1));
+        let review = reviewer
+            .review_bytes(&review_json("CREATE", zk("zk-1")))
+            .await;
+        let response = response(&review);
+        assert!(!response.allowed);
+        assert_eq!(response.result.code, 500);
+        assert_eq!(response.uid, "u-1");
+        assert!(
+            response.result.message.contains("ns/zk-1"),
+            "{}",
+            response.result.message
+        );
+        assert!(response.result.message.contains("forbidden: no RBAC"));
+    }
+
+    #[tokio::test]
+    async fn a_slow_read_times_out_with_an_error_answer() {
+        struct Slow;
+        impl OperatorVersionSource for Slow {
+            async fn get(
+                &self,
+                _: &str,
+                _: &str,
+            ) -> Result<Option<OperatorVersion>, OperatorVersionReadError> {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok(None)
+            }
+        }
+        let reviewer = Reviewer::new(Slow, Duration::from_millis(20));
+        let review = reviewer
+            .review_bytes(&review_json("CREATE", zk("zk-1")))
+            .await;
+        let response = response(&review);
+        assert!(!response.allowed);
+        assert_eq!(response.result.code, 500);
+        assert!(
+            response.result.message.contains("took longer"),
+            "{}",
+            response.result.message
+        );
+    }
+
+    #[tokio::test]
+    async fn ov_namespace_defaults_to_the_instance_namespace() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = seen.clone();
+        let source = FnSource(move |ns: &str, name: &str| {
+            record.lock().unwrap().push(format!("{ns}/{name}"));
+            Ok(None)
+        });
+        let reviewer = Reviewer::new(source, Duration::from_secs(1));
+        reviewer
+            .review_bytes(&review_json("CREATE", zk("zk-1")))
+            .await;
+        assert_eq!(*seen.lock().unwrap(), ["ns/zk-1".to_string()]);
+    }
+
+    #[tokio::test]
+    async fn status_subresource_writes_are_allowed_without_reading() {
+        let source = FnSource(|_: &str, _: &str| Err(OperatorVersionReadError("boom".into())));
+        let mut body: serde_json::Value =
+            serde_json::from_slice(&review_json("UPDATE", zk("zk-1"))).unwrap();
+        body["request"]["subResource"] = "status".into();
+        let reviewer = Reviewer::new(source, Duration::from_secs(1));
+        let review = reviewer
+            .review_bytes(&serde_json::to_vec(&body).unwrap())
+            .await;
+        assert!(response(&review).allowed);
+    }
+
+    #[tokio::test]
+    async fn update_without_old_object_is_a_bad_request() {
+        let reviewer = Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1));
+        let review = reviewer
+            .review_bytes(&review_json("UPDATE", zk("zk-1")))
+            .await;
+        let response = response(&review);
+        assert!(!response.allowed);
+        assert_eq!(response.result.code, 400);
+        assert!(response.result.message.contains("oldObject is missing"));
+    }
+
+    #[tokio::test]
+    async fn uid_is_echoed_even_when_the_review_does_not_decode() {
+        let body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"abc","kind":42}}"#;
+        let reviewer = Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1));
+        let review = reviewer.review_bytes(body).await;
+        let response = response(&review);
+        assert_eq!(response.uid, "abc");
+        assert!(!response.allowed);
+        assert_eq!(response.result.code, 400);
+    }
+
+    #[tokio::test]
+    async fn v1beta1_reviews_are_refused_with_a_hint() {
+        let mut body: serde_json::Value =
+            serde_json::from_slice(&review_json("CREATE", zk("zk-1"))).unwrap();
+        body["apiVersion"] = "admission.k8s.io/v1beta1".into();
+        let reviewer = Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1));
+        let review = reviewer
+            .review_bytes(&serde_json::to_vec(&body).unwrap())
+            .await;
+        let response = response(&review);
+        assert!(!response.allowed);
+        assert_eq!(response.uid, "u-1");
+        assert!(response.result.message.contains("admissionReviewVersions"));
+    }
+}
