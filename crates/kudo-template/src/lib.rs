@@ -8,20 +8,41 @@
 //! Pure: no IO. Input data is a [`serde_json::Value`]; numbers that are
 //! floats (`is_f64`) print with Go's `%v` float rules, integers as integers.
 //!
-//! ```text
-//! let t = Template::parse("templates/cm.yaml", "name: {{ .Name }}")?;
-//! let out = t.render(&serde_json::json!({"Name": "zk"}))?;
+//! ```
+//! use kudo_template::Template;
+//! let t = Template::parse("templates/cm.yaml", "name: {{ .Name }}").unwrap();
+//! let out = t.render(&serde_json::json!({"Name": "zk"})).unwrap();
+//! assert_eq!(out, "name: zk");
 //! ```
 
+mod ast;
+mod exec;
+mod funcs;
+mod lex;
+mod parse;
+mod refs;
+mod sha256;
+mod value;
+mod yaml;
+
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+
+pub use value::{Value, format_float_g as format_go_float};
 
 /// A parsed template.
 #[derive(Debug, Clone)]
 pub struct Template {
     name: String,
+    source: String,
+    root: ast::List,
+    defines: HashMap<String, ast::List>,
 }
 
 /// A parse or execution error, displayed as `name:line:col: message`.
+///
+/// Every error is fatal for the template: re-rendering the same template with
+/// the same data fails the same way, so callers should not retry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct Error {
     /// Template name (e.g. `templates/statefulset.yaml`).
@@ -44,25 +65,56 @@ impl fmt::Display for Error {
     }
 }
 
+/// 1-based line and column (in characters) of a byte offset.
+fn line_col(source: &str, pos: usize) -> (usize, usize) {
+    let pos = pos.min(source.len());
+    let before = source.get(..pos).unwrap_or(source);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map(|p| p + 1).unwrap_or(0);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
 impl Template {
     /// Parses `text`; unknown functions are parse errors.
-    pub fn parse(name: &str, _text: &str) -> Result<Self, Error> {
-        Err(Error {
-            template: name.to_string(),
-            line: 1,
-            column: 1,
-            message: "template engine not implemented yet".to_string(),
+    pub fn parse(name: &str, text: &str) -> Result<Self, Error> {
+        let error = |pos: usize, message: String| {
+            let (line, column) = line_col(text, pos);
+            Error {
+                template: name.to_string(),
+                line,
+                column,
+                message,
+            }
+        };
+        let tokens = lex::lex(text).map_err(|e| error(e.pos, e.message))?;
+        let parsed = parse::parse(tokens, &|f| funcs::lookup(f).is_some())
+            .map_err(|e| error(e.pos, e.message))?;
+        Ok(Template {
+            name: name.to_string(),
+            source: text.to_string(),
+            root: parsed.root,
+            defines: parsed.defines,
         })
     }
 
     /// Names `X` referenced as `.Params.X` or `$.Params.X` anywhere in the template.
-    pub fn param_references(&self) -> std::collections::BTreeSet<String> {
-        std::collections::BTreeSet::new()
+    pub fn param_references(&self) -> BTreeSet<String> {
+        self.references().params
     }
 
     /// Top-level fields referenced on the root context (`.Name`, `$.Namespace`, `.Params`).
-    pub fn root_fields(&self) -> std::collections::BTreeSet<String> {
-        std::collections::BTreeSet::new()
+    pub fn root_fields(&self) -> BTreeSet<String> {
+        self.references().roots
+    }
+
+    fn references(&self) -> refs::Refs {
+        let mut r = refs::Refs::default();
+        refs::walk(&self.root, true, &mut r);
+        for body in self.defines.values() {
+            refs::walk(body, false, &mut r);
+        }
+        r
     }
 
     /// Template name.
@@ -71,14 +123,33 @@ impl Template {
     }
 
     /// Executes the template against `data`.
-    pub fn render(&self, _data: &serde_json::Value) -> Result<String, Error> {
-        Err(Error {
-            template: self.name.clone(),
-            line: 1,
-            column: 1,
-            message: "template engine not implemented yet".to_string(),
-        })
+    pub fn render(&self, data: &serde_json::Value) -> Result<String, Error> {
+        let root = Value::from_json(data);
+        let mut exec = exec::Exec::new(&self.defines, root.clone(), self.source.len() + 64);
+        match exec.run(&self.root, &root) {
+            Ok(()) => Ok(exec.out),
+            Err(e) => {
+                let (line, column) = line_col(&self.source, e.span.start);
+                let context = self.source.get(e.span.start..e.span.end).unwrap_or("");
+                let context: String = if context.chars().count() > 20 {
+                    format!("{}...", context.chars().take(20).collect::<String>())
+                } else {
+                    context.to_string()
+                };
+                Err(Error {
+                    template: self.name.clone(),
+                    line,
+                    column,
+                    message: format!("executing {:?} at <{}>: {}", self.name, context, e.message),
+                })
+            }
+        }
     }
+}
+
+/// Names of all functions templates may call (Go builtins, sprig subset, `toYaml`).
+pub fn function_names() -> Vec<&'static str> {
+    funcs::names()
 }
 
 /// Parses and renders in one call.

@@ -1,0 +1,141 @@
+//! Function registry: Go's builtins, the sprig v2.22 subset and KUDO's `toYaml`.
+//! Sprig functions KUDO deleted (`env`, `expandenv`, `base`, `dir`, `clean`,
+//! `ext`, `isAbs`) are absent, so using them is a parse error.
+
+mod builtins;
+mod cast;
+mod collections;
+mod encoding;
+mod printf;
+mod strings;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::value::Value;
+
+pub use cast::{parse_go_float as parse_float, parse_go_int as parse_int, strval, to_f64, to_i64};
+
+/// Why a function call failed.
+#[derive(Debug)]
+pub enum FuncError {
+    /// An argument had the wrong Go type (reported without "error calling").
+    Arg(String),
+    /// The function itself returned an error or would have panicked in Go.
+    Call(String),
+}
+
+/// Result of a template function.
+pub type FuncResult<'a> = Result<Value<'a>, FuncError>;
+
+/// A template function: Go-typed arguments are checked inside `f`.
+pub struct FuncDef {
+    /// Minimum number of arguments.
+    pub min: usize,
+    /// Maximum number of arguments (`None` = variadic).
+    pub max: Option<usize>,
+    /// Implementation.
+    pub f: for<'a> fn(&[Value<'a>]) -> FuncResult<'a>,
+}
+
+type Entry = (
+    &'static str,
+    usize,
+    Option<usize>,
+    for<'a> fn(&[Value<'a>]) -> FuncResult<'a>,
+);
+
+fn registry() -> &'static HashMap<&'static str, FuncDef> {
+    static REGISTRY: OnceLock<HashMap<&'static str, FuncDef>> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let mut map = HashMap::new();
+        for table in [
+            builtins::TABLE,
+            strings::TABLE,
+            collections::TABLE,
+            encoding::TABLE,
+        ] {
+            for &(name, min, max, f) in table {
+                map.insert(name, FuncDef { min, max, f });
+            }
+        }
+        map
+    })
+}
+
+/// Looks a function up by name.
+pub fn lookup(name: &str) -> Option<&'static FuncDef> {
+    registry().get(name)
+}
+
+/// Names of every function the engine knows (sorted).
+pub fn names() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = registry().keys().copied().collect();
+    v.sort_unstable();
+    v
+}
+
+/// `wrong type for value; expected T; got U`.
+pub fn wrong_type(expected: &str, got: &Value<'_>) -> FuncError {
+    if matches!(got, Value::Nil) {
+        return FuncError::Arg(format!("invalid value; expected {expected}"));
+    }
+    FuncError::Arg(format!(
+        "wrong type for value; expected {expected}; got {}",
+        got.type_name()
+    ))
+}
+
+/// A Go `string` parameter.
+pub fn arg_str<'v>(args: &'v [Value<'_>], i: usize) -> Result<&'v str, FuncError> {
+    match args.get(i) {
+        Some(Value::Str(s)) => Ok(s),
+        Some(other) => Err(wrong_type("string", other)),
+        None => Err(FuncError::Arg(format!("missing argument {i}"))),
+    }
+}
+
+/// A Go `int` parameter (untyped integer constants and int values only).
+pub fn arg_int(args: &[Value<'_>], i: usize) -> Result<i64, FuncError> {
+    match args.get(i) {
+        Some(Value::Int(n)) => Ok(*n),
+        Some(other) => Err(wrong_type("int", other)),
+        None => Err(FuncError::Arg(format!("missing argument {i}"))),
+    }
+}
+
+/// A Go `bool` parameter.
+pub fn arg_bool(args: &[Value<'_>], i: usize) -> Result<bool, FuncError> {
+    match args.get(i) {
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(wrong_type("bool", other)),
+        None => Err(FuncError::Arg(format!("missing argument {i}"))),
+    }
+}
+
+/// A Go `map[string]interface{}` parameter.
+pub fn arg_map<'v, 'a>(args: &'v [Value<'a>], i: usize) -> Result<&'v Value<'a>, FuncError> {
+    match args.get(i) {
+        Some(v) if v.is_map() => Ok(v),
+        Some(other) => Err(wrong_type("map[string]interface {}", other)),
+        None => Err(FuncError::Arg(format!("missing argument {i}"))),
+    }
+}
+
+/// Go `reflect.Kind` name of a value, as sprig's error messages print it.
+pub fn kind_name(v: &Value<'_>) -> &'static str {
+    match v {
+        Value::Nil => "invalid",
+        Value::Bool(_) => "bool",
+        Value::Int(_) => "int",
+        Value::Float(_) => "float64",
+        Value::Str(_) => "string",
+        v if v.is_list() => "slice",
+        _ => "map",
+    }
+}
+
+/// Argument `i` (always present after the arity check).
+pub fn arg<'a>(args: &[Value<'a>], i: usize) -> Value<'a> {
+    args.get(i).cloned().unwrap_or(Value::Nil)
+}
