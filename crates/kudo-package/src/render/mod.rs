@@ -25,6 +25,7 @@ pub(crate) use enhance::{
     object_field as object_field_mut, pod_template as pod_template_of,
     pod_templates_mut as pod_templates_of_mut,
 };
+pub(crate) use pipe::validate_pipe_specs;
 pub use pipe::{PipeFile, pipe_name_part};
 pub use plan::{
     PlanRenderOptions, RenderedStep, format_render_output, render_plan, render_plan_with,

@@ -1,4 +1,10 @@
-//! Package verification, like `kubectl kudo package verify`.
+//! Package verification, like `kubectl kudo package verify`: every error
+//! and warning KUDO's verifier reports, each naming the file and the item.
+//! A package with errors is refused; warnings are printed.
+
+mod operator;
+mod parameters;
+mod templates;
 
 use std::fmt;
 
@@ -13,6 +19,15 @@ pub enum Severity {
     Warning,
 }
 
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Error => "error",
+            Self::Warning => "warning",
+        })
+    }
+}
+
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Issue {
@@ -22,6 +37,12 @@ pub struct Issue {
     pub file: String,
     /// What is wrong, naming the item, and what to do.
     pub message: String,
+}
+
+impl fmt::Display for Issue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.severity, self.file, self.message)
+    }
 }
 
 /// The result of verifying a package.
@@ -38,21 +59,101 @@ impl Report {
     pub fn has_errors(&self) -> bool {
         !self.errors.is_empty()
     }
+
+    /// Whether there is nothing to report.
+    pub fn is_clean(&self) -> bool {
+        self.errors.is_empty() && self.warnings.is_empty()
+    }
+
+    /// Records an error.
+    pub fn error(&mut self, file: impl Into<String>, message: impl Into<String>) {
+        self.errors.push(Issue {
+            severity: Severity::Error,
+            file: file.into(),
+            message: message.into(),
+        });
+    }
+
+    /// Records a warning.
+    pub fn warning(&mut self, file: impl Into<String>, message: impl Into<String>) {
+        self.warnings.push(Issue {
+            severity: Severity::Warning,
+            file: file.into(),
+            message: message.into(),
+        });
+    }
+
+    /// Errors and warnings, errors first.
+    pub fn issues(&self) -> impl Iterator<Item = &Issue> {
+        self.errors.iter().chain(&self.warnings)
+    }
 }
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for i in self.errors.iter().chain(&self.warnings) {
-            let label = match i.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-            };
-            writeln!(f, "{label}: {}: {}", i.file, i.message)?;
+        for issue in self.issues() {
+            writeln!(f, "{issue}")?;
         }
         Ok(())
     }
 }
 
-pub(crate) fn verify(_pkg: &Package) -> Report {
-    Report::default()
+pub(crate) const OPERATOR_FILE: &str = "operator.yaml";
+pub(crate) const PARAMS_FILE: &str = "params.yaml";
+
+pub(crate) fn verify(pkg: &Package) -> Report {
+    let mut report = Report::default();
+    operator::verify_operator(pkg, &mut report);
+    parameters::verify_parameters(pkg, &mut report);
+    templates::verify_templates(pkg, &mut report);
+    report
+}
+
+/// Masterminds-style lenient semver: an optional `v`, and missing minor or
+/// patch numbers count as zero.
+pub(crate) fn parse_semver(text: &str) -> Option<semver::Version> {
+    let t = text.trim().trim_start_matches('v');
+    if let Ok(v) = semver::Version::parse(t) {
+        return Some(v);
+    }
+    let (core, rest) = match t.find(['-', '+']) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
+        return None;
+    }
+    let mut padded = parts.join(".");
+    for _ in parts.len()..3 {
+        padded.push_str(".0");
+    }
+    semver::Version::parse(&format!("{padded}{rest}")).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn semver_is_lenient_like_masterminds() {
+        assert!(parse_semver("1.2.3").is_some());
+        assert!(parse_semver("v1.15").is_some());
+        assert!(parse_semver("1.15.0-rc1").is_some());
+        assert!(parse_semver("1").is_some());
+        assert!(parse_semver("latest").is_none());
+        assert!(parse_semver("1..2").is_none());
+    }
+
+    #[test]
+    fn report_prints_errors_before_warnings() {
+        let mut r = Report::default();
+        r.warning("params.yaml", "w");
+        r.error("operator.yaml", "e");
+        assert_eq!(
+            r.to_string(),
+            "error: operator.yaml: e\nwarning: params.yaml: w\n"
+        );
+        assert!(r.has_errors());
+    }
 }

@@ -1,0 +1,281 @@
+//! operator.yaml: metadata, tasks and plans.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kudo_api::{Strategy, TaskKind, names};
+
+use super::{OPERATOR_FILE, PARAMS_FILE, Report, parse_semver};
+use crate::Package;
+
+pub(super) fn verify_operator(pkg: &Package, r: &mut Report) {
+    let op = &pkg.operator;
+    for (file, api_version) in [
+        (OPERATOR_FILE, &op.api_version),
+        (PARAMS_FILE, &pkg.params.api_version),
+    ] {
+        if let Some(v) = api_version.as_deref()
+            && v != names::API_VERSION
+        {
+            r.error(
+                file,
+                format!(
+                    "apiVersion {v:?} is not supported; use {} or leave it out",
+                    names::API_VERSION
+                ),
+            );
+        }
+    }
+    if op.name.trim().is_empty() {
+        r.error(
+            OPERATOR_FILE,
+            "name is missing; every operator needs a name",
+        );
+    }
+    verify_versions(pkg, r);
+    verify_tasks(pkg, r);
+    verify_plans(pkg, r);
+}
+
+fn verify_versions(pkg: &Package, r: &mut Report) {
+    let op = &pkg.operator;
+    if op.operator_version.trim().is_empty() {
+        r.error(
+            OPERATOR_FILE,
+            "operatorVersion is missing; set the package version, e.g. 0.1.0",
+        );
+    } else if parse_semver(&op.operator_version).is_none() {
+        r.error(
+            OPERATOR_FILE,
+            format!(
+                "operatorVersion {:?} is not a semantic version such as 0.1.0",
+                op.operator_version
+            ),
+        );
+    }
+    for (field, value) in [
+        ("appVersion", &op.app_version),
+        ("kudoVersion", &op.kudo_version),
+    ] {
+        if let Some(v) = value.as_deref().filter(|v| !v.is_empty())
+            && parse_semver(v).is_none()
+        {
+            r.error(
+                OPERATOR_FILE,
+                format!("{field} {v:?} is not a semantic version such as 1.2.3"),
+            );
+        }
+    }
+    match op.kubernetes_version.as_deref().filter(|v| !v.is_empty()) {
+        None => r.error(
+            OPERATOR_FILE,
+            "kubernetesVersion is missing; set the minimum Kubernetes version, e.g. 1.27.0",
+        ),
+        Some(v) if parse_semver(v).is_none() => r.error(
+            OPERATOR_FILE,
+            format!("kubernetesVersion {v:?} is not a semantic version such as 1.27.0"),
+        ),
+        Some(_) => {}
+    }
+}
+
+fn verify_tasks(pkg: &Package, r: &mut Report) {
+    let op = &pkg.operator;
+    let mut seen = BTreeSet::new();
+    for task in &op.tasks {
+        let t = &task.name;
+        if t.trim().is_empty() {
+            r.error(OPERATOR_FILE, "a task has no name");
+            continue;
+        }
+        if !seen.insert(t.as_str()) {
+            r.error(OPERATOR_FILE, format!("task {t} is defined more than once"));
+        }
+        let Some(kind) = task.task_kind() else {
+            r.error(
+                OPERATOR_FILE,
+                format!(
+                    "task {t} has unknown kind {:?}; use Apply, Delete, Toggle, Dummy, Pipe or KudoOperator",
+                    task.kind
+                ),
+            );
+            continue;
+        };
+        let spec = &task.spec;
+        let missing_template = |r: &mut Report, template: &str| {
+            if !pkg.templates.contains_key(template) {
+                r.error(
+                    OPERATOR_FILE,
+                    format!(
+                        "task {t} uses template {template}, which does not exist under templates/"
+                    ),
+                );
+            }
+        };
+        match kind {
+            TaskKind::Apply | TaskKind::Delete | TaskKind::Toggle => {
+                if spec.resources.is_empty() {
+                    r.error(
+                        OPERATOR_FILE,
+                        format!(
+                            "task {t} ({kind}) has an empty resource list; use a Dummy task for a step that does nothing"
+                        ),
+                    );
+                }
+                for res in &spec.resources {
+                    missing_template(r, res);
+                }
+                if kind == TaskKind::Toggle {
+                    verify_toggle_parameter(pkg, t, spec.parameter.as_deref(), r);
+                }
+            }
+            TaskKind::Dummy => {}
+            TaskKind::Pipe => {
+                match spec.pod.as_deref().filter(|p| !p.is_empty()) {
+                    None => r.error(
+                        OPERATOR_FILE,
+                        format!("task {t} (Pipe) has no pod template"),
+                    ),
+                    Some(pod) => missing_template(r, pod),
+                }
+                if let Err(e) = crate::render::validate_pipe_specs(&spec.pipe) {
+                    r.error(OPERATOR_FILE, format!("task {t} (Pipe): {e}"));
+                }
+            }
+            TaskKind::KudoOperator => {
+                if spec.package.as_deref().is_none_or(str::is_empty) {
+                    r.error(
+                        OPERATOR_FILE,
+                        format!("task {t} (KudoOperator) has no package"),
+                    );
+                }
+                if spec.operator_version.as_deref().is_none_or(str::is_empty) {
+                    r.warning(
+                        OPERATOR_FILE,
+                        format!(
+                            "task {t} (KudoOperator) has no operatorVersion; it must be resolved when installing"
+                        ),
+                    );
+                }
+                if let Some(file) = spec.parameter_file.as_deref().filter(|f| !f.is_empty()) {
+                    missing_template(r, file);
+                }
+            }
+        }
+    }
+}
+
+fn verify_toggle_parameter(pkg: &Package, task: &str, parameter: Option<&str>, r: &mut Report) {
+    let Some(name) = parameter.filter(|p| !p.is_empty()) else {
+        r.error(
+            OPERATOR_FILE,
+            format!("task {task} (Toggle) has no parameter; name a boolean parameter"),
+        );
+        return;
+    };
+    match pkg.params.parameters.iter().find(|p| p.name == name) {
+        None => r.error(
+            OPERATOR_FILE,
+            format!(
+                "task {task} (Toggle) uses parameter {name}, which is not declared in params.yaml"
+            ),
+        ),
+        Some(p) if p.value_type.unwrap_or_default() != kudo_api::ParameterType::Boolean => r
+            .warning(
+                PARAMS_FILE,
+                format!("parameter {name} toggles task {task}; declare it with type: boolean"),
+            ),
+        Some(_) => {}
+    }
+}
+
+fn verify_plans(pkg: &Package, r: &mut Report) {
+    let op = &pkg.operator;
+    if op.plans.is_empty() {
+        r.error(
+            OPERATOR_FILE,
+            "no plans defined; a package needs a deploy plan",
+        );
+        return;
+    }
+    if !op.plans.contains_key(names::DEPLOY_PLAN) {
+        r.error(
+            OPERATOR_FILE,
+            "no deploy plan; every operator needs a plan named deploy",
+        );
+    }
+    let tasks: BTreeMap<&str, ()> = op.tasks.iter().map(|t| (t.name.as_str(), ())).collect();
+    let mut used_tasks = BTreeSet::new();
+    for (plan_name, plan) in &op.plans {
+        let where_plan = format!("plan {plan_name}");
+        if let Err(e) = Strategy::parse(plan.strategy.as_deref()) {
+            r.error(OPERATOR_FILE, format!("{where_plan}: {e}"));
+        }
+        if plan.phases.is_empty() {
+            r.error(
+                OPERATOR_FILE,
+                format!("{where_plan} has no phases; add at least one phase with a step"),
+            );
+        }
+        let mut phase_names = BTreeSet::new();
+        for phase in &plan.phases {
+            let where_phase = format!("{where_plan} phase {}", phase.name);
+            if phase.name.trim().is_empty() {
+                r.error(
+                    OPERATOR_FILE,
+                    format!("{where_plan} has a phase without a name"),
+                );
+            } else if !phase_names.insert(phase.name.as_str()) {
+                r.error(
+                    OPERATOR_FILE,
+                    format!("{where_plan} has more than one phase named {}", phase.name),
+                );
+            }
+            if let Err(e) = Strategy::parse(phase.strategy.as_deref()) {
+                r.error(OPERATOR_FILE, format!("{where_phase}: {e}"));
+            }
+            if phase.steps.is_empty() {
+                r.error(OPERATOR_FILE, format!("{where_phase} has no steps"));
+            }
+            let mut step_names = BTreeSet::new();
+            for step in &phase.steps {
+                if step.name.trim().is_empty() {
+                    r.error(
+                        OPERATOR_FILE,
+                        format!("{where_phase} has a step without a name"),
+                    );
+                } else if !step_names.insert(step.name.as_str()) {
+                    r.error(
+                        OPERATOR_FILE,
+                        format!("{where_phase} has more than one step named {}", step.name),
+                    );
+                }
+                if step.tasks.is_empty() {
+                    r.warning(
+                        OPERATOR_FILE,
+                        format!("{where_phase} step {} has no tasks", step.name),
+                    );
+                }
+                for task in &step.tasks {
+                    used_tasks.insert(task.as_str());
+                    if !tasks.contains_key(task.as_str()) {
+                        r.error(
+                            OPERATOR_FILE,
+                            format!(
+                                "{where_phase} step {} uses task {task}, which is not defined in tasks",
+                                step.name
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    for task in &op.tasks {
+        if !task.name.is_empty() && !used_tasks.contains(task.name.as_str()) {
+            r.warning(
+                OPERATOR_FILE,
+                format!("task {} is not used by any plan", task.name),
+            );
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! templates/: references both ways, parameters and root fields used by
+//! templates, and a render of every template with placeholder values.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kudo_api::TaskKind;
+use serde_json::{Value, json};
+
+use super::{OPERATOR_FILE, PARAMS_FILE, Report};
+use crate::Package;
+
+/// Top-level fields templates may use (reference §4.2).
+pub const ROOT_FIELDS: &[&str] = &[
+    "OperatorName",
+    "Name",
+    "Namespace",
+    "AppVersion",
+    "OperatorVersion",
+    "PlanName",
+    "PhaseName",
+    "StepName",
+    "Params",
+    "Pipes",
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Rendered into Kubernetes objects.
+    Objects,
+    /// A KudoOperator parameter file: rendered into a YAML map.
+    ParameterFile,
+}
+
+fn template_uses(pkg: &Package) -> BTreeMap<String, Use> {
+    let mut uses = BTreeMap::new();
+    for task in &pkg.operator.tasks {
+        let spec = &task.spec;
+        match task.task_kind() {
+            Some(TaskKind::Apply | TaskKind::Delete | TaskKind::Toggle) => {
+                for res in &spec.resources {
+                    uses.insert(res.clone(), Use::Objects);
+                }
+            }
+            Some(TaskKind::Pipe) => {
+                if let Some(pod) = &spec.pod {
+                    uses.insert(pod.clone(), Use::Objects);
+                }
+            }
+            Some(TaskKind::KudoOperator) => {
+                if let Some(file) = &spec.parameter_file {
+                    uses.entry(file.clone()).or_insert(Use::ParameterFile);
+                }
+            }
+            Some(TaskKind::Dummy) | None => {}
+        }
+    }
+    if let Some(ns) = &pkg.operator.namespace_manifest {
+        uses.insert(ns.clone(), Use::Objects);
+    }
+    uses
+}
+
+pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
+    let uses = template_uses(pkg);
+    let declared: BTreeSet<&str> = pkg
+        .params
+        .parameters
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    let data = placeholder_data(pkg);
+    let mut used_params = BTreeSet::new();
+    for (name, text) in &pkg.templates {
+        let file = format!("templates/{name}");
+        let use_kind = uses.get(name).copied();
+        if use_kind.is_none() {
+            r.warning(
+                &file,
+                "template is not used by any task; remove it or reference it from a task",
+            );
+        }
+        let template = match kudo_template::Template::parse(name, text) {
+            Ok(t) => t,
+            Err(e) => {
+                r.error(&file, format!("template does not parse: {e}"));
+                continue;
+            }
+        };
+        for param in template.param_references() {
+            if !declared.contains(param.as_str()) {
+                r.error(
+                    &file,
+                    format!(
+                        "template uses parameter {param}, which is not declared in params.yaml"
+                    ),
+                );
+            }
+            used_params.insert(param);
+        }
+        for field in template.root_fields() {
+            if !ROOT_FIELDS.contains(&field.as_str()) {
+                r.error(
+                    &file,
+                    format!(
+                        "template uses .{field}, which templates do not have; available: .{}",
+                        ROOT_FIELDS.join(", .")
+                    ),
+                );
+            }
+        }
+        let Some(data) = &data else { continue };
+        let rendered = match template.render(data) {
+            Ok(text) => text,
+            Err(e) => {
+                r.error(
+                    &file,
+                    format!("template does not render with default parameter values: {e}"),
+                );
+                continue;
+            }
+        };
+        check_rendered(pkg, name, &file, &rendered, use_kind, r);
+    }
+    warn_unused_parameters(pkg, &used_params, r);
+}
+
+fn check_rendered(
+    pkg: &Package,
+    name: &str,
+    file: &str,
+    rendered: &str,
+    use_kind: Option<Use>,
+    r: &mut Report,
+) {
+    if use_kind == Some(Use::ParameterFile) {
+        match crate::yaml::parse_value(rendered) {
+            Ok(Value::Object(_) | Value::Null) => {}
+            Ok(_) => r.error(
+                file,
+                "parameter file must render a YAML map of parameter values",
+            ),
+            Err(e) => r.error(file, format!("parameter file is not valid YAML: {e}")),
+        }
+        return;
+    }
+    let objects = match crate::render::parse_objects("verify", name, rendered) {
+        Ok(objects) => objects,
+        Err(e) => {
+            let detail = match e {
+                crate::RenderError::Yaml { detail, .. } => detail,
+                other => other.to_string(),
+            };
+            r.error(
+                file,
+                format!("rendered template is not valid Kubernetes YAML: {detail}"),
+            );
+            return;
+        }
+    };
+    let namespaces = objects
+        .iter()
+        .filter(|o| o.get("kind").and_then(Value::as_str) == Some("Namespace"))
+        .count();
+    let is_ns_manifest = pkg.operator.namespace_manifest.as_deref() == Some(name);
+    if is_ns_manifest && (namespaces != 1 || objects.len() != 1) {
+        r.error(
+            OPERATOR_FILE,
+            format!("namespaceManifest {name} must contain exactly one object, of kind Namespace"),
+        );
+    } else if !is_ns_manifest && namespaces > 0 {
+        r.error(
+            file,
+            "template contains a Namespace; only the namespaceManifest template may create one",
+        );
+    }
+}
+
+fn warn_unused_parameters(pkg: &Package, used: &BTreeSet<String>, r: &mut Report) {
+    let toggles: BTreeSet<&str> = pkg
+        .operator
+        .tasks
+        .iter()
+        .filter_map(|t| t.spec.parameter.as_deref())
+        .collect();
+    for p in &pkg.params.parameters {
+        let has_trigger = p.trigger.as_deref().is_some_and(|t| !t.is_empty());
+        if !p.name.is_empty()
+            && !used.contains(&p.name)
+            && !toggles.contains(p.name.as_str())
+            && !has_trigger
+        {
+            r.warning(
+                PARAMS_FILE,
+                format!(
+                    "parameter {} is not used by any template and has no trigger",
+                    p.name
+                ),
+            );
+        }
+    }
+}
+
+/// The data KUDO's verifier renders with: placeholder names, parameter
+/// defaults and every pipe key. `None` when the defaults themselves are
+/// broken (already reported by the parameter checks).
+fn placeholder_data(pkg: &Package) -> Option<Value> {
+    let ov = pkg.to_operator_version("Namespace");
+    let params = crate::params::template_values(&ov.spec, &BTreeMap::new()).ok()?;
+    let mut pipes = BTreeMap::new();
+    for plan in ov.spec.plans.keys() {
+        pipes.extend(crate::render::pipe_artifact_names(&ov, plan, "name"));
+    }
+    Some(json!({
+        "OperatorName": "OperatorName",
+        "Name": "Name",
+        "Namespace": "Namespace",
+        "AppVersion": "AppVersion",
+        "OperatorVersion": "OperatorVersion",
+        "PlanName": "PlanName",
+        "PhaseName": "PhaseName",
+        "StepName": "StepName",
+        "Params": Value::Object(params),
+        "Pipes": pipes,
+    }))
+}

@@ -1,0 +1,114 @@
+//! The example packages under operators/: they verify cleanly and their
+//! `package render` output is snapshot-tested.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use kudo_package::render::{PlanRenderOptions, StaticDiscovery, format_render_output, render_plan};
+
+fn operator_dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../operators")
+        .join(name)
+}
+
+const OPERATORS: [&str; 3] = ["first-operator", "zookeeper", "canary-web"];
+
+#[test]
+#[ignore = "needs kudo-template"]
+fn every_example_operator_verifies_without_errors_or_warnings() {
+    for name in OPERATORS {
+        let pkg = kudo_package::load(&operator_dir(name)).unwrap();
+        let report = pkg.verify();
+        assert!(report.is_clean(), "{name}:\n{report}");
+    }
+}
+
+fn render(name: &str, plan: &str, values: &[(&str, &str)]) -> String {
+    let pkg = kudo_package::load(&operator_dir(name)).unwrap();
+    let ov = pkg.to_operator_version("demo");
+    let options = PlanRenderOptions {
+        plan: plan.to_string(),
+        instance_name: format!("{name}-instance"),
+        namespace: "demo".to_string(),
+        instance_uid: Some("00000000-0000-0000-0000-000000000001".to_string()),
+        plan_uid: "00000000-0000-0000-0000-0000000000aa".to_string(),
+        values: values
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<BTreeMap<_, _>>(),
+    };
+    let steps = render_plan(&ov, &options, &StaticDiscovery::default()).unwrap();
+    format_render_output(&steps)
+}
+
+#[test]
+#[ignore = "needs kudo-template"]
+fn first_operator_deploy_renders() {
+    insta::assert_snapshot!(render("first-operator", "deploy", &[("REPLICAS", "3")]));
+}
+
+#[test]
+#[ignore = "needs kudo-template"]
+fn zookeeper_deploy_renders() {
+    insta::assert_snapshot!(render("zookeeper", "deploy", &[]));
+}
+
+#[test]
+#[ignore = "needs kudo-template"]
+fn zookeeper_deploy_with_typed_parameters_renders() {
+    insta::assert_snapshot!(render(
+        "zookeeper",
+        "deploy",
+        &[
+            ("NODE_COUNT", "1"),
+            ("METRICS_ENABLED", "true"),
+            (
+                "EXTRA_JVM_FLAGS",
+                "[-XX:+UseG1GC, -Dzookeeper.forceSync=no]"
+            ),
+            ("POD_LABELS", "{team: storage, tier: \"1\"}"),
+            ("STORAGE_CLASS", "fast"),
+        ]
+    ));
+}
+
+#[test]
+#[ignore = "needs kudo-template"]
+fn zookeeper_cleanup_renders() {
+    insta::assert_snapshot!(render("zookeeper", "cleanup", &[]));
+}
+
+#[test]
+#[ignore = "needs kudo-template"]
+fn canary_web_deploy_renders() {
+    insta::assert_snapshot!(render("canary-web", "deploy", &[]));
+}
+
+#[test]
+#[ignore = "needs kudo-template"]
+fn canary_web_update_with_ingress_renders() {
+    insta::assert_snapshot!(render(
+        "canary-web",
+        "update",
+        &[("INGRESS_ENABLED", "true"), ("MESSAGE", "Second edition")]
+    ));
+}
+
+#[test]
+fn packed_operator_loads_like_the_directory() {
+    let dir = operator_dir("zookeeper");
+    let tmp = tempfile::tempdir().unwrap();
+    let tgz = tmp.path().join("zookeeper-0.1.0.tgz");
+    let file = std::fs::File::create(&tgz).unwrap();
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    tar.append_dir_all("zookeeper", &dir).unwrap();
+    tar.into_inner().unwrap().finish().unwrap();
+    let from_dir = kudo_package::load(&dir).unwrap();
+    let from_tgz = kudo_package::load(&tgz).unwrap();
+    assert_eq!(from_dir.operator, from_tgz.operator);
+    assert_eq!(from_dir.params, from_tgz.params);
+    assert_eq!(from_dir.templates, from_tgz.templates);
+}
