@@ -20,6 +20,12 @@ pub mod webhook;
 
 pub use error::{Error, Result};
 pub mod admin;
+pub mod context;
+pub mod controller;
+pub mod discovery;
+pub mod executor;
 pub mod leader;
 pub mod logging;
 pub mod metrics;
+pub mod reconcile;
+pub mod status_patch;

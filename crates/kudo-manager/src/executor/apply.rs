@@ -1,0 +1,281 @@
+//! Apply tasks: server-side apply in template order, CRDs waited for until
+//! Established, dependencies hash, health, pruning.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kudo_api::AppliedObject;
+use kudo_api::names::FIELD_MANAGER;
+use kudo_engine::{TaskOutcome, TaskResult};
+use kudo_package::hash::{ObjectRef, dependency_refs, stamp_dependencies_hash};
+use serde_json::Value;
+
+use crate::classify::{describe_kube_error, object_label, outcome_for};
+use crate::context::Context;
+use crate::discovery::Resolved;
+use crate::health::{self, Health};
+
+/// Identity of an object as recorded in status.
+pub fn object_identity(obj: &Value) -> AppliedObject {
+    let s = |path: &[&str]| {
+        path.iter()
+            .try_fold(obj, |v, k| v.get(*k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    AppliedObject {
+        api_version: s(&["apiVersion"]).unwrap_or_default(),
+        kind: s(&["kind"]).unwrap_or_default(),
+        namespace: s(&["metadata", "namespace"]).filter(|n| !n.is_empty()),
+        name: s(&["metadata", "name"]).unwrap_or_default(),
+    }
+}
+
+fn label(id: &AppliedObject) -> String {
+    object_label(&id.kind, id.namespace.as_deref(), &id.name)
+}
+
+/// The dynamic API for an object, resolving its kind (and waiting a little
+/// for a kind whose CRD this task just created).
+async fn api_for(
+    ctx: &Context,
+    id: &AppliedObject,
+    wait: Option<Duration>,
+) -> Result<(Api<DynamicObject>, Resolved), TaskOutcome> {
+    let deadline = tokio::time::Instant::now() + wait.unwrap_or_default();
+    let mut delay = Duration::from_millis(50);
+    loop {
+        match ctx.api.resolve(&id.api_version, &id.kind).await {
+            Ok(Some(resolved)) => {
+                let api = match (&id.namespace, resolved.namespaced) {
+                    (Some(ns), true) => {
+                        Api::namespaced_with(ctx.client.clone(), ns, &resolved.resource)
+                    }
+                    _ => Api::all_with(ctx.client.clone(), &resolved.resource),
+                };
+                return Ok((api, resolved));
+            }
+            Ok(None) if tokio::time::Instant::now() < deadline => {}
+            Ok(None) => {
+                return Err(TaskOutcome::Fatal {
+                    message: format!(
+                        "{}: the API server has no kind {} in {}; install its CustomResourceDefinition first",
+                        label(id),
+                        id.kind,
+                        id.api_version
+                    ),
+                });
+            }
+            Err(e) => {
+                return Err(TaskOutcome::Transient {
+                    message: format!(
+                        "{}: discovery failed: {}",
+                        label(id),
+                        describe_kube_error(&e)
+                    ),
+                });
+            }
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(1));
+    }
+}
+
+/// Server-side apply one object; returns the object as the server stored it.
+pub async fn apply_object(
+    ctx: &Context,
+    obj: &Value,
+    wait_for_kind: Option<Duration>,
+) -> Result<Value, TaskOutcome> {
+    let id = object_identity(obj);
+    let (api, _) = api_for(ctx, &id, wait_for_kind).await?;
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    match api.patch(&id.name, &params, &Patch::Apply(obj)).await {
+        Ok(stored) => serde_json::to_value(&stored).map_err(|e| TaskOutcome::Transient {
+            message: format!("{}: unreadable response: {e}", label(&id)),
+        }),
+        Err(e) => Err(outcome_for(&label(&id), &e)),
+    }
+}
+
+/// Wait until a CRD is Established (it was just applied in this task).
+async fn wait_established(
+    ctx: &Context,
+    id: &AppliedObject,
+    mut current: Value,
+) -> Result<Value, TaskOutcome> {
+    let deadline = tokio::time::Instant::now() + ctx.crd_timeout;
+    let (api, _) = api_for(ctx, id, None).await?;
+    let mut delay = Duration::from_millis(50);
+    loop {
+        if health::evaluate(&current).is_healthy() {
+            return Ok(current);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(TaskOutcome::InProgress {
+                message: format!("{}: not Established after {:?}", label(id), ctx.crd_timeout),
+            });
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_millis(500));
+        match api.get(&id.name).await {
+            Ok(obj) => current = serde_json::to_value(&obj).unwrap_or(current),
+            Err(e) => return Err(outcome_for(&label(id), &e)),
+        }
+    }
+}
+
+/// Fetch the ConfigMaps/Secrets that pod templates reference but the task
+/// does not render, and stamp the dependencies hash.
+async fn stamp_hash(ctx: &Context, objects: &mut [Value]) -> Result<(), TaskOutcome> {
+    let refs = dependency_refs(objects);
+    let mut live: BTreeMap<ObjectRef, Value> = BTreeMap::new();
+    for r in refs {
+        let id = AppliedObject {
+            api_version: r.api_version(),
+            kind: r.kind.clone(),
+            namespace: Some(r.namespace.clone()).filter(|n| !n.is_empty()),
+            name: r.name.clone(),
+        };
+        let (api, _) = api_for(ctx, &id, None).await?;
+        match api.get_opt(&r.name).await {
+            Ok(Some(obj)) => {
+                if let Ok(v) = serde_json::to_value(&obj) {
+                    live.insert(r, v);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => return Err(outcome_for(&label(&id), &e)),
+        }
+    }
+    stamp_dependencies_hash(objects, &live).map_err(|e| TaskOutcome::Transient {
+        message: e.to_string(),
+    })
+}
+
+/// Apply all objects in order, then judge health and prune what the step
+/// applied before but no longer renders.
+pub(super) async fn run(
+    ctx: &Context,
+    mut objects: Vec<Value>,
+    previously_applied: &[AppliedObject],
+) -> TaskResult {
+    let mut applied = Vec::with_capacity(objects.len());
+    if let Err(outcome) = stamp_hash(ctx, &mut objects).await {
+        return TaskResult {
+            outcome,
+            objects: applied,
+        };
+    }
+    // Kinds defined by CRDs of this task: objects of those kinds may need to
+    // wait for discovery to catch up.
+    let task_kinds: Vec<(String, String)> = objects
+        .iter()
+        .filter(|o| o.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+        .filter_map(|crd| {
+            let spec = crd.get("spec")?;
+            Some((
+                spec.get("group")?.as_str()?.to_string(),
+                spec.get("names")?.get("kind")?.as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let mut waiting = Vec::new();
+    for obj in &objects {
+        let id = object_identity(obj);
+        let group = kudo_package::render::api_group(&id.api_version).to_string();
+        let wait = task_kinds
+            .contains(&(group, id.kind.clone()))
+            .then_some(ctx.crd_timeout);
+        let stored = match apply_object(ctx, obj, wait).await {
+            Ok(stored) => stored,
+            Err(outcome) => {
+                return TaskResult {
+                    outcome,
+                    objects: applied,
+                };
+            }
+        };
+        applied.push(id.clone());
+        let stored = if id.kind == "CustomResourceDefinition" {
+            match wait_established(ctx, &id, stored).await {
+                Ok(s) => s,
+                Err(outcome) => {
+                    return TaskResult {
+                        outcome,
+                        objects: applied,
+                    };
+                }
+            }
+        } else {
+            stored
+        };
+        match health::evaluate(&stored) {
+            Health::Healthy => {}
+            Health::Progressing(msg) => waiting.push(msg),
+            Health::Failed(message) => {
+                return TaskResult {
+                    outcome: TaskOutcome::Fatal { message },
+                    objects: applied,
+                };
+            }
+        }
+    }
+    if let Err(outcome) = prune(ctx, previously_applied, &applied).await {
+        return TaskResult {
+            outcome,
+            objects: applied,
+        };
+    }
+    let outcome = if waiting.is_empty() {
+        TaskOutcome::Done
+    } else {
+        TaskOutcome::InProgress {
+            message: waiting.join("; "),
+        }
+    };
+    TaskResult {
+        outcome,
+        objects: applied,
+    }
+}
+
+/// Delete (background propagation) objects applied before but not now.
+async fn prune(
+    ctx: &Context,
+    before: &[AppliedObject],
+    now: &[AppliedObject],
+) -> Result<(), TaskOutcome> {
+    for gone in before.iter().filter(|b| !now.contains(b)) {
+        let (api, _) = match api_for(ctx, gone, None).await {
+            Ok(a) => a,
+            // The kind itself is gone (its CRD was removed): nothing to prune.
+            Err(TaskOutcome::Fatal { .. }) => continue,
+            Err(other) => return Err(other),
+        };
+        match api.delete(&gone.name, &DeleteParams::background()).await {
+            Ok(_) => {
+                tracing::info!(object = %label(gone), "pruned an object the step no longer renders")
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(outcome_for(&label(gone), &e)),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn identity_drops_empty_namespace() {
+        let id = object_identity(
+            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x", "namespace": ""}}),
+        );
+        assert_eq!(id.namespace, None);
+        assert_eq!(label(&id), "Namespace x");
+    }
+}

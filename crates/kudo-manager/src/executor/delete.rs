@@ -1,0 +1,57 @@
+//! Delete tasks: background propagation; done when the objects are gone.
+
+use kube::api::DeleteParams;
+use kudo_engine::{TaskOutcome, TaskResult};
+use serde_json::Value;
+
+use super::apply::object_identity;
+use crate::classify::{object_label, outcome_for};
+use crate::context::Context;
+
+pub(super) async fn run(ctx: &Context, objects: &[Value]) -> TaskResult {
+    let mut remaining = Vec::new();
+    for obj in objects {
+        let id = object_identity(obj);
+        let label = object_label(&id.kind, id.namespace.as_deref(), &id.name);
+        let resolved = match ctx.api.resolve(&id.api_version, &id.kind).await {
+            Ok(Some(r)) => r,
+            // KUDO drops objects whose kind the server does not know.
+            Ok(None) => continue,
+            Err(e) => return failed(outcome_for(&label, &e)),
+        };
+        let api: kube::Api<kube::api::DynamicObject> = match (&id.namespace, resolved.namespaced) {
+            (Some(ns), true) => {
+                kube::Api::namespaced_with(ctx.client.clone(), ns, &resolved.resource)
+            }
+            _ => kube::Api::all_with(ctx.client.clone(), &resolved.resource),
+        };
+        match api.delete(&id.name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => continue,
+            Err(e) => return failed(outcome_for(&label, &e)),
+        }
+        match api.get_opt(&id.name).await {
+            Ok(Some(_)) => remaining.push(label),
+            Ok(None) => {}
+            Err(e) => return failed(outcome_for(&label, &e)),
+        }
+    }
+    let outcome = if remaining.is_empty() {
+        TaskOutcome::Done
+    } else {
+        TaskOutcome::InProgress {
+            message: format!("waiting for deletion of {}", remaining.join(", ")),
+        }
+    };
+    TaskResult {
+        outcome,
+        objects: Vec::new(),
+    }
+}
+
+fn failed(outcome: TaskOutcome) -> TaskResult {
+    TaskResult {
+        outcome,
+        objects: Vec::new(),
+    }
+}

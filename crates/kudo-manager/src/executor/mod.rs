@@ -1,0 +1,204 @@
+//! The executor: turns one `RunTask` action into API calls and a
+//! [`TaskResult`]. Rendering is kudo-package's; health is [`crate::health`].
+
+mod apply;
+mod delete;
+
+use kudo_api::{AppliedObject, Instance, OperatorVersion};
+use kudo_engine::{TaskKey, TaskOutcome, TaskResult};
+use kudo_package::RenderError;
+use kudo_package::render::{RenderContext, RenderedTask, pipe_artifact_names, render_task};
+
+use tracing::Instrument;
+
+use crate::context::Context;
+
+pub use apply::{apply_object, object_identity};
+
+/// Run one task of one step and report what happened.
+pub async fn run_task(
+    ctx: &Context,
+    inst: &Instance,
+    ov: &OperatorVersion,
+    key: &TaskKey,
+    previously_applied: &[AppliedObject],
+) -> TaskResult {
+    let span = tracing::info_span!(
+        "task",
+        instance = %format!("{}/{}", inst.metadata.namespace.as_deref().unwrap_or(""), inst.metadata.name.as_deref().unwrap_or("")),
+        plan = %key.plan,
+        phase = %key.phase,
+        step = %key.step,
+        task = %key.task,
+    );
+    run_task_inner(ctx, inst, ov, key, previously_applied)
+        .instrument(span)
+        .await
+}
+
+async fn run_task_inner(
+    ctx: &Context,
+    inst: &Instance,
+    ov: &OperatorVersion,
+    key: &TaskKey,
+    previously_applied: &[AppliedObject],
+) -> TaskResult {
+    let rendered = match render(ctx, inst, ov, key).await {
+        Ok(r) => r,
+        Err(outcome) => return result(outcome, Vec::new()),
+    };
+    let res = match rendered {
+        RenderedTask::Apply { objects } => apply::run(ctx, objects, previously_applied).await,
+        RenderedTask::Delete { objects } => delete::run(ctx, &objects).await,
+        RenderedTask::Dummy {
+            want_err,
+            fatal,
+            done,
+        } => result(dummy_outcome(want_err, fatal, done, &key.task), Vec::new()),
+        RenderedTask::KudoOperator { instance } => match serde_json::to_value(&instance) {
+            Ok(child) => apply::run(ctx, vec![child], previously_applied).await,
+            Err(e) => result(
+                TaskOutcome::Fatal {
+                    message: format!(
+                        "task {}: child Instance could not be serialised: {e}",
+                        key.task
+                    ),
+                },
+                Vec::new(),
+            ),
+        },
+        RenderedTask::Pipe { .. } => result(
+            TaskOutcome::Fatal {
+                message: format!(
+                    "task {}: Pipe tasks are not supported by kudo-manager yet (copying files out of \
+                     the pipe pod needs pod exec); produce the file in a Job or an init container \
+                     that writes the ConfigMap/Secret instead",
+                    key.task
+                ),
+            },
+            Vec::new(),
+        ),
+    };
+    match &res.outcome {
+        TaskOutcome::Done => tracing::info!("task done"),
+        TaskOutcome::InProgress { message } => tracing::info!(%message, "task in progress"),
+        TaskOutcome::Transient { message } => {
+            ctx.metrics.count_error("transient_task");
+            tracing::warn!(%message, "task failed, will retry");
+        }
+        TaskOutcome::Fatal { message } => {
+            ctx.metrics.count_error("fatal_task");
+            tracing::error!(%message, "task failed fatally");
+        }
+    }
+    res
+}
+
+fn result(outcome: TaskOutcome, objects: Vec<AppliedObject>) -> TaskResult {
+    TaskResult { outcome, objects }
+}
+
+fn dummy_outcome(want_err: bool, fatal: bool, done: bool, task: &str) -> TaskOutcome {
+    match (want_err, fatal, done) {
+        (true, true, _) => TaskOutcome::Fatal {
+            message: format!("task {task}: dummy error"),
+        },
+        (true, false, _) => TaskOutcome::Transient {
+            message: format!("task {task}: dummy error"),
+        },
+        (false, _, true) => TaskOutcome::Done,
+        (false, _, false) => TaskOutcome::InProgress {
+            message: format!("task {task}: Dummy task is not done"),
+        },
+    }
+}
+
+/// The render context of a task (names, `.Params`, `.Pipes`).
+pub fn render_context(
+    inst: &Instance,
+    ov: &OperatorVersion,
+    key: &TaskKey,
+) -> Result<RenderContext, TaskOutcome> {
+    let name = inst.metadata.name.clone().unwrap_or_default();
+    let values = inst.spec.parameters.clone().unwrap_or_default();
+    let params = kudo_package::params::template_values(&ov.spec, &values).map_err(|e| {
+        TaskOutcome::Fatal {
+            message: format!("parameters of Instance {name}: {e}"),
+        }
+    })?;
+    Ok(RenderContext {
+        instance_name: name.clone(),
+        namespace: inst
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        instance_uid: inst.metadata.uid.clone(),
+        plan: key.plan.clone(),
+        phase: key.phase.clone(),
+        step: key.step.clone(),
+        plan_uid: key.uid.clone(),
+        params,
+        pipes: pipe_artifact_names(ov, &key.plan, &name),
+        ..RenderContext::for_operator_version(ov)
+    })
+}
+
+/// Render, resolving kinds the discovery cache does not know yet.
+async fn render(
+    ctx: &Context,
+    inst: &Instance,
+    ov: &OperatorVersion,
+    key: &TaskKey,
+) -> Result<RenderedTask, TaskOutcome> {
+    let rctx = render_context(inst, ov, key)?;
+    let mut asked = Vec::new();
+    loop {
+        match render_task(ov, &key.task, &rctx, &ctx.api) {
+            Ok(r) => return Ok(r),
+            Err(RenderError::UnknownKind {
+                api_version, kind, ..
+            }) if !asked.contains(&(api_version.clone(), kind.clone())) => {
+                match ctx.api.resolve(&api_version, &kind).await {
+                    Ok(_) => asked.push((api_version, kind)),
+                    Err(e) => {
+                        return Err(TaskOutcome::Transient {
+                            message: format!("discovery of {kind} in {api_version}: {e}"),
+                        });
+                    }
+                }
+            }
+            Err(e) if e.is_fatal() => {
+                return Err(TaskOutcome::Fatal {
+                    message: e.to_string(),
+                });
+            }
+            Err(e) => {
+                return Err(TaskOutcome::Transient {
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dummy_task_outcomes_follow_its_flags() {
+        assert_eq!(dummy_outcome(false, false, true, "t"), TaskOutcome::Done);
+        assert!(
+            matches!(dummy_outcome(true, true, true, "t"), TaskOutcome::Fatal { message } if message == "task t: dummy error")
+        );
+        assert!(matches!(
+            dummy_outcome(true, false, false, "t"),
+            TaskOutcome::Transient { .. }
+        ));
+        assert!(matches!(
+            dummy_outcome(false, false, false, "t"),
+            TaskOutcome::InProgress { .. }
+        ));
+    }
+}

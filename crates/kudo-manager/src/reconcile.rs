@@ -1,0 +1,284 @@
+//! One reconcile of one Instance: decide → run tasks → decide again until
+//! nothing new is to run → finalizer, status, Events → requeue only when
+//! the decision asks.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action as Requeue;
+use kube::runtime::events::{Event, EventType as KubeEventType};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
+use kudo_api::names::CLEANUP_FINALIZER;
+use kudo_api::{Instance, InstanceStatus};
+use kudo_engine::{Action, Decision, EventType, Input, Observed, TaskKey, TaskOutcome};
+use serde_json::json;
+use tracing::Instrument;
+
+use crate::context::Context;
+use crate::executor::run_task;
+use crate::status_patch::{add_finalizer, merge_patch, remove_finalizer};
+use crate::{Error, Result};
+
+/// Upper bound of decide/execute rounds in one reconcile (a plan of many
+/// instantly-done steps advances this many steps per reconcile).
+const MAX_ROUNDS: usize = 500;
+/// While a task waits for an object the watches may not cover (cluster-scoped,
+/// not owned), look again after this long.
+const IN_PROGRESS_RECHECK: Duration = Duration::from_secs(10);
+
+/// Reconcile one Instance (the kube-runtime entry point).
+pub async fn reconcile(cached: Arc<Instance>, ctx: Arc<Context>) -> Result<Requeue> {
+    let started = Instant::now();
+    let span = tracing::info_span!(
+        "reconcile",
+        instance = %format!("{}/{}", cached.namespace().unwrap_or_default(), cached.name_any())
+    );
+    let res = reconcile_inner(cached, &ctx).instrument(span).await;
+    ctx.metrics.observe_reconcile(started.elapsed());
+    res
+}
+
+/// Our own last write when the cache has not caught up with it yet.
+fn current_copy(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
+    let key = ObjectRef::from_obj(cached.as_ref());
+    let Ok(mut written) = ctx.written.lock() else {
+        return cached;
+    };
+    match written.get(&key) {
+        Some((stale_rv, fresh))
+            if cached.resource_version().as_deref() == Some(stale_rv.as_str()) =>
+        {
+            fresh.clone()
+        }
+        Some(_) => {
+            written.remove(&key);
+            cached
+        }
+        None => cached,
+    }
+}
+
+async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue> {
+    let inst = current_copy(ctx, cached);
+    let ov = ctx.operator_version_of(&inst);
+    let mut observed = Observed::default();
+    let mut decision = decide(ctx, &inst, ov.as_deref(), &observed);
+    let mut waiting_on_objects = false;
+    if let Some(ov) = ov.as_deref() {
+        for _ in 0..MAX_ROUNDS {
+            let todo: Vec<(TaskKey, Vec<kudo_api::AppliedObject>)> = decision
+                .actions
+                .iter()
+                .filter_map(|a| match a {
+                    Action::RunTask {
+                        key,
+                        previously_applied,
+                    } if !observed.tasks.contains_key(key) => {
+                        Some((key.clone(), previously_applied.clone()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if todo.is_empty() {
+                break;
+            }
+            for (key, previously_applied) in todo {
+                let result = run_task(ctx, &inst, ov, &key, &previously_applied).await;
+                waiting_on_objects |= matches!(result.outcome, TaskOutcome::InProgress { .. });
+                observed.tasks.insert(key, result);
+            }
+            decision = decide(ctx, &inst, Some(ov), &observed);
+        }
+    }
+    let after = act(ctx, &inst, &decision).await?;
+    let requeue = match (decision.requeue_after, waiting_on_objects && after) {
+        (Some(d), true) => Some(d.min(IN_PROGRESS_RECHECK)),
+        (Some(d), false) => Some(d),
+        (None, true) => Some(IN_PROGRESS_RECHECK),
+        (None, false) => None,
+    };
+    Ok(requeue.map_or_else(Requeue::await_change, Requeue::requeue))
+}
+
+fn decide(
+    ctx: &Context,
+    inst: &Instance,
+    ov: Option<&kudo_api::OperatorVersion>,
+    observed: &Observed,
+) -> Decision {
+    kudo_engine::decide(Input {
+        instance: inst,
+        operator_version: ov,
+        observed,
+        now: jiff::Timestamp::now(),
+        config: &ctx.engine,
+    })
+}
+
+/// Carry out the decision's side effects. Returns whether the Instance
+/// still exists afterwards.
+async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool> {
+    let ns = inst.namespace().unwrap_or_default();
+    let name = inst.name_any();
+    let api: Api<Instance> = Api::namespaced(ctx.client.clone(), &ns);
+    let label = format!("Instance {ns}/{name}");
+    let mut current = inst.clone();
+    let remove_finalizer_requested = decision.actions.contains(&Action::RemoveFinalizer);
+
+    if decision.actions.contains(&Action::AddFinalizer)
+        && !inst.finalizers().iter().any(|f| f == CLEANUP_FINALIZER)
+    {
+        let finalizers = inst.metadata.finalizers.as_deref();
+        let patch = add_finalizer(finalizers, CLEANUP_FINALIZER);
+        current = patch_json(&api, &name, patch)
+            .await
+            .map_err(|e| Error::kube(format!("adding the cleanup finalizer to {label}"), e))?;
+    }
+
+    let stored = inst.status.clone().unwrap_or_default();
+    if decision.status != stored {
+        let old = serde_json::to_value(&stored).map_err(|source| Error::Serde {
+            context: format!("status of {label}"),
+            source,
+        })?;
+        let new = serde_json::to_value(&decision.status).map_err(|source| Error::Serde {
+            context: format!("new status of {label}"),
+            source,
+        })?;
+        let patch = json!({ "status": merge_patch(&old, &new) });
+        match api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(written) => {
+                current = written;
+                remember_write(ctx, inst, &current);
+            }
+            // Gone already (finalizer removed elsewhere): nothing to record.
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
+            Err(e) => return Err(Error::kube(format!("writing the status of {label}"), e)),
+        }
+        count_plans(ctx, inst, &stored, &decision.status);
+    }
+
+    for action in &decision.actions {
+        if let Action::Event {
+            event_type,
+            reason,
+            message,
+        } = action
+        {
+            publish(ctx, inst, *event_type, reason, message).await;
+        }
+    }
+
+    if remove_finalizer_requested
+        && let Some(patch) = remove_finalizer(current.finalizers(), CLEANUP_FINALIZER)
+    {
+        match patch_json(&api, &name, patch).await {
+            Ok(_) => {
+                tracing::info!("removed the cleanup finalizer");
+                return Ok(false);
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
+            Err(e) => {
+                return Err(Error::kube(
+                    format!("removing the cleanup finalizer from {label}"),
+                    e,
+                ));
+            }
+        }
+    }
+    Ok(true)
+}
+
+async fn patch_json(
+    api: &Api<Instance>,
+    name: &str,
+    patch: serde_json::Value,
+) -> Result<Instance, kube::Error> {
+    let patch: json_patch::Patch =
+        serde_json::from_value(patch).map_err(kube::Error::SerdeError)?;
+    api.patch(name, &PatchParams::default(), &Patch::<()>::Json(patch))
+        .await
+}
+
+fn remember_write(ctx: &Context, before: &Instance, after: &Instance) {
+    if let (Some(rv), Ok(mut written)) = (before.resource_version(), ctx.written.lock()) {
+        written.insert(ObjectRef::from_obj(before), (rv, Arc::new(after.clone())));
+    }
+}
+
+async fn publish(
+    ctx: &Context,
+    inst: &Instance,
+    event_type: EventType,
+    reason: &str,
+    message: &str,
+) {
+    let type_ = match event_type {
+        EventType::Normal => KubeEventType::Normal,
+        EventType::Warning => KubeEventType::Warning,
+    };
+    match event_type {
+        EventType::Normal => tracing::info!(%reason, %message, "event"),
+        EventType::Warning => tracing::warn!(%reason, %message, "event"),
+    }
+    let event = Event {
+        type_,
+        reason: reason.to_string(),
+        note: Some(message.chars().take(1000).collect()),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(e) = ctx.recorder.publish(&event, &inst.object_ref(&())).await {
+        ctx.metrics.count_error("event");
+        tracing::warn!(error = %e, %reason, "could not publish an Event");
+    }
+}
+
+/// Plans started / finished and the active-plans gauge, from the status change.
+fn count_plans(ctx: &Context, inst: &Instance, old: &InstanceStatus, new: &InstanceStatus) {
+    let key = format!(
+        "{}/{}",
+        inst.namespace().unwrap_or_default(),
+        inst.name_any()
+    );
+    let old_active = old.active_plan.as_ref();
+    let Some(active) = new.active_plan.as_ref() else {
+        return;
+    };
+    let same_run = old_active.is_some_and(|o| o.name == active.name && o.uid == active.uid);
+    if !same_run {
+        ctx.metrics.plan_started(&active.name);
+    }
+    let was_running = same_run && old_active.is_some_and(|o| o.status.is_running());
+    if active.status.is_terminal() && (was_running || !same_run) {
+        ctx.metrics
+            .plan_finished(&active.name, &active.status.to_string());
+    }
+    if let Ok(mut running) = ctx.running.lock() {
+        if active.status.is_terminal() {
+            running.remove(&key);
+        } else {
+            running.insert(key);
+        }
+        ctx.metrics
+            .active_plans
+            .set(i64::try_from(running.len()).unwrap_or(i64::MAX));
+    }
+}
+
+/// What to do after a failed reconcile: transient errors retry soon, the
+/// rest later (a person has to act, the watch brings the fix).
+pub fn error_policy(_inst: Arc<Instance>, err: &Error, ctx: Arc<Context>) -> Requeue {
+    ctx.metrics.count_error(err.metric_kind());
+    tracing::warn!(error = %err, transient = err.is_transient(), "reconcile failed");
+    if err.is_transient() {
+        Requeue::requeue(Duration::from_secs(2))
+    } else {
+        Requeue::requeue(Duration::from_secs(60))
+    }
+}
