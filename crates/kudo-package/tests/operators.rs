@@ -16,7 +16,6 @@ fn operator_dir(name: &str) -> PathBuf {
 const OPERATORS: [&str; 3] = ["first-operator", "zookeeper", "canary-web"];
 
 #[test]
-#[ignore = "needs kudo-template"]
 fn every_example_operator_verifies_without_errors_or_warnings() {
     for name in OPERATORS {
         let pkg = kudo_package::load(&operator_dir(name)).unwrap();
@@ -44,19 +43,16 @@ fn render(name: &str, plan: &str, values: &[(&str, &str)]) -> String {
 }
 
 #[test]
-#[ignore = "needs kudo-template"]
 fn first_operator_deploy_renders() {
     insta::assert_snapshot!(render("first-operator", "deploy", &[("REPLICAS", "3")]));
 }
 
 #[test]
-#[ignore = "needs kudo-template"]
 fn zookeeper_deploy_renders() {
     insta::assert_snapshot!(render("zookeeper", "deploy", &[]));
 }
 
 #[test]
-#[ignore = "needs kudo-template"]
 fn zookeeper_deploy_with_typed_parameters_renders() {
     insta::assert_snapshot!(render(
         "zookeeper",
@@ -75,19 +71,16 @@ fn zookeeper_deploy_with_typed_parameters_renders() {
 }
 
 #[test]
-#[ignore = "needs kudo-template"]
 fn zookeeper_cleanup_renders() {
     insta::assert_snapshot!(render("zookeeper", "cleanup", &[]));
 }
 
 #[test]
-#[ignore = "needs kudo-template"]
 fn canary_web_deploy_renders() {
     insta::assert_snapshot!(render("canary-web", "deploy", &[]));
 }
 
 #[test]
-#[ignore = "needs kudo-template"]
 fn canary_web_update_with_ingress_renders() {
     insta::assert_snapshot!(render(
         "canary-web",
