@@ -1,6 +1,47 @@
-//! Admission rules for Instance changes (the validating webhook's logic).
+//! Admission rules for Instance changes: the validating webhook's logic.
+//!
+//! KUDO's webhook both validated and *mutated* (it wrote
+//! `spec.planExecution`); kudo-rs only validates, and the controller derives
+//! the plan to run from spec vs status ([`crate::select`]) with the very same
+//! functions used here. Rules, in order (first denial wins):
+//!
+//! 1. The OperatorVersion must exist (create and update).
+//! 2. Create: the OperatorVersion needs a `deploy` plan; parameters must be
+//!    defined, valid and present when required.
+//! 3. While being deleted: no parameter change, no upgrade, no manual plan
+//!    (cleanup is started by the controller); plan operations are allowed.
+//! 4. Unknown parameters, invalid values, changed immutable parameters (and
+//!    KEP-30's upgrade rules) are refused.
+//! 5. A manual `cleanup`, a manual plan that does not exist, or a
+//!    `planName` change without a new `uid` are refused.
+//! 6. Several changes at once are refused when they would start different
+//!    plans: upgrade + manual plan, upgrade + parameters triggering another
+//!    plan than the upgrade's, parameters + manual plan, parameters
+//!    triggering several plans.
+//! 7. While a plan is running or a request is still pending (not yet
+//!    consumed by the controller), a request for a *different* plan is
+//!    refused with a message naming the plan, phase and step in the way;
+//!    a request for the *same* plan is allowed and restarts it (KUDO's way
+//!    out of a stuck deploy). Plan operations are always allowed, so a
+//!    running plan can be paused, cancelled or force-completed.
+//! 8. Plan operations must name an existing plan, phase and step, with
+//!    ids used once; `continue` needs a canary phase, `forceComplete` a phase.
+//! 9. Maintenance windows must parse; suppressions need a reason.
+//!
+//! Time-dependent warnings (suppressed, outside a window) need `now`: use
+//! [`review_at`].
 
-use kudo_api::{Instance, OperatorVersion};
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
+use kudo_api::{
+    ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion, PlanAction, PlanOperation,
+    Strategy,
+};
+
+use crate::select::{self, Selection};
+use crate::{params, suppression, windows};
 
 /// The webhook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,25 +58,546 @@ pub enum Verdict {
     },
 }
 
+impl Verdict {
+    /// Whether the change is allowed.
+    pub fn is_allowed(&self) -> bool {
+        matches!(self, Self::Allowed { .. })
+    }
+}
+
 /// Reviews a create (`old == None`), update or delete (the old object passed
 /// as `new` with `deletionTimestamp` set) of an Instance.
 ///
 /// `new_ov == None` means the OperatorVersion `new` names was not found.
+/// Without a clock, suppression and window warnings are left out; the
+/// webhook should call [`review_at`].
 pub fn review(
-    _old: Option<&Instance>,
+    old: Option<&Instance>,
     new: &Instance,
-    _old_ov: Option<&OperatorVersion>,
+    old_ov: Option<&OperatorVersion>,
     new_ov: Option<&OperatorVersion>,
 ) -> Verdict {
-    if new_ov.is_none() {
-        return Verdict::Denied {
-            message: format!(
-                "OperatorVersion {:?} not found; install the operator version first",
-                new.spec.operator_version.name.as_deref().unwrap_or("")
-            ),
-        };
+    review_at(old, new, old_ov, new_ov, None)
+}
+
+/// [`review`] with the current time, adding warnings when the change will
+/// wait for a suppression or a maintenance window.
+pub fn review_at(
+    old: Option<&Instance>,
+    new: &Instance,
+    old_ov: Option<&OperatorVersion>,
+    new_ov: Option<&OperatorVersion>,
+    now: Option<Timestamp>,
+) -> Verdict {
+    let mut warnings = Vec::new();
+    match check(old, new, old_ov, new_ov, now, &mut warnings) {
+        Ok(()) => Verdict::Allowed { warnings },
+        Err(message) => Verdict::Denied { message },
     }
-    Verdict::Allowed {
-        warnings: Vec::new(),
+}
+
+fn instance_name(i: &Instance) -> String {
+    format!(
+        "{}/{}",
+        i.metadata.namespace.as_deref().unwrap_or("default"),
+        i.metadata.name.as_deref().unwrap_or("")
+    )
+}
+
+fn short_name(i: &Instance) -> &str {
+    i.metadata.name.as_deref().unwrap_or("")
+}
+
+fn check(
+    old: Option<&Instance>,
+    new: &Instance,
+    old_ov: Option<&OperatorVersion>,
+    new_ov: Option<&OperatorVersion>,
+    now: Option<Timestamp>,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let ov_name = select::spec_ov_name(new);
+    let deletion_review = new.metadata.deletion_timestamp.is_some()
+        && old.is_none_or(|o| o.metadata.deletion_timestamp.is_none() && o.spec == new.spec);
+    if deletion_review {
+        return Ok(());
+    }
+    let Some(ov) = new_ov else {
+        return Err(format!(
+            "OperatorVersion {ov_name:?} not found in namespace {}; install it first (kubectl kudo install) or fix spec.operatorVersion of Instance {}",
+            new.metadata.namespace.as_deref().unwrap_or("default"),
+            instance_name(new)
+        ));
+    };
+    let Some(old) = old else {
+        return check_create(new, ov, now, warnings);
+    };
+    if old.spec == new.spec {
+        return Ok(());
+    }
+    let name = instance_name(new);
+    let status = old.status.clone().unwrap_or_default();
+    let old_params = select::spec_params(old);
+    let new_params = select::spec_params(new);
+    let changed = params::changed(&old_params, &new_params);
+    let upgrade = select::spec_ov_name(old) != ov_name;
+    let manual = new_manual_request(old, new)?;
+
+    check_operations(old, new, ov, &status)?;
+    check_windows_and_suppressions(new)?;
+
+    if new.metadata.deletion_timestamp.is_some() {
+        if upgrade || !changed.is_empty() {
+            return Err(format!(
+                "Instance {name} is being deleted: parameter changes and upgrades are not allowed; \
+                 cleanup runs and then the Instance is gone"
+            ));
+        }
+        if manual.is_some() {
+            return Err(format!(
+                "Instance {name} is being deleted: only the cleanup plan runs now, and kudo-rs starts it itself"
+            ));
+        }
+        return Ok(());
+    }
+
+    // Parameters: defined, valid, immutability.
+    let unknown = params::unknown(
+        &ov.spec,
+        changed.iter().filter(|n| new_params.contains_key(*n)),
+    );
+    if !unknown.is_empty() {
+        return Err(format!(
+            "Instance {name}: parameter{} {} not defined by OperatorVersion {ov_name}; \
+             check the spelling (kubectl kudo package list parameters) or remove {}",
+            if unknown.len() > 1 { "s" } else { "" },
+            unknown.join(", "),
+            if unknown.len() > 1 { "them" } else { "it" }
+        ));
+    }
+    if upgrade {
+        let stale = params::unknown(&ov.spec, new_params.keys().filter(|k| !changed.contains(k)));
+        if !stale.is_empty() {
+            warnings.push(format!(
+                "parameters {} are not defined by OperatorVersion {ov_name} and are ignored; remove them from spec.parameters",
+                stale.join(", ")
+            ));
+        }
+    }
+    let invalid = params::invalid_values(&ov.spec, &new_params);
+    if !invalid.is_empty() {
+        let list: Vec<String> = invalid.iter().map(ToString::to_string).collect();
+        return Err(format!(
+            "Instance {name}: invalid parameters: {}",
+            list.join("; ")
+        ));
+    }
+    let before_ov = if upgrade { old_ov } else { Some(ov) };
+    if let Some(before_ov) = before_ov {
+        let violations = params::immutable_violations(
+            &before_ov.spec,
+            &ov.spec,
+            &ov_name,
+            &old_params,
+            &new_params,
+            upgrade,
+        );
+        if !violations.is_empty() {
+            return Err(format!("Instance {name}: {}", violations.join("; ")));
+        }
+    } else {
+        warnings.push(
+            "the OperatorVersion being upgraded from was not found; immutable-parameter rules of the upgrade were not checked"
+                .to_string(),
+        );
+    }
+
+    // What the change asks for.
+    let by_params = if changed.is_empty() || upgrade {
+        None
+    } else {
+        params::triggered_plan(&ov.spec, &changed).map_err(|e| format!("Instance {name}: {e}"))?
+    };
+    let upgrade_plan = if upgrade {
+        let plan = params::first_existing(&ov.spec, &[UPGRADE_PLAN, UPDATE_PLAN, DEPLOY_PLAN])
+            .map_err(|e| format!("Instance {name}: cannot upgrade to {ov_name}: {e}"))?;
+        let with_params = {
+            let defined_before: Vec<String> = changed
+                .iter()
+                .filter(|n| old_ov.is_none_or(|o| o.spec.parameter(n).is_some()))
+                .cloned()
+                .collect();
+            params::triggered_plan(&ov.spec, &defined_before)
+                .map_err(|e| format!("Instance {name}: {e}"))?
+        };
+        if let Some(p) = with_params.filter(|p| *p != plan) {
+            return Err(format!(
+                "Instance {name}: the upgrade to {ov_name} runs plan {plan:?}, and the parameter changes in the same update trigger {p:?}; \
+                 upgrade first, then change the parameters"
+            ));
+        }
+        if manual.is_some() {
+            return Err(format!(
+                "Instance {name}: an upgrade to {ov_name} and a manual plan in the same update are not allowed; \
+                 upgrade first, then trigger the plan"
+            ));
+        }
+        Some(plan)
+    } else {
+        None
+    };
+    if let (Some(p), Some(m)) = (&by_params, &manual) {
+        return Err(format!(
+            "Instance {name}: the parameter change triggers plan {p:?} and spec.planExecution asks for {m:?} in the same update; \
+             make one change at a time"
+        ));
+    }
+    let Some(requested) = upgrade_plan
+        .clone()
+        .or(by_params.clone())
+        .or(manual.clone())
+    else {
+        return Ok(());
+    };
+    let what = if upgrade_plan.is_some() {
+        format!("an upgrade to {ov_name} (plan {requested:?})")
+    } else if by_params.is_some() {
+        format!("a parameter update that triggers {requested:?}")
+    } else {
+        format!("a manual run of plan {requested:?}")
+    };
+
+    // Something in the way?
+    if let Some((plan, detail)) = in_the_way(old, &status, ov) {
+        if plan == requested {
+            warnings.push(format!(
+                "plan {plan:?} is {detail}; {what} restarts it from the beginning"
+            ));
+        } else {
+            return Err(format!(
+                "plan {plan:?} is {detail}; {what} cannot start until it is COMPLETE or FATAL_ERROR. \
+                 Wait, or pause/cancel it with: kubectl kudo plan cancel --instance {}",
+                short_name(new)
+            ));
+        }
+    }
+
+    if let Some(now) = now {
+        time_warnings(new, &status, &requested, manual.is_some(), now, warnings);
+    }
+    Ok(())
+}
+
+fn check_create(
+    new: &Instance,
+    ov: &OperatorVersion,
+    now: Option<Timestamp>,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let name = instance_name(new);
+    let ov_name = select::spec_ov_name(new);
+    if ov.spec.plan(DEPLOY_PLAN).is_none() {
+        return Err(format!(
+            "cannot create Instance {name}: OperatorVersion {ov_name} has no deploy plan; fix the package"
+        ));
+    }
+    let values = select::spec_params(new);
+    let unknown = params::unknown(&ov.spec, values.keys());
+    if !unknown.is_empty() {
+        return Err(format!(
+            "cannot create Instance {name}: parameters {} are not defined by OperatorVersion {ov_name}",
+            unknown.join(", ")
+        ));
+    }
+    let invalid = params::invalid_values(&ov.spec, &values);
+    if !invalid.is_empty() {
+        let list: Vec<String> = invalid.iter().map(ToString::to_string).collect();
+        return Err(format!(
+            "cannot create Instance {name}: invalid parameters: {}",
+            list.join("; ")
+        ));
+    }
+    if let Some(pe) = &new.spec.plan_execution
+        && let Some(plan) = pe.plan_name.as_deref().filter(|p| !p.is_empty())
+    {
+        if plan == CLEANUP_PLAN {
+            return Err(format!(
+                "cannot create Instance {name}: the cleanup plan runs only when the Instance is deleted"
+            ));
+        }
+        warnings.push(format!(
+            "spec.planExecution ({plan}) is ignored on create: deploy runs first"
+        ));
+    }
+    check_windows_and_suppressions(new)?;
+    let empty = Instance::new("", Default::default());
+    check_operations(&empty, new, ov, &InstanceStatus::default())?;
+    if let Some(now) = now {
+        time_warnings(
+            new,
+            &InstanceStatus::default(),
+            DEPLOY_PLAN,
+            false,
+            now,
+            warnings,
+        );
+    }
+    Ok(())
+}
+
+/// The plan a new `spec.planExecution` asks for, if it is a new request.
+fn new_manual_request(old: &Instance, new: &Instance) -> Result<Option<String>, String> {
+    let name = instance_name(new);
+    let (Some(pe), old_pe) = (&new.spec.plan_execution, &old.spec.plan_execution) else {
+        // Clearing planExecution changes nothing in kudo-rs (cancel is an operation).
+        return Ok(None);
+    };
+    let plan = pe.plan_name.clone().unwrap_or_default();
+    let uid = pe.uid.clone().filter(|u| !u.is_empty());
+    let old_uid = old_pe.as_ref().and_then(|p| p.uid.clone());
+    let old_plan = old_pe
+        .as_ref()
+        .and_then(|p| p.plan_name.clone())
+        .unwrap_or_default();
+    if uid.is_none() || uid == old_uid {
+        if plan != old_plan && !plan.is_empty() {
+            return Err(format!(
+                "Instance {name}: spec.planExecution.planName changed to {plan:?} without a new uid; \
+                 set a new spec.planExecution.uid to request a run (kubectl kudo plan trigger does this)"
+            ));
+        }
+        return Ok(None);
+    }
+    if plan.is_empty() {
+        return Err(format!(
+            "Instance {name}: spec.planExecution has a new uid but no planName; name the plan to run"
+        ));
+    }
+    if plan == CLEANUP_PLAN {
+        return Err(format!(
+            "Instance {name}: the cleanup plan cannot be triggered by hand; kudo-rs runs it when the Instance is deleted"
+        ));
+    }
+    Ok(Some(plan))
+}
+
+/// The running plan, or the request still pending in spec, with where it is.
+fn in_the_way(
+    old: &Instance,
+    status: &InstanceStatus,
+    ov: &OperatorVersion,
+) -> Option<(String, String)> {
+    if let Some(active) = &status.active_plan
+        && let Some(ps) = status.plan_status.get(&active.name)
+        && ps.status().is_running()
+    {
+        let place = ps
+            .phases
+            .iter()
+            .find_map(|ph| {
+                ph.steps
+                    .iter()
+                    .find(|s| matches!(s.status(), S::InProgress | S::Error | S::Waiting))
+                    .map(|s| format!(" (phase {:?}, step {:?})", ph.name, s.name))
+            })
+            .unwrap_or_default();
+        return Some((active.name.clone(), format!("{}{place}", ps.status())));
+    }
+    match select::select(old, ov, status) {
+        Selection::Start(req)
+            if req.trigger != select::Trigger::Create || status.active_plan.is_some() =>
+        {
+            Some((
+                req.plan.clone(),
+                format!("requested ({}) and not started yet", req.trigger),
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn check_windows_and_suppressions(new: &Instance) -> Result<(), String> {
+    let name = instance_name(new);
+    windows::validate(&new.spec.maintenance_windows)
+        .map_err(|e| format!("Instance {name}: spec.maintenanceWindows: {e}"))?;
+    for (i, s) in new.spec.suppressions.iter().enumerate() {
+        if s.reason.trim().is_empty() {
+            return Err(format!(
+                "Instance {name}: spec.suppressions[{i}] needs a reason, shown to everyone who wonders why nothing happens"
+            ));
+        }
+        if let (Some(f), Some(u)) = (&s.from, &s.until)
+            && u.0 <= f.0
+        {
+            return Err(format!(
+                "Instance {name}: spec.suppressions[{i}] ends ({}) before it starts ({})",
+                u.0, f.0
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_operations(
+    old: &Instance,
+    new: &Instance,
+    ov: &OperatorVersion,
+    status: &InstanceStatus,
+) -> Result<(), String> {
+    let name = instance_name(new);
+    let old_ops: BTreeMap<&str, &PlanOperation> = old
+        .spec
+        .plan_operations
+        .iter()
+        .map(|o| (o.id.as_str(), o))
+        .collect();
+    let mut seen = BTreeMap::new();
+    for op in &new.spec.plan_operations {
+        if op.id.trim().is_empty() {
+            return Err(format!("Instance {name}: a plan operation has an empty id"));
+        }
+        if seen.insert(op.id.as_str(), ()).is_some() {
+            return Err(format!(
+                "Instance {name}: plan operation id {:?} is used twice; every operation needs its own id",
+                op.id
+            ));
+        }
+        match old_ops.get(op.id.as_str()) {
+            Some(prev) if *prev == op => continue,
+            Some(_) => {
+                return Err(format!(
+                    "Instance {name}: plan operation {:?} was changed; operation ids are single-use, add a new one instead",
+                    op.id
+                ));
+            }
+            None => {}
+        }
+        check_operation(op, ov, status).map_err(|e| {
+            format!(
+                "Instance {name}: plan operation {:?} ({}): {e}",
+                op.id, op.action
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn check_operation(
+    op: &PlanOperation,
+    ov: &OperatorVersion,
+    status: &InstanceStatus,
+) -> Result<(), String> {
+    if op.action == PlanAction::ClearSuppression {
+        return Ok(());
+    }
+    let plans: Vec<&str> = ov.spec.plans.keys().map(String::as_str).collect();
+    let Some(plan_name) = op
+        .plan
+        .clone()
+        .or_else(|| status.active_plan.as_ref().map(|a| a.name.clone()))
+    else {
+        return Err("no plan named and no plan has run yet; name the plan".to_string());
+    };
+    let Some(plan) = ov.spec.plan(&plan_name) else {
+        return Err(format!(
+            "plan {plan_name:?} does not exist; the OperatorVersion has {}",
+            plans.join(", ")
+        ));
+    };
+    let phase = match op.phase.as_deref() {
+        Some(p) => Some(plan.phases.iter().find(|ph| ph.name == p).ok_or_else(|| {
+            let names: Vec<&str> = plan.phases.iter().map(|ph| ph.name.as_str()).collect();
+            format!(
+                "plan {plan_name:?} has no phase {p:?}; its phases are {}",
+                names.join(", ")
+            )
+        })?),
+        None => None,
+    };
+    if let Some(step) = op.step.as_deref() {
+        let Some(phase) = phase else {
+            return Err(format!("step {step:?} needs its phase"));
+        };
+        if !phase.steps.iter().any(|s| s.name == step) {
+            let names: Vec<&str> = phase.steps.iter().map(|s| s.name.as_str()).collect();
+            return Err(format!(
+                "phase {:?} of plan {plan_name:?} has no step {step:?}; its steps are {}",
+                phase.name,
+                names.join(", ")
+            ));
+        }
+    }
+    match op.action {
+        PlanAction::Continue => {
+            let Some(phase) = phase else {
+                return Err(
+                    "continue needs a phase: canary approvals are given per phase".to_string(),
+                );
+            };
+            let strategy = Strategy::parse(phase.strategy.as_deref()).map_err(|e| e.to_string())?;
+            if !strategy.is_canary() {
+                return Err(format!(
+                    "phase {:?} of plan {plan_name:?} is {strategy}, not a canary phase; nothing to continue",
+                    phase.name
+                ));
+            }
+        }
+        PlanAction::ForceComplete if phase.is_none() => {
+            return Err("force-complete needs a phase (and optionally a step)".to_string());
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn time_warnings(
+    new: &Instance,
+    status: &InstanceStatus,
+    plan: &str,
+    manual: bool,
+    now: Timestamp,
+    warnings: &mut Vec<String>,
+) {
+    if let Some(s) = suppression::active_manual(&new.spec, now) {
+        warnings.push(format!(
+            "plan {plan:?} will wait: the Instance is {}",
+            suppression::describe_manual(s)
+        ));
+        return;
+    }
+    if let Some(a) = suppression::active_auto(status, now) {
+        let rollback = status.last_successful.as_ref().is_some_and(|ls| {
+            ls.operator_version == select::spec_ov_name(new)
+                && ls.parameters == select::spec_params(new)
+        });
+        if rollback {
+            warnings.push(format!(
+                "this is a rollback to the last successful configuration; plan {plan:?} runs despite the automatic suppression"
+            ));
+        } else if !manual {
+            warnings.push(format!(
+                "plan {plan:?} will wait: the Instance is {}",
+                suppression::describe_auto(a)
+            ));
+        }
+    }
+    let break_glass = manual
+        && new
+            .spec
+            .plan_execution
+            .as_ref()
+            .is_some_and(|p| p.break_glass == Some(true));
+    if !break_glass
+        && let Ok(windows::WindowState::Closed { opens_at }) =
+            windows::state(&new.spec.maintenance_windows, &[], now)
+    {
+        warnings.push(match opens_at {
+            Some(at) => {
+                format!("plan {plan:?} will wait for the maintenance window opening at {at}")
+            }
+            None => format!(
+                "plan {plan:?} will wait: no maintenance window opens in the next two weeks"
+            ),
+        });
     }
 }
