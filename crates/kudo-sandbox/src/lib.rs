@@ -8,3 +8,286 @@
 //! workload readiness and fault injection.
 //!
 //! It is a development and test tool; production runs on real Kubernetes.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kudo_sandbox::SandboxError> {
+//! let sandbox = kudo_sandbox::Sandbox::start().await?;
+//! let client = sandbox.client()?;
+//! # let _ = client;
+//! # Ok(()) }
+//! ```
+
+mod admission;
+mod discovery;
+mod error;
+mod faults;
+mod handlers;
+mod http;
+mod kubeconfig;
+mod objects;
+mod openapi;
+mod patch;
+mod persist;
+mod registry;
+mod selector;
+mod server;
+mod ssa;
+mod state;
+mod status;
+mod store;
+mod table;
+mod watch;
+mod workloads;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch as signal;
+use tokio::task::JoinHandle;
+
+pub use error::SandboxError;
+pub use faults::{FaultRule, Faults, Verb};
+pub use kubeconfig::NAME as KUBECONFIG_NAME;
+pub use workloads::FAIL_ANNOTATION;
+
+use server::{Inner, Settings};
+use state::State;
+
+/// Options for starting a sandbox.
+#[derive(Debug, Clone)]
+pub struct SandboxBuilder {
+    port: u16,
+    persist: Option<PathBuf>,
+    ready_delay: Duration,
+    bookmark_interval: Duration,
+    event_log_capacity: usize,
+    faults: Faults,
+}
+
+impl Default for SandboxBuilder {
+    fn default() -> Self {
+        Self {
+            port: 0,
+            persist: None,
+            ready_delay: Duration::from_millis(200),
+            bookmark_interval: Duration::from_secs(1),
+            event_log_capacity: 50_000,
+            faults: Faults::none(),
+        }
+    }
+}
+
+impl SandboxBuilder {
+    /// Port on 127.0.0.1; 0 (the default) picks a free one.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Loads the store from `path` at start (if it exists) and saves it there after writes.
+    pub fn persist_to(mut self, path: impl Into<PathBuf>) -> Self {
+        self.persist = Some(path.into());
+        self
+    }
+
+    /// Delay before simulated workloads report status (default 200 ms).
+    pub fn ready_delay(mut self, delay: Duration) -> Self {
+        self.ready_delay = delay;
+        self
+    }
+
+    /// Interval of BOOKMARK events on watches that allow them (default 1 s).
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.bookmark_interval = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How many changes are kept for watches resuming from a resourceVersion
+    /// (default 50,000); older versions get 410 Gone.
+    pub fn event_log_capacity(mut self, events: usize) -> Self {
+        self.event_log_capacity = events.max(1);
+        self
+    }
+
+    /// Faults injected from the start (change later with [`Sandbox::set_faults`]).
+    pub fn faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
+        self
+    }
+
+    /// Starts the server on 127.0.0.1.
+    pub async fn start(self) -> Result<Sandbox, SandboxError> {
+        let mut state = State::new(self.event_log_capacity);
+        if let Some(path) = &self.persist
+            && let Some(snapshot) = persist::load(path)?
+        {
+            state.store.restore(snapshot);
+            state.register_stored_crds();
+            state.ensure_default_namespaces();
+        }
+        let bind = format!("127.0.0.1:{}", self.port);
+        let listener = TcpListener::bind(&bind)
+            .await
+            .map_err(|source| SandboxError::Bind {
+                addr: bind.clone(),
+                source,
+            })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| SandboxError::Bind { addr: bind, source })?;
+        let (shutdown_tx, shutdown_rx) = signal::channel(false);
+        let settings = Settings {
+            ready_delay: self.ready_delay,
+            bookmark_interval: self.bookmark_interval,
+        };
+        let inner = Arc::new(Inner::new(state, self.faults, settings, addr, shutdown_rx));
+        let mut tasks = vec![
+            tokio::spawn(server::serve(listener, inner.clone())),
+            tokio::spawn(workloads::run(inner.clone())),
+        ];
+        if let Some(path) = &self.persist {
+            tasks.push(tokio::spawn(persist::run(inner.clone(), path.clone())));
+        }
+        let kubeconfig = std::env::temp_dir().join(format!(
+            "kudo-sandbox-{}-{}.kubeconfig",
+            addr.port(),
+            uuid::Uuid::new_v4()
+        ));
+        let sandbox = Sandbox {
+            inner,
+            shutdown: shutdown_tx,
+            tasks,
+            kubeconfig,
+        };
+        sandbox.write_kubeconfig(&sandbox.kubeconfig)?;
+        tracing::info!(url = %sandbox.url(), "kudo-sandbox API server started");
+        Ok(sandbox)
+    }
+}
+
+/// A running sandbox API server. Dropping it stops the server.
+#[derive(Debug)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+    shutdown: signal::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+    kubeconfig: PathBuf,
+}
+
+impl Sandbox {
+    /// Starts a sandbox with default options on a free port.
+    pub async fn start() -> Result<Self, SandboxError> {
+        Self::builder().start().await
+    }
+
+    /// Options for starting a sandbox.
+    pub fn builder() -> SandboxBuilder {
+        SandboxBuilder::default()
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.inner.addr
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.inner.addr)
+    }
+
+    /// A kube client configuration for the sandbox (namespace `default`).
+    pub fn kube_config(&self) -> Result<kube::Config, SandboxError> {
+        let uri: ::http::Uri = self
+            .url()
+            .parse()
+            .map_err(|e| SandboxError::Client(format!("bad URL: {e}")))?;
+        let mut config = kube::Config::new(uri);
+        config.default_namespace = "default".to_string();
+        Ok(config)
+    }
+
+    /// A kube client for the sandbox.
+    pub fn client(&self) -> Result<kube::Client, SandboxError> {
+        kube::Client::try_from(self.kube_config()?).map_err(|e| SandboxError::Client(e.to_string()))
+    }
+
+    /// A kubeconfig file written at start (removed when the sandbox is dropped).
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Writes a kubeconfig (cluster, context and user `kudo-sandbox`,
+    /// namespace `default`) pointing at the sandbox.
+    pub fn write_kubeconfig(&self, path: &Path) -> Result<(), SandboxError> {
+        let err = |source| SandboxError::WriteKubeconfig {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        std::fs::write(path, kubeconfig::render(&self.url())).map_err(err)
+    }
+
+    /// Replaces the injected faults.
+    pub fn set_faults(&self, faults: Faults) {
+        self.inner.set_faults(faults);
+    }
+
+    /// The injected faults.
+    pub fn faults(&self) -> Faults {
+        self.inner.faults()
+    }
+
+    /// The current resourceVersion of the store.
+    pub fn resource_version(&self) -> u64 {
+        self.inner.rv.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Stops the server, closes watches and writes the persisted store.
+    pub async fn stop(mut self) {
+        let _ = self.shutdown.send(true);
+        for task in self.tasks.drain(..) {
+            let _ = task.await;
+        }
+    }
+
+    /// Runs until Ctrl-C (or SIGTERM on Unix), then stops gracefully.
+    pub async fn run_until_shutdown(self) {
+        wait_for_signal().await;
+        tracing::info!("shutting down kudo-sandbox");
+        self.stop().await;
+    }
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+        let _ = std::fs::remove_file(&self.kubeconfig);
+    }
+}

@@ -1,0 +1,373 @@
+//! Validating admission webhooks (admissionregistration.k8s.io/v1,
+//! AdmissionReview v1), called over HTTPS with caBundle verification.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http::{Request, header};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+
+use crate::state::{Operation, Planned, State};
+use crate::status::ApiError;
+
+/// A webhook that matched a request.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    /// Webhook name (`validate.kudo.dev`).
+    pub name: String,
+    /// `clientConfig.url`.
+    pub url: Option<String>,
+    /// PEM certificates from `clientConfig.caBundle`.
+    pub ca_bundle: Option<Vec<u8>>,
+    /// Whether a failed call lets the request through (`failurePolicy: Ignore`).
+    pub fail_open: bool,
+    /// `timeoutSeconds`.
+    pub timeout: Duration,
+}
+
+fn contains(list: &Value, want: &str) -> bool {
+    list.as_array().is_some_and(|a| {
+        a.iter()
+            .any(|x| x.as_str() == Some("*") || x.as_str() == Some(want))
+    })
+}
+
+fn resource_matches(list: &Value, plural: &str, sub: Option<&str>) -> bool {
+    let Some(items) = list.as_array() else {
+        return false;
+    };
+    items
+        .iter()
+        .filter_map(Value::as_str)
+        .any(|r| match (r.split_once('/'), sub) {
+            (None, None) => r == "*" || r == plural,
+            (Some((rp, rs)), Some(s)) => (rp == "*" || rp == plural) && (rs == "*" || rs == s),
+            (Some(("*", "*")), None) => true,
+            _ => false,
+        })
+}
+
+/// Evaluates a metav1.LabelSelector against labels; a missing selector matches.
+pub fn label_selector_matches(selector: &Value, labels: &Value) -> bool {
+    if selector.is_null() {
+        return true;
+    }
+    let get = |k: &str| labels.get(k).and_then(Value::as_str);
+    let by_labels = selector["matchLabels"]
+        .as_object()
+        .is_none_or(|m| m.iter().all(|(k, v)| get(k) == v.as_str()));
+    let by_exprs = selector["matchExpressions"].as_array().is_none_or(|exprs| {
+        exprs.iter().all(|e| {
+            let key = e["key"].as_str().unwrap_or_default();
+            let values: Vec<&str> = e["values"]
+                .as_array()
+                .map(|v| v.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            match e["operator"].as_str() {
+                Some("In") => get(key).is_some_and(|v| values.contains(&v)),
+                Some("NotIn") => get(key).is_none_or(|v| !values.contains(&v)),
+                Some("Exists") => get(key).is_some(),
+                Some("DoesNotExist") => get(key).is_none(),
+                _ => false,
+            }
+        })
+    });
+    by_labels && by_exprs
+}
+
+/// The webhooks whose rules and selectors match a planned write.
+pub fn matching_hooks(state: &State, p: &Planned) -> Vec<Hook> {
+    if p.res.group == "admissionregistration.k8s.io" {
+        return Vec::new();
+    }
+    let configs: Vec<Arc<Value>> = state
+        .store
+        .list(
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations",
+            None,
+        )
+        .map(|s| s.value.clone())
+        .collect();
+    if configs.is_empty() {
+        return Vec::new();
+    }
+    let ns_labels = if p.res.group.is_empty() && p.res.plural == "namespaces" {
+        p.new
+            .as_ref()
+            .or(p.old.as_deref())
+            .map(|o| o["metadata"]["labels"].clone())
+    } else if p.res.namespaced {
+        state
+            .store
+            .get("", "namespaces", "", &p.namespace)
+            .map(|n| n.value["metadata"]["labels"].clone())
+    } else {
+        None
+    };
+    let obj_labels = p
+        .new
+        .as_ref()
+        .or(p.old.as_deref())
+        .map(|o| o["metadata"]["labels"].clone())
+        .unwrap_or(Value::Null);
+    let mut hooks = Vec::new();
+    for cfg in &configs {
+        for wh in cfg["webhooks"].as_array().into_iter().flatten() {
+            let rule_hit = wh["rules"].as_array().into_iter().flatten().any(|r| {
+                let scope = r["scope"].as_str().unwrap_or("*");
+                let scope_ok = match scope {
+                    "Namespaced" => p.res.namespaced,
+                    "Cluster" => !p.res.namespaced,
+                    _ => true,
+                };
+                scope_ok
+                    && contains(&r["operations"], p.op.as_str())
+                    && contains(&r["apiGroups"], &p.res.group)
+                    && contains(&r["apiVersions"], &p.version)
+                    && resource_matches(&r["resources"], &p.res.plural, p.subresource.as_deref())
+            });
+            if !rule_hit {
+                continue;
+            }
+            if let Some(labels) = &ns_labels
+                && !label_selector_matches(&wh["namespaceSelector"], labels)
+            {
+                continue;
+            }
+            if !label_selector_matches(&wh["objectSelector"], &obj_labels) {
+                continue;
+            }
+            let cc = &wh["clientConfig"];
+            hooks.push(Hook {
+                name: wh["name"].as_str().unwrap_or("unnamed").to_string(),
+                url: cc["url"].as_str().map(str::to_string),
+                ca_bundle: cc["caBundle"].as_str().and_then(|b| {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(b.trim())
+                        .ok()
+                }),
+                fail_open: wh["failurePolicy"].as_str() == Some("Ignore"),
+                timeout: Duration::from_secs(
+                    wh["timeoutSeconds"].as_u64().unwrap_or(10).clamp(1, 30),
+                ),
+            });
+        }
+    }
+    hooks
+}
+
+fn review_request(p: &Planned, dry_run: bool) -> Value {
+    let (object, old) = match p.op {
+        Operation::Create => (p.new.clone(), None),
+        Operation::Update => (
+            p.new.clone().or_else(|| p.old.as_deref().cloned()),
+            p.old.as_deref().cloned(),
+        ),
+        Operation::Delete => (None, p.old.as_deref().cloned()),
+    };
+    let kind = json!({"group": p.res.group, "version": p.version, "kind": p.res.kind});
+    let resource = json!({"group": p.res.group, "version": p.version, "resource": p.res.plural});
+    let mut req = json!({
+        "uid": uuid::Uuid::new_v4().to_string(),
+        "kind": kind, "resource": resource, "requestKind": kind, "requestResource": resource,
+        "name": p.name, "operation": p.op.as_str(),
+        "userInfo": {"username": "kudo-sandbox-admin", "groups": ["system:masters", "system:authenticated"]},
+        "object": object, "oldObject": old, "dryRun": dry_run,
+    });
+    if !p.namespace.is_empty() {
+        req["namespace"] = json!(p.namespace);
+    }
+    if let Some(sub) = &p.subresource {
+        req["subResource"] = json!(sub);
+    }
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req})
+}
+
+/// Calls every matching webhook; the first denial or failure (under
+/// failurePolicy Fail) refuses the request.
+pub async fn review(p: &Planned, hooks: &[Hook], dry_run: bool) -> Result<(), ApiError> {
+    let body = review_request(p, dry_run);
+    for hook in hooks {
+        let answer = match &hook.url {
+            Some(url) => call(url, hook.ca_bundle.as_deref(), &body, hook.timeout).await,
+            None => Err("only clientConfig.url webhooks can be called by the sandbox (service references need a cluster network)".to_string()),
+        };
+        match answer {
+            Ok(resp) => {
+                let r = &resp["response"];
+                if r["allowed"].as_bool() == Some(true) {
+                    continue;
+                }
+                let message = r["status"]["message"].as_str().unwrap_or("no reason given");
+                let code = r["status"]["code"]
+                    .as_u64()
+                    .and_then(|c| u16::try_from(c).ok())
+                    .unwrap_or(403);
+                let mut e = ApiError::forbidden(format!(
+                    "admission webhook \"{}\" denied the request: {message}",
+                    hook.name
+                ));
+                if (400..600).contains(&code) {
+                    e.code = code;
+                }
+                if let Some(reason) = r["status"]["reason"].as_str().filter(|r| !r.is_empty()) {
+                    e.reason = match reason {
+                        "Invalid" => "Invalid",
+                        "BadRequest" => "BadRequest",
+                        _ => "Forbidden",
+                    };
+                }
+                return Err(e);
+            }
+            Err(why) if hook.fail_open => {
+                tracing::warn!(webhook = %hook.name, error = %why, "webhook failed; ignored by failurePolicy");
+            }
+            Err(why) => return Err(ApiError::webhook_failed(&hook.name, &why)),
+        }
+    }
+    Ok(())
+}
+
+fn tls_config(ca_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    let pem = ca_pem.ok_or(
+        "no caBundle in clientConfig: the sandbox cannot verify the webhook's certificate",
+    )?;
+    let mut reader = std::io::BufReader::new(pem);
+    for cert in rustls_pemfile::certs(&mut reader) {
+        let cert = cert.map_err(|e| format!("caBundle is not valid PEM: {e}"))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("caBundle certificate rejected: {e}"))?;
+    }
+    if roots.is_empty() {
+        return Err("caBundle contains no certificates".into());
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup failed: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+/// POSTs a JSON body and returns the JSON answer.
+pub async fn call(
+    url: &str,
+    ca_pem: Option<&[u8]>,
+    body: &Value,
+    timeout: Duration,
+) -> Result<Value, String> {
+    match tokio::time::timeout(timeout, call_inner(url, ca_pem, body)).await {
+        Ok(r) => r.map_err(|e| format!("failed to call webhook: Post \"{url}\": {e}")),
+        Err(_) => Err(format!(
+            "failed to call webhook: Post \"{url}\": context deadline exceeded (timeout {}s)",
+            timeout.as_secs()
+        )),
+    }
+}
+
+async fn call_inner(url: &str, ca_pem: Option<&[u8]>, body: &Value) -> Result<Value, String> {
+    let uri: http::Uri = url.parse().map_err(|e| format!("invalid URL: {e}"))?;
+    let host = uri.host().ok_or("URL has no host")?.to_string();
+    let https = match uri.scheme_str() {
+        Some("https") => true,
+        Some("http") => false,
+        other => return Err(format!("unsupported URL scheme {other:?}")),
+    };
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    let path = uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "/".into());
+    let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+        .await
+        .map_err(|e| e.to_string())?;
+    let _ = tcp.set_nodelay(true);
+    let bytes = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+    let req = Request::post(path)
+        .header(header::HOST, format!("{host}:{port}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json")
+        .body(Full::new(Bytes::from(bytes)))
+        .map_err(|e| e.to_string())?;
+    let resp = if https {
+        let config = tls_config(ca_pem)?;
+        let name = rustls_pki_types::ServerName::try_from(host.clone())
+            .map_err(|e| format!("invalid server name: {e}"))?;
+        let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("tls: {e}"))?;
+        send(TokioIo::new(tls), req).await?
+    } else {
+        send(TokioIo::new(tcp), req).await?
+    };
+    serde_json::from_slice(&resp)
+        .map_err(|e| format!("the webhook's answer is not an AdmissionReview: {e}"))
+}
+
+async fn send<IO>(io: IO, req: Request<Full<Bytes>>) -> Result<Bytes, String>
+where
+    IO: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
+    let status = resp.status();
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    if !status.is_success() {
+        return Err(format!("the webhook answered HTTP {status}"));
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_rules_distinguish_subresources() {
+        let rules = json!(["instances"]);
+        assert!(resource_matches(&rules, "instances", None));
+        assert!(!resource_matches(&rules, "instances", Some("status")));
+        assert!(resource_matches(
+            &json!(["*/*"]),
+            "instances",
+            Some("status")
+        ));
+        assert!(resource_matches(
+            &json!(["instances/status"]),
+            "instances",
+            Some("status")
+        ));
+    }
+
+    #[test]
+    fn label_selectors_support_expressions() {
+        let labels = json!({"env": "dev"});
+        assert!(label_selector_matches(
+            &json!({"matchLabels": {"env": "dev"}}),
+            &labels
+        ));
+        assert!(!label_selector_matches(
+            &json!({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["dev"]}]}),
+            &labels
+        ));
+        assert!(label_selector_matches(&Value::Null, &labels));
+    }
+}

@@ -1,0 +1,443 @@
+//! Resource verbs: get, list, create, update, patch, delete, deletecollection
+//! and the status and scale subresources. Watch lives in `watch`.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http::{Method, Response};
+use serde_json::{Value, json};
+
+use crate::admission;
+use crate::http::{Body, ObjectPath, Query, json_response};
+use crate::patch::PatchKind;
+use crate::registry::ResourceInfo;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::server::Inner;
+use crate::state::{CommitError, DeleteOptions, Planned, Propagation, State, parse_body};
+use crate::status::{ApiError, Subject};
+use crate::table::{table, wants_table};
+use crate::watch;
+
+/// Everything a resource handler needs from the request.
+#[derive(Debug)]
+pub struct RequestCtx {
+    /// HTTP method.
+    pub method: Method,
+    /// Parsed path.
+    pub path: ObjectPath,
+    /// Query parameters.
+    pub query: Query,
+    /// Accept header.
+    pub accept: String,
+    /// Content-Type header.
+    pub content_type: String,
+    /// Request body.
+    pub body: Bytes,
+}
+
+/// Sets apiVersion to the version the client asked for.
+pub fn present(mut v: Value, res: &ResourceInfo, version: &str) -> Value {
+    if let Some(m) = v.as_object_mut() {
+        m.insert("apiVersion".into(), json!(res.api_version(version)));
+        m.insert("kind".into(), json!(res.kind));
+    }
+    v
+}
+
+/// Label and field selectors of a list or watch.
+pub fn selectors(q: &Query) -> Result<(LabelSelector, FieldSelector), ApiError> {
+    Ok((
+        LabelSelector::parse(q.get("labelSelector").unwrap_or_default())?,
+        FieldSelector::parse(q.get("fieldSelector").unwrap_or_default())?,
+    ))
+}
+
+/// Dispatches a resource request.
+pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body>, ApiError> {
+    let p = &ctx.path;
+    let res = inner
+        .lock()
+        .registry
+        .find(&p.group, &p.version, &p.plural)
+        .cloned()
+        .ok_or_else(|| ApiError::no_route(&format!("{}/{}/{}", p.group, p.version, p.plural)))?;
+    if !res.namespaced && p.namespace.is_some() {
+        return Err(ApiError::no_route(&format!(
+            "{} is not namespaced",
+            res.plural
+        )));
+    }
+    let status_only = match p.subresource.as_deref() {
+        None => false,
+        Some("status") if res.status => true,
+        Some("scale") if res.scale => return scale(inner, &res, &ctx).await,
+        Some("finalize") if res.plural == "namespaces" => false,
+        Some(other) => return Err(ApiError::no_route(&format!("{}/{other}", res.plural))),
+    };
+    let ns = p.namespace.clone().unwrap_or_default();
+    let version = p.version.clone();
+    let q = &ctx.query;
+    let dry_run = q.get("dryRun") == Some("All");
+    let table_mode = wants_table(&ctx.accept);
+    match (&ctx.method, p.name.as_deref()) {
+        (&Method::GET, None) if q.flag("watch") => watch::serve(
+            inner.clone(),
+            res,
+            version,
+            p.namespace.clone(),
+            q,
+            table_mode,
+        ),
+        (&Method::GET, None) => list(inner, &res, &version, p.namespace.as_deref(), q, table_mode),
+        (&Method::GET, Some(name)) => {
+            let st = inner.lock();
+            let obj = st
+                .store
+                .get(&res.group, &res.plural, &ns, name)
+                .map(|s| s.value.clone())
+                .ok_or_else(|| {
+                    ApiError::not_found(Subject {
+                        group: &res.group,
+                        plural: &res.plural,
+                        name,
+                    })
+                })?;
+            drop(st);
+            if table_mode {
+                let rv = obj["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                return Ok(json_response(
+                    200,
+                    &table(&res, [obj.as_ref()].into_iter(), &rv, true),
+                ));
+            }
+            Ok(json_response(200, &present((*obj).clone(), &res, &version)))
+        }
+        (&Method::POST, None) => {
+            let body = parse_body(&ctx.body)?;
+            let out = write(inner, dry_run, |st| {
+                st.plan_create(&res, &version, &ns, body.clone())
+            })
+            .await?;
+            Ok(json_response(201, &present(out, &res, &version)))
+        }
+        (&Method::PUT, Some(name)) => {
+            let body = parse_body(&ctx.body)?;
+            let manager = q.non_empty("fieldManager").unwrap_or("unknown").to_string();
+            let out = write(inner, dry_run, |st| {
+                st.plan_replace(
+                    &res,
+                    &version,
+                    &ns,
+                    name,
+                    status_only,
+                    body.clone(),
+                    &manager,
+                )
+            })
+            .await?;
+            Ok(json_response(200, &present(out, &res, &version)))
+        }
+        (&Method::PATCH, Some(name)) => {
+            let kind = PatchKind::from_content_type(&ctx.content_type)?;
+            let manager = q.non_empty("fieldManager");
+            let force = q.flag("force");
+            let existed = inner
+                .lock()
+                .store
+                .get(&res.group, &res.plural, &ns, name)
+                .is_some();
+            let out = write(inner, dry_run, |st| {
+                st.plan_patch(
+                    &res,
+                    &version,
+                    &ns,
+                    name,
+                    status_only,
+                    kind,
+                    &ctx.body,
+                    manager,
+                    force,
+                )
+            })
+            .await?;
+            let code = if existed || kind != PatchKind::Apply {
+                200
+            } else {
+                201
+            };
+            Ok(json_response(code, &present(out, &res, &version)))
+        }
+        (&Method::DELETE, Some(name)) => {
+            let opts = delete_options(q, &ctx.body)?;
+            let out = write(inner, dry_run, |st| {
+                st.plan_delete(&res, &version, &ns, name, &opts)
+            })
+            .await?;
+            Ok(json_response(200, &present(out, &res, &version)))
+        }
+        (&Method::DELETE, None) => {
+            let opts = delete_options(q, &ctx.body)?;
+            let (labels, fields) = selectors(q)?;
+            let names: Vec<(String, String)> = inner
+                .lock()
+                .store
+                .list(&res.group, &res.plural, p.namespace.as_deref())
+                .filter(|s| labels.matches(&s.value) && fields.matches(&s.value))
+                .map(|s| crate::store::ns_name(&s.value))
+                .collect();
+            let mut deleted = Vec::new();
+            for (obj_ns, name) in names {
+                match write(inner, dry_run, |st| {
+                    st.plan_delete(&res, &version, &obj_ns, &name, &opts)
+                })
+                .await
+                {
+                    Ok(v) => deleted.push(present(v, &res, &version)),
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let rv = inner.lock().store.resource_version().to_string();
+            Ok(json_response(
+                200,
+                &json!({
+                    "apiVersion": res.api_version(&version), "kind": format!("{}List", res.kind),
+                    "metadata": {"resourceVersion": rv}, "items": deleted,
+                }),
+            ))
+        }
+        _ => Err(ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource ({} {})",
+            ctx.method, res.plural
+        ))),
+    }
+}
+
+/// Plans, admits and commits a write, planning again if the object changed
+/// in between.
+pub async fn write(
+    inner: &Arc<Inner>,
+    dry_run: bool,
+    plan: impl Fn(&State) -> Result<Planned, ApiError>,
+) -> Result<Value, ApiError> {
+    for _ in 0..10 {
+        let (planned, hooks) = {
+            let st = inner.lock();
+            let planned = plan(&st)?;
+            let hooks = admission::matching_hooks(&st, &planned);
+            (planned, hooks)
+        };
+        if !hooks.is_empty() {
+            admission::review(&planned, &hooks, dry_run).await?;
+        }
+        let committed = inner.lock().commit(planned, dry_run);
+        match committed {
+            Ok(v) => {
+                if !dry_run {
+                    inner.dirty.notify_one();
+                }
+                return Ok(v);
+            }
+            Err(CommitError::Stale) => continue,
+            Err(CommitError::Api(e)) => return Err(e),
+        }
+    }
+    Err(ApiError::conflict(
+        Subject {
+            group: "",
+            plural: "objects",
+            name: "",
+        },
+        "the object kept changing while the request was processed; please retry",
+    ))
+}
+
+fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        parse_body(body)?
+    };
+    let policy = q
+        .non_empty("propagationPolicy")
+        .map(str::to_string)
+        .or_else(|| body["propagationPolicy"].as_str().map(str::to_string));
+    let mut propagation = match policy {
+        Some(p) => Propagation::parse(&p)?,
+        None => Propagation::Background,
+    };
+    if q.get("orphanDependents") == Some("true") || body["orphanDependents"] == json!(true) {
+        propagation = Propagation::Orphan;
+    }
+    Ok(DeleteOptions {
+        propagation,
+        uid: body["preconditions"]["uid"].as_str().map(str::to_string),
+        resource_version: body["preconditions"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string),
+    })
+}
+
+fn encode_continue(ns: &str, name: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ns}/{name}"))
+}
+
+fn decode_continue(token: &str) -> Result<(String, String), ApiError> {
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(|| {
+            ApiError::bad_request("invalid continue token; start the list again without it")
+        })?;
+    let (ns, name) = raw.split_once('/').unwrap_or(("", raw.as_str()));
+    Ok((ns.to_string(), name.to_string()))
+}
+
+fn list(
+    inner: &Arc<Inner>,
+    res: &ResourceInfo,
+    version: &str,
+    ns: Option<&str>,
+    q: &Query,
+    table_mode: bool,
+) -> Result<Response<Body>, ApiError> {
+    let (labels, fields) = selectors(q)?;
+    let after = q.non_empty("continue").map(decode_continue).transpose()?;
+    let limit = q
+        .non_empty("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|l| *l > 0);
+    let st = inner.lock();
+    let rv = st.store.resource_version().to_string();
+    let mut matching = st
+        .store
+        .list(&res.group, &res.plural, ns)
+        .filter(|s| labels.matches(&s.value) && fields.matches(&s.value))
+        .map(|s| s.value.clone())
+        .filter(|v| after.as_ref().is_none_or(|a| crate::store::ns_name(v) > *a))
+        .collect::<Vec<_>>();
+    drop(st);
+    let mut meta = json!({"resourceVersion": rv});
+    if let Some(limit) = limit
+        && matching.len() > limit
+    {
+        let remaining = matching.len() - limit;
+        matching.truncate(limit);
+        if let Some(last) = matching.last() {
+            let (lns, lname) = crate::store::ns_name(last);
+            meta["continue"] = json!(encode_continue(&lns, &lname));
+            meta["remainingItemCount"] = json!(remaining);
+        }
+    }
+    if table_mode {
+        let mut t = table(res, matching.iter().map(|v| v.as_ref()), &rv, true);
+        t["metadata"] = meta;
+        return Ok(json_response(200, &t));
+    }
+    let items: Vec<Value> = matching
+        .into_iter()
+        .map(|v| present((*v).clone(), res, version))
+        .collect();
+    Ok(json_response(
+        200,
+        &json!({
+            "apiVersion": res.api_version(version),
+            "kind": format!("{}List", res.kind),
+            "metadata": meta,
+            "items": items,
+        }),
+    ))
+}
+
+fn scale_of(obj: &Value) -> Value {
+    let replicas = obj["spec"]["replicas"].as_i64().unwrap_or(1);
+    let selector = obj["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    json!({
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
+            "uid": obj["metadata"]["uid"], "resourceVersion": obj["metadata"]["resourceVersion"],
+            "creationTimestamp": obj["metadata"]["creationTimestamp"],
+        },
+        "spec": {"replicas": replicas},
+        "status": {"replicas": obj["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector},
+    })
+}
+
+async fn scale(
+    inner: &Arc<Inner>,
+    res: &ResourceInfo,
+    ctx: &RequestCtx,
+) -> Result<Response<Body>, ApiError> {
+    let p = &ctx.path;
+    let ns = p.namespace.clone().unwrap_or_default();
+    let name = p.name.clone().unwrap_or_default();
+    let current = inner
+        .lock()
+        .store
+        .get(&res.group, &res.plural, &ns, &name)
+        .map(|s| s.value.clone())
+        .ok_or_else(|| {
+            ApiError::not_found(Subject {
+                group: &res.group,
+                plural: &res.plural,
+                name: &name,
+            })
+        })?;
+    let mut sc = scale_of(&current);
+    match ctx.method {
+        Method::GET => return Ok(json_response(200, &sc)),
+        Method::PUT => sc = parse_body(&ctx.body)?,
+        Method::PATCH => {
+            let body = parse_body(&ctx.body)?;
+            match PatchKind::from_content_type(&ctx.content_type)? {
+                PatchKind::Json => crate::patch::json(&mut sc, &body)?,
+                _ => crate::patch::merge(&mut sc, &body),
+            }
+        }
+        _ => {
+            return Err(ApiError::method_not_allowed(
+                "scale supports get, update and patch",
+            ));
+        }
+    }
+    let replicas = sc["spec"]["replicas"].as_i64().ok_or_else(|| {
+        ApiError::invalid(
+            "Scale",
+            "autoscaling",
+            &name,
+            "spec.replicas",
+            "Required value",
+        )
+    })?;
+    let patch = serde_json::to_vec(&json!({"spec": {"replicas": replicas}})).unwrap_or_default();
+    let version = p.version.clone();
+    let out = write(inner, ctx.query.get("dryRun") == Some("All"), |st| {
+        st.plan_patch(
+            res,
+            &version,
+            &ns,
+            &name,
+            false,
+            PatchKind::Merge,
+            &patch,
+            ctx.query.non_empty("fieldManager"),
+            false,
+        )
+    })
+    .await?;
+    Ok(json_response(200, &scale_of(&out)))
+}

@@ -1,0 +1,599 @@
+//! The resource table: built-in kinds and kinds added by CRDs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An additional printer column of a CRD (or a built-in table column).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrinterColumn {
+    /// Column header.
+    pub name: String,
+    /// OpenAPI type (`string`, `integer`, `date`, ...).
+    pub column_type: String,
+    /// Simple JSONPath into the object.
+    pub json_path: String,
+    /// 0 for default output, higher for `-o wide`.
+    pub priority: i64,
+}
+
+/// One REST resource served by the sandbox.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceInfo {
+    /// API group, "" for core.
+    pub group: String,
+    /// Served versions; the first is the preferred one.
+    pub versions: Vec<String>,
+    /// Kind.
+    pub kind: String,
+    /// Plural resource name used in paths.
+    pub plural: String,
+    /// Singular name.
+    pub singular: String,
+    /// Short names (`cm`, `deploy`).
+    pub short_names: Vec<String>,
+    /// Categories (`all`).
+    pub categories: Vec<String>,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Whether a `/status` subresource exists.
+    pub status: bool,
+    /// Whether a `/scale` subresource exists.
+    pub scale: bool,
+    /// Table columns for CRD kinds.
+    pub printer_columns: Vec<PrinterColumn>,
+    /// Whether the resource was defined by a CRD.
+    pub from_crd: bool,
+}
+
+impl ResourceInfo {
+    /// `apiVersion` for a served version.
+    pub fn api_version(&self, version: &str) -> String {
+        if self.group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{}/{}", self.group, version)
+        }
+    }
+
+    /// The preferred version.
+    pub fn preferred_version(&self) -> &str {
+        self.versions.first().map(String::as_str).unwrap_or("v1")
+    }
+}
+
+/// Compact description of a built-in resource.
+struct Builtin {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    short: &'static [&'static str],
+    namespaced: bool,
+    status: bool,
+    scale: bool,
+    all: bool,
+}
+
+const fn b(
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    short: &'static [&'static str],
+    namespaced: bool,
+    status: bool,
+) -> Builtin {
+    Builtin {
+        group,
+        version,
+        kind,
+        plural,
+        short,
+        namespaced,
+        status,
+        scale: false,
+        all: false,
+    }
+}
+
+const fn all(mut x: Builtin) -> Builtin {
+    x.all = true;
+    x
+}
+
+const fn scale(mut x: Builtin) -> Builtin {
+    x.scale = true;
+    x
+}
+
+const BUILTINS: &[Builtin] = &[
+    b("", "v1", "Namespace", "namespaces", &["ns"], false, true),
+    b("", "v1", "ConfigMap", "configmaps", &["cm"], true, false),
+    b("", "v1", "Secret", "secrets", &[], true, false),
+    all(b("", "v1", "Service", "services", &["svc"], true, true)),
+    b(
+        "",
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        &["sa"],
+        true,
+        false,
+    ),
+    all(b("", "v1", "Pod", "pods", &["po"], true, true)),
+    b("", "v1", "Event", "events", &["ev"], true, false),
+    b("", "v1", "Node", "nodes", &["no"], false, true),
+    b(
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        &["pvc"],
+        true,
+        true,
+    ),
+    b(
+        "",
+        "v1",
+        "PersistentVolume",
+        "persistentvolumes",
+        &["pv"],
+        false,
+        true,
+    ),
+    b("", "v1", "Endpoints", "endpoints", &["ep"], true, false),
+    b(
+        "",
+        "v1",
+        "ResourceQuota",
+        "resourcequotas",
+        &["quota"],
+        true,
+        true,
+    ),
+    b(
+        "",
+        "v1",
+        "LimitRange",
+        "limitranges",
+        &["limits"],
+        true,
+        false,
+    ),
+    all(scale(b(
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+        &["deploy"],
+        true,
+        true,
+    ))),
+    all(scale(b(
+        "apps",
+        "v1",
+        "StatefulSet",
+        "statefulsets",
+        &["sts"],
+        true,
+        true,
+    ))),
+    all(b(
+        "apps",
+        "v1",
+        "DaemonSet",
+        "daemonsets",
+        &["ds"],
+        true,
+        true,
+    )),
+    all(scale(b(
+        "apps",
+        "v1",
+        "ReplicaSet",
+        "replicasets",
+        &["rs"],
+        true,
+        true,
+    ))),
+    b(
+        "apps",
+        "v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        &[],
+        true,
+        false,
+    ),
+    all(b("batch", "v1", "Job", "jobs", &[], true, true)),
+    all(b("batch", "v1", "CronJob", "cronjobs", &["cj"], true, true)),
+    b(
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        &["pdb"],
+        true,
+        true,
+    ),
+    b(
+        "autoscaling",
+        "v2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        &["hpa"],
+        true,
+        true,
+    ),
+    b(
+        "networking.k8s.io",
+        "v1",
+        "Ingress",
+        "ingresses",
+        &["ing"],
+        true,
+        true,
+    ),
+    b(
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        "networkpolicies",
+        &["netpol"],
+        true,
+        false,
+    ),
+    b(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "Role",
+        "roles",
+        &[],
+        true,
+        false,
+    ),
+    b(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        &[],
+        true,
+        false,
+    ),
+    b(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "coordination.k8s.io",
+        "v1",
+        "Lease",
+        "leases",
+        &[],
+        true,
+        false,
+    ),
+    b(
+        "events.k8s.io",
+        "v1",
+        "Event",
+        "events",
+        &["ev"],
+        true,
+        false,
+    ),
+    b(
+        "storage.k8s.io",
+        "v1",
+        "StorageClass",
+        "storageclasses",
+        &["sc"],
+        false,
+        false,
+    ),
+    b(
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        "priorityclasses",
+        &["pc"],
+        false,
+        false,
+    ),
+    b(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        &["crd", "crds"],
+        false,
+        true,
+    ),
+    b(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        &[],
+        false,
+        false,
+    ),
+];
+
+/// All resources the sandbox serves, in a stable order.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    resources: Vec<ResourceInfo>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl Registry {
+    /// The built-in resource table.
+    pub fn builtin() -> Self {
+        let resources = BUILTINS
+            .iter()
+            .map(|x| ResourceInfo {
+                group: x.group.to_string(),
+                versions: vec![x.version.to_string()],
+                kind: x.kind.to_string(),
+                plural: x.plural.to_string(),
+                singular: x.kind.to_lowercase(),
+                short_names: x.short.iter().map(|s| (*s).to_string()).collect(),
+                categories: if x.all {
+                    vec!["all".to_string()]
+                } else {
+                    Vec::new()
+                },
+                namespaced: x.namespaced,
+                status: x.status,
+                scale: x.scale,
+                printer_columns: Vec::new(),
+                from_crd: false,
+            })
+            .collect();
+        Self { resources }
+    }
+
+    /// The resource served at `/apis/{group}/{version}/{plural}`.
+    pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceInfo> {
+        self.resources.iter().find(|r| {
+            r.group == group && r.plural == plural && r.versions.iter().any(|v| v == version)
+        })
+    }
+
+    /// Groups with their served versions, core group excluded, in first-seen order.
+    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for r in self.resources.iter().filter(|r| !r.group.is_empty()) {
+            match out.iter_mut().find(|(g, _)| *g == r.group) {
+                Some((_, versions)) => {
+                    for v in &r.versions {
+                        if !versions.contains(v) {
+                            versions.push(v.clone());
+                        }
+                    }
+                }
+                None => out.push((r.group.clone(), r.versions.clone())),
+            }
+        }
+        out
+    }
+
+    /// Resources served in one group version.
+    pub fn in_group_version<'a>(
+        &'a self,
+        group: &'a str,
+        version: &'a str,
+    ) -> impl Iterator<Item = &'a ResourceInfo> + 'a {
+        self.resources
+            .iter()
+            .filter(move |r| r.group == group && r.versions.iter().any(|v| v == version))
+    }
+
+    /// Adds or replaces the resource a CRD defines. Returns a problem
+    /// description if the CRD is unusable.
+    pub fn register_crd(&mut self, crd: &Value) -> Result<ResourceInfo, String> {
+        let info = crd_resource(crd)?;
+        if let Some(existing) = self
+            .resources
+            .iter()
+            .find(|r| r.group == info.group && r.plural == info.plural && !r.from_crd)
+        {
+            return Err(format!(
+                "{}.{} is a built-in resource",
+                existing.plural, existing.group
+            ));
+        }
+        self.resources
+            .retain(|r| !(r.group == info.group && r.plural == info.plural));
+        self.resources.push(info.clone());
+        Ok(info)
+    }
+
+    /// Removes the resource a CRD defined.
+    pub fn unregister(&mut self, group: &str, plural: &str) {
+        self.resources
+            .retain(|r| !(r.from_crd && r.group == group && r.plural == plural));
+    }
+}
+
+fn str_list(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The resource a CRD object defines.
+pub fn crd_resource(crd: &Value) -> Result<ResourceInfo, String> {
+    let spec = crd.get("spec").ok_or("spec: Required value")?;
+    let group = spec
+        .get("group")
+        .and_then(Value::as_str)
+        .ok_or("spec.group: Required value")?;
+    let names = spec.get("names").ok_or("spec.names: Required value")?;
+    let plural = names
+        .get("plural")
+        .and_then(Value::as_str)
+        .ok_or("spec.names.plural: Required value")?;
+    let kind = names
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or("spec.names.kind: Required value")?;
+    let singular = names
+        .get("singular")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| kind.to_lowercase());
+    let namespaced = match spec.get("scope").and_then(Value::as_str) {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        other => {
+            return Err(format!(
+                "spec.scope: Unsupported value: {other:?}: supported values: \"Cluster\", \"Namespaced\""
+            ));
+        }
+    };
+    let versions = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .ok_or("spec.versions: Required value")?;
+    let mut served = Vec::new();
+    let mut storage_first = None;
+    let mut status = false;
+    let mut scale = false;
+    let mut printer_columns = Vec::new();
+    for v in versions {
+        let name = v
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or("spec.versions[].name: Required value")?;
+        if v.get("served").and_then(Value::as_bool).unwrap_or(false) {
+            served.push(name.to_string());
+        }
+        if v.get("storage").and_then(Value::as_bool).unwrap_or(false) {
+            storage_first = Some(name.to_string());
+            let sub = v.get("subresources");
+            status = sub.and_then(|s| s.get("status")).is_some();
+            scale = sub.and_then(|s| s.get("scale")).is_some();
+            printer_columns = v
+                .get("additionalPrinterColumns")
+                .and_then(Value::as_array)
+                .map(|cols| {
+                    cols.iter()
+                        .filter_map(|c| {
+                            Some(PrinterColumn {
+                                name: c.get("name")?.as_str()?.to_string(),
+                                column_type: c
+                                    .get("type")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("string")
+                                    .to_string(),
+                                json_path: c.get("jsonPath")?.as_str()?.to_string(),
+                                priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+    }
+    if served.is_empty() {
+        return Err("spec.versions: Invalid value: must have at least one served version".into());
+    }
+    if let Some(storage) = storage_first
+        && let Some(pos) = served.iter().position(|v| *v == storage)
+    {
+        let s = served.remove(pos);
+        served.insert(0, s);
+    }
+    Ok(ResourceInfo {
+        group: group.to_string(),
+        versions: served,
+        kind: kind.to_string(),
+        plural: plural.to_string(),
+        singular,
+        short_names: str_list(names.get("shortNames").unwrap_or(&Value::Null)),
+        categories: str_list(names.get("categories").unwrap_or(&Value::Null)),
+        namespaced,
+        status,
+        scale,
+        printer_columns,
+        from_crd: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn finds_builtin_by_path_and_kind() {
+        let r = Registry::builtin();
+        assert_eq!(
+            r.find("apps", "v1", "deployments").map(|x| x.kind.as_str()),
+            Some("Deployment")
+        );
+        assert!(
+            r.find("", "v1", "configmaps")
+                .is_some_and(|x| x.short_names == ["cm"])
+        );
+        assert!(r.find("apps", "v2", "deployments").is_none());
+    }
+
+    #[test]
+    fn crd_registration_uses_storage_version_first() {
+        let mut r = Registry::builtin();
+        let crd = json!({"spec": {"group": "kudo.dev", "scope": "Namespaced",
+        "names": {"plural": "instances", "kind": "Instance", "shortNames": ["inst"]},
+        "versions": [
+            {"name": "v1alpha1", "served": true, "storage": false},
+            {"name": "v1beta1", "served": true, "storage": true, "subresources": {"status": {}}}
+        ]}});
+        let info = r.register_crd(&crd).unwrap();
+        assert_eq!(info.versions, vec!["v1beta1", "v1alpha1"]);
+        assert!(info.status);
+        assert!(r.find("kudo.dev", "v1alpha1", "instances").is_some());
+        r.unregister("kudo.dev", "instances");
+        assert!(r.find("kudo.dev", "v1beta1", "instances").is_none());
+    }
+
+    #[test]
+    fn crd_without_scope_is_rejected() {
+        let crd = json!({"spec": {"group": "x.io", "names": {"plural": "as", "kind": "A"}, "versions": []}});
+        assert!(crd_resource(&crd).unwrap_err().contains("spec.scope"));
+    }
+}

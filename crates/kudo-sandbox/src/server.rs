@@ -1,0 +1,227 @@
+//! The HTTP server: accept loop, shared state and request dispatch.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use http::{Method, Request, Response, header};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, watch};
+
+use crate::discovery;
+use crate::faults::{Faults, Verb, roll};
+use crate::handlers;
+use crate::http::{Body, Query, Route, error_response, json_response, route};
+use crate::openapi;
+use crate::state::State;
+use crate::status::ApiError;
+
+/// Options fixed at start.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Delay before simulated workloads report readiness.
+    pub ready_delay: Duration,
+    /// Interval of BOOKMARK events on watches that ask for them.
+    pub bookmark_interval: Duration,
+}
+
+/// State shared by the server tasks and the [`crate::Sandbox`] handle.
+pub struct Inner {
+    state: Mutex<State>,
+    /// Latest resourceVersion, readable without the lock.
+    pub rv: Arc<AtomicU64>,
+    faults: Mutex<Faults>,
+    /// Start options.
+    pub settings: Settings,
+    /// Address the server listens on.
+    pub addr: SocketAddr,
+    /// Signalled after every committed write (persistence).
+    pub dirty: Notify,
+    /// Becomes true when the sandbox stops.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    /// Wraps a state.
+    pub fn new(
+        state: State,
+        faults: Faults,
+        settings: Settings,
+        addr: SocketAddr,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        let rv = state.store.rv_counter();
+        Self {
+            state: Mutex::new(state),
+            rv,
+            faults: Mutex::new(faults),
+            settings,
+            addr,
+            dirty: Notify::new(),
+            shutdown,
+        }
+    }
+
+    /// Locks the state. A panic while holding the lock cannot leave the
+    /// store half-written (writes are single inserts), so poisoning is ignored.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The active faults.
+    pub fn faults(&self) -> Faults {
+        self.faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Replaces the active faults.
+    pub fn set_faults(&self, faults: Faults) {
+        *self.faults.lock().unwrap_or_else(|p| p.into_inner()) = faults;
+    }
+}
+
+/// Accepts connections until shutdown.
+pub async fn serve(listener: TcpListener, inner: Arc<Inner>) {
+    let mut shutdown = inner.shutdown.clone();
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = shutdown.changed() => break,
+        };
+        let (stream, _) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        // Without this, small request/response pairs wait for delayed ACKs.
+        let _ = stream.set_nodelay(true);
+        let inner = inner.clone();
+        let mut conn_shutdown = inner.shutdown.clone();
+        tokio::spawn(async move {
+            let svc_inner = inner.clone();
+            let svc = service_fn(move |req| {
+                let inner = svc_inner.clone();
+                async move { Ok::<_, Infallible>(handle(inner, req).await) }
+            });
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+            tokio::select! {
+                r = conn => {
+                    if let Err(e) = r {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    }
+                }
+                _ = conn_shutdown.changed() => {}
+            }
+        });
+    }
+}
+
+fn verb_of(method: &Method, has_name: bool, watch: bool) -> Verb {
+    match (method.as_str(), has_name) {
+        ("GET", _) if watch => Verb::Watch,
+        ("GET", true) => Verb::Get,
+        ("GET", false) => Verb::List,
+        ("POST", _) => Verb::Create,
+        ("PUT", _) => Verb::Update,
+        ("PATCH", _) => Verb::Patch,
+        ("DELETE", true) => Verb::Delete,
+        _ => Verb::DeleteCollection,
+    }
+}
+
+async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Response<Body> {
+    let path = req.uri().path().to_string();
+    let query = Query::parse(req.uri().query());
+    let method = req.method().clone();
+    tracing::debug!(%method, %path, query = ?req.uri().query(), "request");
+    let Some(route) = route(&path) else {
+        return error_response(&ApiError::no_route(&path));
+    };
+    let result = match route {
+        Route::Version => Ok(json_response(200, &discovery::version())),
+        Route::Health => Ok(Response::new(http_body_util::BodyExt::boxed(
+            http_body_util::Full::new(bytes::Bytes::from_static(b"ok")),
+        ))),
+        Route::CoreVersions => Ok(json_response(
+            200,
+            &discovery::core_versions(&inner.addr.to_string()),
+        )),
+        Route::Groups => Ok(json_response(
+            200,
+            &discovery::groups(&inner.lock().registry),
+        )),
+        Route::Group(g) => discovery::group(&inner.lock().registry, &g)
+            .map(|d| json_response(200, &d))
+            .ok_or_else(|| ApiError::no_route(&path)),
+        Route::Resources { group, version } => {
+            discovery::resources(&inner.lock().registry, &group, &version)
+                .map(|d| json_response(200, &d))
+                .ok_or_else(|| ApiError::no_route(&path))
+        }
+        Route::OpenApi(rest) => openapi::serve(&inner, &rest),
+        Route::Object(p) => {
+            let faults = inner.faults();
+            if !faults.latency.is_zero() {
+                tokio::time::sleep(faults.latency).await;
+            }
+            let verb = verb_of(&method, p.name.is_some(), query.flag("watch"));
+            match faults.error_for(verb, roll()) {
+                Some(e) => Err(e),
+                None => {
+                    let accept = req
+                        .headers()
+                        .get(header::ACCEPT)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string();
+                    let content_type = req
+                        .headers()
+                        .get(header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string();
+                    let body = crate::http::read_body(req.into_body()).await;
+                    match body {
+                        Ok(body) => {
+                            let ctx = handlers::RequestCtx {
+                                method,
+                                path: p,
+                                query,
+                                accept,
+                                content_type,
+                                body,
+                            };
+                            handlers::handle(&inner, ctx).await
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            }
+        }
+    };
+    result.unwrap_or_else(|e| {
+        if e.code >= 500 {
+            tracing::warn!(%path, error = %e, "request failed");
+        }
+        error_response(&e)
+    })
+}

@@ -1,0 +1,365 @@
+//! In-memory object storage with a global resourceVersion and an event log
+//! that watches resume from.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+/// A field path inside an object (map keys, and `[key=value]` for list items).
+pub type FieldPath = Vec<String>;
+/// Fields owned per field manager (server-side apply bookkeeping).
+pub type Owners = BTreeMap<String, BTreeSet<FieldPath>>;
+
+/// An object as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Stored {
+    /// The object, with metadata filled in.
+    pub value: Arc<Value>,
+    /// Field ownership from server-side apply.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub owners: Owners,
+}
+
+/// The type of a watch event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// Object created.
+    Added,
+    /// Object changed.
+    Modified,
+    /// Object removed.
+    Deleted,
+}
+
+/// One change to the store, as delivered to watches.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// resourceVersion of the change.
+    pub rv: u64,
+    /// What happened.
+    pub kind: EventKind,
+    /// API group of the object.
+    pub group: String,
+    /// Plural resource of the object.
+    pub plural: String,
+    /// Namespace ("" for cluster-scoped).
+    pub namespace: String,
+    /// The object after the change (for deletes, the last state).
+    pub object: Arc<Value>,
+    /// The object before the change, for selector transitions.
+    pub old: Option<Arc<Value>>,
+}
+
+type ResourceKey = (String, String);
+type ObjectKey = (String, String);
+
+/// Why events since a resourceVersion cannot be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compacted {
+    /// The oldest resourceVersion a watch may resume from.
+    pub oldest: u64,
+}
+
+/// The object store.
+#[derive(Debug)]
+pub struct Store {
+    objects: HashMap<ResourceKey, BTreeMap<ObjectKey, Stored>>,
+    rv: u64,
+    compacted: u64,
+    log: VecDeque<Arc<Change>>,
+    capacity: usize,
+    tx: broadcast::Sender<Arc<Change>>,
+    current: Arc<AtomicU64>,
+}
+
+/// A serialisable copy of the store.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Last resourceVersion handed out.
+    pub resource_version: u64,
+    /// Every object.
+    pub objects: Vec<SnapshotEntry>,
+}
+
+/// One object in a [`Snapshot`].
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SnapshotEntry {
+    /// API group.
+    pub group: String,
+    /// Plural resource.
+    pub resource: String,
+    /// Stored object and ownership.
+    #[serde(flatten)]
+    pub stored: Stored,
+}
+
+/// Namespace and name of an object value.
+pub fn ns_name(v: &Value) -> (String, String) {
+    let m = &v["metadata"];
+    (
+        m["namespace"].as_str().unwrap_or_default().to_string(),
+        m["name"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// The resourceVersion of an object value, 0 if missing.
+pub fn object_rv(v: &Value) -> u64 {
+    v["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+impl Store {
+    /// An empty store keeping `capacity` events for watch resumption.
+    pub fn new(capacity: usize) -> Self {
+        let (tx, _) = broadcast::channel(capacity.clamp(16, 65_536));
+        Self {
+            objects: HashMap::new(),
+            rv: 1,
+            compacted: 1,
+            log: VecDeque::new(),
+            capacity: capacity.max(1),
+            tx,
+            current: Arc::new(AtomicU64::new(1)),
+        }
+    }
+
+    /// The latest resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.rv
+    }
+
+    /// A shared counter mirroring the latest resourceVersion, readable without the lock.
+    pub fn rv_counter(&self) -> Arc<AtomicU64> {
+        self.current.clone()
+    }
+
+    /// Receives every future change.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.tx.subscribe()
+    }
+
+    /// One object.
+    pub fn get(&self, group: &str, plural: &str, ns: &str, name: &str) -> Option<&Stored> {
+        self.objects
+            .get(&(group.to_string(), plural.to_string()))?
+            .get(&(ns.to_string(), name.to_string()))
+    }
+
+    /// Objects of a resource, in one namespace or all, sorted by namespace and name.
+    pub fn list<'a>(
+        &'a self,
+        group: &str,
+        plural: &str,
+        ns: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Stored> + 'a {
+        self.objects
+            .get(&(group.to_string(), plural.to_string()))
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .filter(move |((n, _), _)| ns.is_none_or(|want| want == n))
+            .map(|(_, s)| s)
+    }
+
+    /// Every stored object with its resource.
+    pub fn iter_all(&self) -> impl Iterator<Item = (&str, &str, &Stored)> {
+        self.objects
+            .iter()
+            .flat_map(|((g, p), m)| m.values().map(move |s| (g.as_str(), p.as_str(), s)))
+    }
+
+    /// Whether any object of the resource exists in the namespace.
+    pub fn namespace_has_objects(&self, ns: &str) -> bool {
+        self.objects
+            .values()
+            .any(|m| m.keys().any(|(n, _)| n == ns))
+    }
+
+    /// Writes an object, assigning the next resourceVersion, and emits ADDED
+    /// or MODIFIED. Returns the stored value.
+    pub fn put(
+        &mut self,
+        group: &str,
+        plural: &str,
+        mut value: Value,
+        owners: Owners,
+    ) -> Arc<Value> {
+        self.rv += 1;
+        let rv = self.rv;
+        if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        }
+        let (ns, name) = ns_name(&value);
+        let value = Arc::new(value);
+        let old = self
+            .objects
+            .entry((group.to_string(), plural.to_string()))
+            .or_default()
+            .insert(
+                (ns.clone(), name),
+                Stored {
+                    value: value.clone(),
+                    owners,
+                },
+            );
+        let kind = if old.is_some() {
+            EventKind::Modified
+        } else {
+            EventKind::Added
+        };
+        self.emit(Change {
+            rv,
+            kind,
+            group: group.to_string(),
+            plural: plural.to_string(),
+            namespace: ns,
+            object: value.clone(),
+            old: old.map(|o| o.value),
+        });
+        value
+    }
+
+    /// Removes an object and emits DELETED (the object carries the deletion's resourceVersion).
+    pub fn remove(
+        &mut self,
+        group: &str,
+        plural: &str,
+        ns: &str,
+        name: &str,
+    ) -> Option<Arc<Value>> {
+        let key = (group.to_string(), plural.to_string());
+        let old = self
+            .objects
+            .get_mut(&key)?
+            .remove(&(ns.to_string(), name.to_string()))?;
+        self.rv += 1;
+        let rv = self.rv;
+        let mut last = (*old.value).clone();
+        if let Some(meta) = last.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        }
+        let last = Arc::new(last);
+        self.emit(Change {
+            rv,
+            kind: EventKind::Deleted,
+            group: group.to_string(),
+            plural: plural.to_string(),
+            namespace: ns.to_string(),
+            object: last.clone(),
+            old: Some(old.value),
+        });
+        Some(last)
+    }
+
+    fn emit(&mut self, change: Change) {
+        let change = Arc::new(change);
+        self.log.push_back(change.clone());
+        while self.log.len() > self.capacity {
+            if let Some(old) = self.log.pop_front() {
+                self.compacted = old.rv;
+            }
+        }
+        // No receivers is fine: nobody is watching.
+        let _ = self.tx.send(change);
+        self.current.store(self.rv, Ordering::Release);
+    }
+
+    /// Changes after `rv`, or `Compacted` if some of them were dropped from the log.
+    pub fn changes_since(&self, rv: u64) -> Result<Vec<Arc<Change>>, Compacted> {
+        if rv < self.compacted {
+            return Err(Compacted {
+                oldest: self.compacted,
+            });
+        }
+        let start = self.log.partition_point(|c| c.rv <= rv);
+        Ok(self.log.iter().skip(start).cloned().collect())
+    }
+
+    /// A serialisable copy of every object.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            resource_version: self.rv,
+            objects: self
+                .iter_all()
+                .map(|(g, p, s)| SnapshotEntry {
+                    group: g.to_string(),
+                    resource: p.to_string(),
+                    stored: s.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Replaces the contents with a snapshot; watches must re-list afterwards.
+    pub fn restore(&mut self, snapshot: Snapshot) {
+        self.objects.clear();
+        for e in snapshot.objects {
+            let (ns, name) = ns_name(&e.stored.value);
+            self.objects
+                .entry((e.group, e.resource))
+                .or_default()
+                .insert((ns, name), e.stored);
+        }
+        self.rv = snapshot.resource_version.max(1);
+        self.compacted = self.rv;
+        self.log.clear();
+        self.current.store(self.rv, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cm(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}})
+    }
+
+    #[test]
+    fn put_assigns_increasing_resource_versions() {
+        let mut s = Store::new(10);
+        let a = s.put("", "configmaps", cm("a"), Owners::new());
+        let b = s.put("", "configmaps", cm("b"), Owners::new());
+        assert!(object_rv(&b) > object_rv(&a));
+        assert_eq!(s.list("", "configmaps", Some("default")).count(), 2);
+    }
+
+    #[test]
+    fn changes_since_returns_only_newer_events() {
+        let mut s = Store::new(10);
+        let a = s.put("", "configmaps", cm("a"), Owners::new());
+        s.put("", "configmaps", cm("b"), Owners::new());
+        s.remove("", "configmaps", "default", "a");
+        let since = s.changes_since(object_rv(&a)).unwrap();
+        let kinds: Vec<_> = since.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, vec![EventKind::Added, EventKind::Deleted]);
+    }
+
+    #[test]
+    fn evicted_events_make_old_versions_expire() {
+        let mut s = Store::new(2);
+        let first = s.put("", "configmaps", cm("a"), Owners::new());
+        for i in 0..5 {
+            s.put("", "configmaps", cm(&format!("x{i}")), Owners::new());
+        }
+        assert!(s.changes_since(object_rv(&first)).is_err());
+        assert!(s.changes_since(s.resource_version() - 1).is_ok());
+    }
+
+    #[test]
+    fn snapshot_round_trips_objects_and_version() {
+        let mut s = Store::new(10);
+        s.put("", "configmaps", cm("a"), Owners::new());
+        let snap = serde_json::to_string(&s.snapshot()).unwrap();
+        let mut t = Store::new(10);
+        t.restore(serde_json::from_str(&snap).unwrap());
+        assert_eq!(t.resource_version(), s.resource_version());
+        assert!(t.get("", "configmaps", "default", "a").is_some());
+    }
+}

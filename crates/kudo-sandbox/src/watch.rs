@@ -1,0 +1,258 @@
+//! Watch streams: newline-delimited JSON events with resourceVersion
+//! resumption, bookmarks, timeouts, streaming initial events and 410 Gone.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Response, header};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::mpsc;
+
+use crate::handlers::{present, selectors};
+use crate::http::{Body, Query};
+use crate::registry::ResourceInfo;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::server::Inner;
+use crate::status::ApiError;
+use crate::store::{Change, EventKind};
+use crate::table::table;
+
+struct Filter {
+    res: ResourceInfo,
+    version: String,
+    namespace: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    table: bool,
+}
+
+impl Filter {
+    fn matches(&self, obj: &Value) -> bool {
+        self.labels.matches(obj) && self.fields.matches(obj)
+    }
+
+    fn event_type(&self, c: &Change) -> Option<&'static str> {
+        if c.group != self.res.group || c.plural != self.res.plural {
+            return None;
+        }
+        if self
+            .namespace
+            .as_deref()
+            .is_some_and(|ns| ns != c.namespace)
+        {
+            return None;
+        }
+        let now = self.matches(&c.object);
+        let before = c.old.as_deref().is_some_and(|o| self.matches(o));
+        match (c.kind, before, now) {
+            (EventKind::Added, _, true) => Some("ADDED"),
+            (EventKind::Deleted, true, _) => Some("DELETED"),
+            (EventKind::Modified, true, true) => Some("MODIFIED"),
+            (EventKind::Modified, false, true) => Some("ADDED"),
+            (EventKind::Modified, true, false) => Some("DELETED"),
+            _ => None,
+        }
+    }
+
+    fn frame(&self, kind: &str, obj: &Value, first: &mut bool) -> Bytes {
+        let object = if self.table {
+            let rv = obj["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let t = table(&self.res, [obj].into_iter(), &rv, *first);
+            *first = false;
+            t
+        } else {
+            present(obj.clone(), &self.res, &self.version)
+        };
+        line(&json!({"type": kind, "object": object}))
+    }
+
+    fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
+        let mut meta = json!({"resourceVersion": rv.to_string()});
+        if initial_end {
+            meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let object = json!({"kind": self.res.kind, "apiVersion": self.res.api_version(&self.version), "metadata": meta});
+        line(&json!({"type": "BOOKMARK", "object": object}))
+    }
+}
+
+fn line(v: &Value) -> Bytes {
+    let mut buf = serde_json::to_vec(v).unwrap_or_default();
+    buf.push(b'\n');
+    Bytes::from(buf)
+}
+
+fn error_line(e: &ApiError) -> Bytes {
+    line(&json!({"type": "ERROR", "object": e.to_status()}))
+}
+
+type Tx = mpsc::Sender<Result<Frame<Bytes>, Infallible>>;
+
+async fn send(tx: &Tx, bytes: Bytes) -> bool {
+    tx.send(Ok(Frame::data(bytes))).await.is_ok()
+}
+
+/// Starts a watch and returns the streaming response.
+pub fn serve(
+    inner: Arc<Inner>,
+    res: ResourceInfo,
+    version: String,
+    namespace: Option<String>,
+    q: &Query,
+    table_mode: bool,
+) -> Result<Response<Body>, ApiError> {
+    let (labels, fields) = selectors(q)?;
+    let filter = Filter {
+        res,
+        version,
+        namespace,
+        labels,
+        fields,
+        table: table_mode,
+    };
+    let bookmarks = q.flag("allowWatchBookmarks");
+    let send_initial = q.flag("sendInitialEvents");
+    let timeout = q
+        .non_empty("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(Duration::from_secs(1800));
+    let requested_rv = q.non_empty("resourceVersion").map(str::to_string);
+    let requested_num = match requested_rv.as_deref() {
+        None | Some("0") => None,
+        Some(s) => Some(s.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!("invalid resourceVersion {s:?}: must be a number"))
+        })?),
+    };
+
+    // Subscribing and reading the backlog under one lock: no change is missed or doubled.
+    let (mut rx, backlog, gone, start_rv) = {
+        let st = inner.lock();
+        let rx = st.store.subscribe();
+        let current = st.store.resource_version();
+        let mut gone = None;
+        let backlog: Vec<(&'static str, Arc<Value>)> = if send_initial || requested_num.is_none() {
+            st.store
+                .list(
+                    &filter.res.group,
+                    &filter.res.plural,
+                    filter.namespace.as_deref(),
+                )
+                .filter(|s| filter.matches(&s.value))
+                .map(|s| ("ADDED", s.value.clone()))
+                .collect()
+        } else {
+            match st.store.changes_since(requested_num.unwrap_or(0)) {
+                Ok(changes) => changes
+                    .iter()
+                    .filter_map(|c| filter.event_type(c).map(|t| (t, c.object.clone())))
+                    .collect(),
+                Err(c) => {
+                    gone = Some(ApiError::expired(requested_num.unwrap_or(0), c.oldest));
+                    Vec::new()
+                }
+            }
+        };
+        (rx, backlog, gone, current)
+    };
+
+    let (tx, body_rx) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(256);
+    let close_after = inner.faults().close_watches_after;
+    let bookmark_every = inner.settings.bookmark_interval;
+    tokio::spawn(async move {
+        if let Some(e) = gone {
+            let _ = send(&tx, error_line(&e)).await;
+            return;
+        }
+        let mut first = true;
+        let mut sent: u64 = 0;
+        let limit_hit = |sent: u64| close_after.is_some_and(|n| sent >= n);
+        for (kind, obj) in &backlog {
+            if !send(&tx, filter.frame(kind, obj, &mut first)).await {
+                return;
+            }
+            sent += 1;
+            if limit_hit(sent) {
+                return;
+            }
+        }
+        if send_initial && !send(&tx, filter.bookmark(start_rv, true)).await {
+            return;
+        }
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut ticker = tokio::time::interval(bookmark_every);
+        ticker.tick().await;
+        let mut shutdown = inner.shutdown.clone();
+        loop {
+            tokio::select! {
+                _ = &mut deadline => return,
+                _ = shutdown.changed() => return,
+                _ = ticker.tick(), if bookmarks => {
+                    // Read the counter first, then drain: every change up to it
+                    // is already queued, so the bookmark never runs ahead.
+                    let rv = inner.rv.load(Ordering::Acquire);
+                    loop {
+                        match rx.try_recv() {
+                            Ok(c) => {
+                                if let Some(kind) = filter.event_type(&c) {
+                                    if !send(&tx, filter.frame(kind, &c.object, &mut first)).await { return; }
+                                    sent += 1;
+                                    if limit_hit(sent) { return; }
+                                }
+                            }
+                            Err(TryRecvError::Empty) => break,
+                            Err(TryRecvError::Lagged(_)) => {
+                                let _ = send(&tx, error_line(&ApiError::expired(rv, rv))).await;
+                                return;
+                            }
+                            Err(TryRecvError::Closed) => return,
+                        }
+                    }
+                    if !send(&tx, filter.bookmark(rv, false)).await { return; }
+                }
+                c = rx.recv() => match c {
+                    Ok(c) => {
+                        if let Some(kind) = filter.event_type(&c) {
+                            if !send(&tx, filter.frame(kind, &c.object, &mut first)).await { return; }
+                            sent += 1;
+                            if limit_hit(sent) { return; }
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => {
+                        // The watcher fell too far behind: make it re-list.
+                        let rv = inner.rv.load(Ordering::Acquire);
+                        let _ = send(&tx, error_line(&ApiError::expired(rv, rv))).await;
+                        return;
+                    }
+                    Err(RecvError::Closed) => return,
+                },
+                _ = tx.closed() => return,
+            }
+        }
+    });
+
+    let stream = futures::stream::unfold(body_rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    let body = StreamBody::new(stream).boxed();
+    let mut resp = Response::new(body);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    resp.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache, private"),
+    );
+    Ok(resp)
+}
