@@ -70,6 +70,7 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
         .collect();
     let data = placeholder_data(pkg);
     let mut used_params = BTreeSet::new();
+    let mut all_parsed = true;
     for (name, text) in &pkg.templates {
         let file = format!("templates/{name}");
         let use_kind = uses.get(name).copied();
@@ -83,6 +84,7 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
             Ok(t) => t,
             Err(e) => {
                 r.error(&file, format!("template does not parse: {e}"));
+                all_parsed = false;
                 continue;
             }
         };
@@ -121,7 +123,10 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
         };
         check_rendered(pkg, name, &file, &rendered, use_kind, r);
     }
-    warn_unused_parameters(pkg, &used_params, r);
+    // Parameters used by a template that does not parse are unknown.
+    if all_parsed {
+        warn_unused_parameters(pkg, &used_params, r);
+    }
 }
 
 fn check_rendered(
