@@ -1,5 +1,153 @@
-//! The `kudo-manager` binary.
+//! The `kudo-manager` binary: `run` against a cluster, `dev` on the
+//! embedded sandbox.
 
-fn main() {
-    println!("kudo-manager: the controller is not implemented yet; see README.md");
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use kudo_manager::controller::ControllerConfig;
+use kudo_manager::dev::{self, DevOptions};
+use kudo_manager::logging::{self, LogFormat};
+use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
+
+/// kudo-rs manager: runs the plans of KUDO operator packages.
+#[derive(Parser, Debug)]
+#[command(name = "kudo-manager", version, about)]
+struct Cli {
+    /// Log format.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true)]
+    log_format: LogFormat,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the controller (and webhook) against the cluster of KUBECONFIG or the in-cluster config.
+    Run(RunArgs),
+    /// Start the embedded sandbox API server, the controller and the webhook in one process.
+    Dev(DevArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// Admin server address (/healthz, /readyz, /metrics).
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    admin_addr: SocketAddr,
+    /// Serve the webhook on 127.0.0.1 with a self-made certificate, registered by URL.
+    #[arg(long)]
+    local_webhook: bool,
+    /// Do not serve the admission webhook.
+    #[arg(long, conflicts_with = "local_webhook")]
+    no_webhook: bool,
+    /// Webhook port.
+    #[arg(long, default_value_t = 9443)]
+    webhook_port: u16,
+    /// Directory with tls.crt and tls.key for the webhook (or where --local-webhook writes them).
+    #[arg(long, env = "KUDO_CERT_DIR", default_value = "/tmp/cert")]
+    webhook_cert_dir: PathBuf,
+    /// Namespace of the leader-election Lease.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "kudo-system")]
+    leader_election_namespace: String,
+    /// Skip leader election (only safe with a single replica).
+    #[arg(long)]
+    no_leader_election: bool,
+    /// Reconciles run at the same time (0 = unbounded).
+    #[arg(long, default_value_t = 16)]
+    concurrency: u16,
+}
+
+#[derive(clap::Args, Debug)]
+struct DevArgs {
+    /// Where to write the kubeconfig for kubectl and kubectl-kudo.
+    #[arg(long)]
+    kubeconfig_out: Option<PathBuf>,
+    /// Admin server address.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    admin_addr: SocketAddr,
+    /// Port of the sandbox API server (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Do not serve the admission webhook.
+    #[arg(long)]
+    no_webhook: bool,
+    /// Install this package directory (Operator, OperatorVersion and an Instance) at start.
+    #[arg(long, hide = true)]
+    install_package: Vec<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(cli.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kudo-manager: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        let shutdown = manager::shutdown_on_signals();
+        match cli.command {
+            Command::Run(args) => run(args, shutdown).await,
+            Command::Dev(args) => {
+                let kubeconfig_out = args
+                    .kubeconfig_out
+                    .unwrap_or_else(|| std::env::temp_dir().join("kudo-dev").join("kubeconfig"));
+                let options = DevOptions {
+                    kubeconfig_out,
+                    admin_addr: args.admin_addr,
+                    port: args.port,
+                    install: args.install_package,
+                    webhook: !args.no_webhook,
+                };
+                dev::run(options, shutdown).await
+            }
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "kudo-manager failed");
+            eprintln!("kudo-manager: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(
+    args: RunArgs,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> kudo_manager::Result<()> {
+    let client = kube::Client::try_default().await.map_err(|e| {
+        kudo_manager::Error::Config(format!("no usable kubeconfig or in-cluster config: {e}"))
+    })?;
+    let webhook = if args.no_webhook {
+        WebhookMode::Off
+    } else if args.local_webhook {
+        WebhookMode::Local {
+            port: args.webhook_port,
+            cert_dir: args.webhook_cert_dir,
+        }
+    } else {
+        WebhookMode::InCluster {
+            addr: SocketAddr::from(([0, 0, 0, 0], args.webhook_port)),
+            cert_dir: args.webhook_cert_dir,
+        }
+    };
+    let options = ManagerOptions {
+        admin_addr: args.admin_addr,
+        leader_election_namespace: (!args.no_leader_election)
+            .then_some(args.leader_election_namespace),
+        webhook,
+        controller: ControllerConfig {
+            concurrency: args.concurrency,
+            ..ControllerConfig::default()
+        },
+    };
+    manager::run(client, options, shutdown).await
 }

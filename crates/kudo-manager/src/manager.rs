@@ -1,0 +1,221 @@
+//! The whole manager: admin server, leader election, controller and
+//! webhook, stopped together by one shutdown signal.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use kube::Client;
+use tokio_util::sync::CancellationToken;
+
+use crate::admin::{self, Readiness};
+use crate::controller::{self, ControllerConfig};
+use crate::leader::{Elector, LeaderConfig};
+use crate::metrics::Metrics;
+use crate::{Error, Result};
+
+/// How the webhook is served.
+#[derive(Debug, Clone)]
+pub enum WebhookMode {
+    /// No webhook (the controller works without it).
+    Off,
+    /// In a Pod: TLS files from a mounted Secret, registered by `deploy/`.
+    InCluster {
+        /// Listen address.
+        addr: SocketAddr,
+        /// Directory with `tls.crt` and `tls.key`.
+        cert_dir: PathBuf,
+    },
+    /// On 127.0.0.1 with a self-made CA, registered by URL (dev, `--local-webhook`).
+    Local {
+        /// Port (0 picks one).
+        port: u16,
+        /// Where to write the certificates.
+        cert_dir: PathBuf,
+    },
+}
+
+/// Settings of [`run`].
+#[derive(Debug, Clone)]
+pub struct ManagerOptions {
+    /// Admin server address (`/healthz`, `/readyz`, `/metrics`).
+    pub admin_addr: SocketAddr,
+    /// Lease namespace; `None` disables leader election (single replica).
+    pub leader_election_namespace: Option<String>,
+    /// Webhook.
+    pub webhook: WebhookMode,
+    /// Controller settings.
+    pub controller: ControllerConfig,
+}
+
+/// Run until `shutdown` is cancelled. Returns an error when leadership is
+/// lost (the process should exit and restart) or a server fails to start.
+pub async fn run(
+    client: Client,
+    options: ManagerOptions,
+    shutdown: CancellationToken,
+) -> Result<()> {
+    let metrics = Metrics::new();
+    let ready = Readiness::default();
+    let stop = shutdown.child_token();
+
+    let (admin_addr, admin) = admin::bind(options.admin_addr, metrics.clone(), ready.clone(), {
+        let stop = stop.clone();
+        async move { stop.cancelled().await }
+    })
+    .await?;
+    tracing::info!(addr = %admin_addr, "admin server listening (/healthz, /readyz, /metrics)");
+    let admin = tokio::spawn(admin);
+
+    let webhook = start_webhook(&client, &options.webhook, &stop);
+
+    let mut lost_leadership = false;
+    if let Some(ns) = options.leader_election_namespace.clone() {
+        let elector = Elector::new(client.clone(), LeaderConfig::new(ns));
+        let mut leading = elector.leading();
+        let election = {
+            let stop = stop.clone();
+            tokio::spawn(elector.run(async move { stop.cancelled().await }))
+        };
+        tracing::info!("waiting for leadership");
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                changed = leading.changed() => {
+                    if changed.is_err() || *leading.borrow() { break; }
+                }
+            }
+        }
+        if !stop.is_cancelled() {
+            tracing::info!("leading; starting the controller");
+            let controller_stop = stop.child_token();
+            let watch_stop = controller_stop.clone();
+            let mut leading_watch = leading.clone();
+            let lost = tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        () = watch_stop.cancelled() => return false,
+                        changed = leading_watch.changed() => {
+                            if changed.is_err() || !*leading_watch.borrow() {
+                                watch_stop.cancel();
+                                return true;
+                            }
+                        }
+                    }
+                }
+            });
+            let result = controller::run(
+                client.clone(),
+                options.controller.clone(),
+                metrics.clone(),
+                ready.clone(),
+                {
+                    let t = controller_stop.clone();
+                    async move { t.cancelled().await }
+                },
+            )
+            .await;
+            controller_stop.cancel();
+            lost_leadership = lost.await.unwrap_or(false);
+            if let Err(e) = result {
+                stop.cancel();
+                let _ = election.await;
+                return Err(e);
+            }
+        }
+        stop.cancel();
+        let _ = election.await;
+    } else {
+        let result = controller::run(
+            client.clone(),
+            options.controller.clone(),
+            metrics.clone(),
+            ready.clone(),
+            {
+                let t = stop.clone();
+                async move { t.cancelled().await }
+            },
+        )
+        .await;
+        stop.cancel();
+        result?;
+    }
+    stop.cancel();
+    let _ = admin.await;
+    if let Some(webhook) = webhook {
+        match webhook.await {
+            Ok(Err(e)) => tracing::warn!(error = %e, "webhook server ended with an error"),
+            Err(e) => tracing::warn!(error = %e, "webhook task failed"),
+            Ok(Ok(())) => {}
+        }
+    }
+    if lost_leadership {
+        return Err(Error::Server(
+            "lost the leader Lease; exiting so a restart rejoins the election".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The switch between webhook modes; the webhook itself lives in [`crate::webhook`].
+fn start_webhook(
+    client: &Client,
+    mode: &WebhookMode,
+    stop: &CancellationToken,
+) -> Option<tokio::task::JoinHandle<Result<(), crate::webhook::WebhookError>>> {
+    let stopped = {
+        let stop = stop.clone();
+        async move { stop.cancelled().await }
+    };
+    match mode.clone() {
+        WebhookMode::Off => None,
+        WebhookMode::InCluster { addr, cert_dir } => {
+            let config = crate::webhook::WebhookConfig::from_cert_dir(addr, &cert_dir);
+            Some(tokio::spawn(crate::webhook::serve(
+                config,
+                client.clone(),
+                stopped,
+            )))
+        }
+        WebhookMode::Local { port, cert_dir } => {
+            let client = client.clone();
+            Some(tokio::spawn(async move {
+                crate::webhook::serve_local(client, port, &cert_dir, stopped, |addr| {
+                    tracing::info!(%addr, "local admission webhook registered");
+                })
+                .await
+            }))
+        }
+    }
+}
+
+/// A token cancelled on Ctrl-C or SIGTERM.
+pub fn shutdown_on_signals() -> CancellationToken {
+    let token = CancellationToken::new();
+    let t = token.clone();
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot listen for SIGTERM; Ctrl-C only");
+                        let _ = tokio::signal::ctrl_c().await;
+                        t.cancel();
+                        return;
+                    }
+                };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("shutting down");
+        t.cancel();
+    });
+    token
+}
