@@ -1,0 +1,541 @@
+//! The command line: global flags and the command tree (clap derive).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// `kubectl kudo`: install operator packages and drive their plans.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kubectl-kudo",
+    bin_name = "kubectl kudo",
+    version,
+    about = "Install KUDO operator packages and drive their plans",
+    long_about = "kubectl kudo installs KUDO operator packages (directories or .tgz files), \
+updates and upgrades their instances, and shows and operates the plans the kudo-rs manager runs.",
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Flags every command understands.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags shared by all commands (kubectl's conventions).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
+pub struct GlobalArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context to use (default: the current context)
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Namespace (default: the namespace of the kubeconfig context)
+    #[arg(short, long, global = true, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Time limit of a single API request, e.g. 30s or 1m; 0 means none
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration, default_value = "0")]
+    pub request_timeout: Duration,
+    /// More log output on stderr (-v info, -vv debug, -vvv trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Output formats for commands whose output is data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// YAML
+    Yaml,
+    /// JSON
+    Json,
+}
+
+/// `-o yaml|json`.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Print data as yaml or json instead of text
+    #[arg(short, long, value_enum, value_name = "FORMAT")]
+    pub output: Option<OutputFormat>,
+}
+
+/// `--wait` and `--wait-timeout`.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct WaitArgs {
+    /// Wait until the plan finishes, showing progress; fail if it ends in FATAL_ERROR
+    #[arg(long)]
+    pub wait: bool,
+    /// How long --wait waits, e.g. 300s, 10m
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    pub wait_timeout: Duration,
+}
+
+/// `-p KEY=VALUE` and `-P FILE`.
+#[derive(Debug, Clone, Args)]
+pub struct ParamArgs {
+    /// Parameter value KEY=VALUE (repeatable; overrides -P files)
+    #[arg(short = 'p', long = "parameter", value_name = "KEY=VALUE")]
+    pub parameters: Vec<String>,
+    /// YAML file of parameter values (repeatable; later files win)
+    #[arg(short = 'P', long = "parameter-file", value_name = "FILE")]
+    pub parameter_files: Vec<PathBuf>,
+}
+
+/// All commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Install kudo-rs into the cluster: CRDs, manager, RBAC, webhook and certificates
+    Init(InitArgs),
+    /// Install an operator package and create an Instance of it
+    Install(InstallArgs),
+    /// Change parameters of an Instance
+    Update(UpdateArgs),
+    /// Upgrade an Instance to a newer version of its operator package
+    Upgrade(UpgradeArgs),
+    /// Delete an Instance (its Operator and OperatorVersions stay)
+    Uninstall(UninstallArgs),
+    /// List Instances, Operators and OperatorVersions
+    Get(GetArgs),
+    /// Show and operate the plans of an Instance
+    #[command(subcommand)]
+    Plan(PlanCommand),
+    /// Suppress automatic plans of an Instance, or clear suppressions
+    Suppress(SuppressArgs),
+    /// Go back to the OperatorVersion and parameters of the last successful plan
+    Rollback(RollbackArgs),
+    /// Verify, inspect and render operator packages (no cluster needed)
+    #[command(subcommand)]
+    Package(PackageCommand),
+    /// Print a shell completion script
+    Completion(CompletionArgs),
+}
+
+/// `init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Print the objects instead of creating them (use with -o yaml|json)
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Update existing objects and rotate the webhook certificate
+    #[arg(long, conflicts_with = "uninstall")]
+    pub upgrade: bool,
+    /// Remove everything init created (refused while Instances exist)
+    #[arg(long)]
+    pub uninstall: bool,
+    /// Install only the CRDs
+    #[arg(long)]
+    pub crd_only: bool,
+    /// Give the manager cluster-admin-like rights instead of the least-privilege role
+    #[arg(long)]
+    pub broad_rbac: bool,
+    /// Let cert-manager issue the webhook certificate and inject the CA
+    #[arg(long)]
+    pub cert_manager: bool,
+    /// Manager container image
+    #[arg(long, value_name = "IMAGE", default_value = concat!("kudo-rs/kudo-manager:", env!("CARGO_PKG_VERSION")))]
+    pub image: String,
+    /// Image pull policy of the manager
+    #[arg(long, value_name = "POLICY", default_value = "IfNotPresent")]
+    pub image_pull_policy: String,
+    /// Wait until the manager is available (or, with --uninstall, gone)
+    #[arg(long)]
+    pub wait: bool,
+    /// How long --wait waits
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    pub wait_timeout: Duration,
+    /// Output format of --dry-run
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `install`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Package directory or .tgz file
+    #[arg(value_name = "PACKAGE")]
+    pub package: PathBuf,
+    /// Instance name (default: <operator>-instance)
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+    /// Parameter values
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Create the namespace if it does not exist
+    #[arg(long)]
+    pub create_namespace: bool,
+    /// Install Operator and OperatorVersion only, no Instance
+    #[arg(long)]
+    pub skip_instance: bool,
+    /// Waiting for the deploy plan
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// `update`.
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// Instance to change
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// New parameter values (at least one)
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Waiting for the triggered plan
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// `upgrade`.
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// Package directory or .tgz file of the newer version
+    #[arg(value_name = "PACKAGE")]
+    pub package: PathBuf,
+    /// Instance to upgrade
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Parameter values to change with the upgrade
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Waiting for the upgrade plan
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// `uninstall`.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// Instance to delete
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Wait until the Instance is gone (its cleanup plan has run)
+    #[arg(long)]
+    pub wait: bool,
+    /// How long --wait waits
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    pub wait_timeout: Duration,
+}
+
+/// What `get` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GetKind {
+    /// Instances
+    Instances,
+    /// Operators
+    Operators,
+    /// OperatorVersions
+    Operatorversions,
+    /// Operators, their versions and instances as a tree
+    All,
+}
+
+/// `get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// What to list
+    #[arg(value_enum, value_name = "KIND")]
+    pub kind: GetKind,
+    /// Output format
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `plan ...`.
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Print the plan tree of an Instance with statuses and blockers
+    Status(PlanStatusArgs),
+    /// Print the last plan executions of an Instance
+    History(PlanHistoryArgs),
+    /// Run a plan now
+    Trigger(PlanTriggerArgs),
+    /// Start no new steps in a plan or phase (running steps finish)
+    Pause(PlanOperationArgs),
+    /// Undo a pause
+    Resume(PlanOperationWaitArgs),
+    /// Approve the next canary step of a phase
+    Continue(PlanOperationWaitArgs),
+    /// Mark a step or phase COMPLETE without running it
+    ForceComplete(PlanOperationWaitArgs),
+    /// Run a step, phase or plan again from PENDING
+    Restart(PlanOperationWaitArgs),
+    /// Stop a plan: no new steps start and it ends FATAL_ERROR
+    Cancel(PlanOperationArgs),
+}
+
+/// `plan status`.
+#[derive(Debug, Args)]
+pub struct PlanStatusArgs {
+    /// Instance
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Redraw until the active plan finishes
+    #[arg(long)]
+    pub wait: bool,
+    /// How long --wait waits
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    pub wait_timeout: Duration,
+    /// Print the Instance status as data
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `plan history`.
+#[derive(Debug, Args)]
+pub struct PlanHistoryArgs {
+    /// Instance
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Print the history as data
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `plan trigger`.
+#[derive(Debug, Args)]
+pub struct PlanTriggerArgs {
+    /// Plan to run
+    #[arg(long, value_name = "PLAN")]
+    pub name: String,
+    /// Instance
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Ignore maintenance windows for this execution
+    #[arg(long)]
+    pub break_glass: bool,
+    /// Waiting for the plan
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// Target of a plan operation.
+#[derive(Debug, Clone, Args)]
+pub struct PlanOperationArgs {
+    /// Instance
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Plan (default: the active plan)
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<String>,
+    /// Phase
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Step (needs --phase)
+    #[arg(long, value_name = "STEP", requires = "phase")]
+    pub step: Option<String>,
+    /// Why (recorded in the Instance)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+/// A plan operation that can wait for the plan to finish.
+#[derive(Debug, Clone, Args)]
+pub struct PlanOperationWaitArgs {
+    /// Target
+    #[command(flatten)]
+    pub target: PlanOperationArgs,
+    /// Waiting for the plan
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// `suppress`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SuppressArgs {
+    /// Clear instead of adding
+    #[command(subcommand)]
+    pub action: Option<SuppressAction>,
+    /// Instance
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+    /// End of the suppression (RFC 3339 time such as 2026-11-24T06:00:00Z, or a duration such as 2h); default: until cleared
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Why (shown to everyone)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+/// `suppress clear`.
+#[derive(Debug, Subcommand)]
+pub enum SuppressAction {
+    /// Remove manual suppressions and clear an automatic one
+    Clear(SuppressClearArgs),
+}
+
+/// `suppress clear`.
+#[derive(Debug, Args)]
+pub struct SuppressClearArgs {
+    /// Instance
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Why (recorded in the Instance)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+/// `rollback`.
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// Instance
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Waiting for the resulting plan
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// `package ...`.
+#[derive(Debug, Subcommand)]
+pub enum PackageCommand {
+    /// Check a package for errors and warnings
+    Verify(PackageVerifyArgs),
+    /// Inspect package parameters
+    #[command(subcommand)]
+    Params(PackageParamsCommand),
+    /// Print the objects every step of a plan would apply (like helm template)
+    Render(PackageRenderArgs),
+}
+
+/// `package verify`.
+#[derive(Debug, Args)]
+pub struct PackageVerifyArgs {
+    /// Package directory or .tgz file
+    #[arg(value_name = "PACKAGE")]
+    pub package: PathBuf,
+}
+
+/// `package params ...`.
+#[derive(Debug, Subcommand)]
+pub enum PackageParamsCommand {
+    /// List the parameters of a package
+    List(PackageParamsListArgs),
+}
+
+/// `package params list`.
+#[derive(Debug, Args)]
+pub struct PackageParamsListArgs {
+    /// Package directory or .tgz file
+    #[arg(value_name = "PACKAGE")]
+    pub package: PathBuf,
+    /// Output format
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `package render`.
+#[derive(Debug, Args)]
+pub struct PackageRenderArgs {
+    /// Package directory or .tgz file
+    #[arg(value_name = "PACKAGE")]
+    pub package: PathBuf,
+    /// Plan to render
+    #[arg(long, value_name = "PLAN", default_value = "deploy")]
+    pub plan: String,
+    /// Parameter values
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Instance name used in the objects (default: <operator>-instance)
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
+}
+
+/// Shells for `completion`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompletionShell {
+    /// bash
+    Bash,
+    /// zsh
+    Zsh,
+    /// fish
+    Fish,
+}
+
+/// `completion`.
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// Shell
+    #[arg(value_enum)]
+    pub shell: CompletionShell,
+}
+
+/// Parses `300`, `300s`, `5m`, `1h30m`, `500ms`; `0` means no limit.
+pub fn parse_duration(raw: &str) -> Result<Duration, String> {
+    let text = raw.trim();
+    if text.is_empty() {
+        return Err("empty duration; use e.g. 30s, 5m or 1h".into());
+    }
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(format!("invalid duration {raw:?}; use e.g. 30s, 5m or 1h"));
+        }
+        let (number, tail) = rest.split_at(digits);
+        let value: u64 = number
+            .parse()
+            .map_err(|_| format!("invalid duration {raw:?}: number too large"))?;
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let part = match unit {
+            "ms" => Duration::from_millis(value),
+            "s" => Duration::from_secs(value),
+            "m" => Duration::from_secs(value.saturating_mul(60)),
+            "h" => Duration::from_secs(value.saturating_mul(3600)),
+            "" => {
+                return Err(format!(
+                    "invalid duration {raw:?}: a number needs a unit (ms, s, m, h)"
+                ));
+            }
+            other => {
+                return Err(format!(
+                    "invalid duration {raw:?}: unknown unit {other:?}; use ms, s, m or h"
+                ));
+            }
+        };
+        total = total.saturating_add(part);
+        rest = next;
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_tree_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_accept_plain_seconds_and_units() {
+        assert_eq!(parse_duration("300"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+    }
+
+    #[test]
+    fn durations_reject_unknown_units_with_a_hint() {
+        let err = parse_duration("5d").unwrap_err();
+        assert!(err.contains("unknown unit \"d\""), "{err}");
+        assert!(parse_duration("m5").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

@@ -1,0 +1,309 @@
+//! `init`: install, upgrade or remove kudo-rs in the cluster.
+
+use std::time::Instant;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{
+    ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
+    PostParams,
+};
+use kube::{Api, ResourceExt};
+use kudo_api::Instance;
+use kudo_manager::certs::{self, CertificateAuthority, SECRET_NAME, SERVICE_NAME};
+use serde_json::Value;
+
+use super::FIELD_MANAGER;
+use crate::cli::{GlobalArgs, InitArgs, OutputFormat};
+use crate::context::{KubeContext, connect};
+use crate::error::{CliError, Result, status_code};
+use crate::init::{CertMode, InitOptions, MANAGER_NAME, Tls, manifests, resource_of};
+use crate::output::{format_data, list_of};
+use crate::wait::{POLL_INTERVAL, ProgressView};
+
+fn options(global: &GlobalArgs, args: &InitArgs) -> InitOptions {
+    InitOptions {
+        namespace: global
+            .namespace
+            .clone()
+            .unwrap_or_else(|| certs::DEFAULT_NAMESPACE.to_string()),
+        image: args.image.clone(),
+        image_pull_policy: args.image_pull_policy.clone(),
+        broad_rbac: args.broad_rbac,
+        crd_only: args.crd_only,
+    }
+}
+
+fn fresh_tls(namespace: &str) -> Result<Tls> {
+    let ca = CertificateAuthority::generate()
+        .map_err(|e| CliError::Other(format!("cannot create the webhook CA: {e}")))?;
+    let serving = ca
+        .issue(&certs::service_sans(SERVICE_NAME, namespace))
+        .map_err(|e| CliError::Other(format!("cannot create the webhook certificate: {e}")))?;
+    Ok(Tls {
+        ca_pem: ca.cert_pem().to_string(),
+        serving: Some((serving.cert_pem, serving.key_pem)),
+    })
+}
+
+/// Prints the objects of `init --dry-run`: multi-document YAML or a JSON List.
+pub fn dry_run_text(objects: &[Value], format: OutputFormat) -> Result<String> {
+    match format {
+        OutputFormat::Json => format_data(&list_of(objects)?, OutputFormat::Json),
+        OutputFormat::Yaml => {
+            let mut out = String::new();
+            for object in objects {
+                out.push_str("---\n");
+                out.push_str(&format_data(object, OutputFormat::Yaml)?);
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Runs `init`.
+pub async fn run(global: &GlobalArgs, args: &InitArgs) -> Result<()> {
+    let opts = options(global, args);
+    if args.output.output.is_some() && !args.dry_run {
+        return Err(CliError::Usage(
+            "-o/--output is only used with --dry-run".into(),
+        ));
+    }
+    if args.dry_run {
+        if args.uninstall {
+            return Err(CliError::Usage(
+                "--dry-run cannot be combined with --uninstall".into(),
+            ));
+        }
+        let mode = if args.cert_manager {
+            CertMode::CertManager
+        } else {
+            CertMode::SelfManaged(fresh_tls(&opts.namespace)?)
+        };
+        let format = args.output.output.unwrap_or(OutputFormat::Yaml);
+        print!("{}", dry_run_text(&manifests(&opts, &mode), format)?);
+        return Ok(());
+    }
+    let ctx = connect(global).await?;
+    if args.uninstall {
+        return uninstall(&ctx, &opts, args).await;
+    }
+    let mode = if args.cert_manager {
+        CertMode::CertManager
+    } else {
+        CertMode::SelfManaged(tls_for_install(&ctx, &opts.namespace, args.upgrade).await?)
+    };
+    for object in manifests(&opts, &mode) {
+        write_object(&ctx, object, args.upgrade).await?;
+    }
+    if args.wait && !opts.crd_only {
+        wait_for_manager(&ctx, &opts.namespace, args.wait_timeout).await?;
+    }
+    Ok(())
+}
+
+/// Keeps the CA of an existing Secret unless upgrading (which rotates).
+async fn tls_for_install(ctx: &KubeContext, namespace: &str, upgrade: bool) -> Result<Tls> {
+    if !upgrade {
+        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), namespace);
+        let existing = secrets
+            .get_opt(SECRET_NAME)
+            .await
+            .map_err(|e| CliError::api(format!("reading Secret {namespace}/{SECRET_NAME}"), e))?;
+        if let Some(secret) = existing
+            && let Some(ca) = secret.data.as_ref().and_then(|d| d.get("ca.crt"))
+        {
+            return Ok(Tls {
+                ca_pem: String::from_utf8_lossy(&ca.0).into_owned(),
+                serving: None,
+            });
+        }
+    }
+    fresh_tls(namespace)
+}
+
+fn dynamic_api(ctx: &KubeContext, object: &Value) -> Result<(Api<DynamicObject>, String, String)> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let Some((plural, namespaced)) = resource_of(api_version, kind) else {
+        return Err(CliError::Other(format!(
+            "init does not know how to write {api_version} {kind}"
+        )));
+    };
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let resource =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    let api = if namespaced {
+        let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        Api::namespaced_with(ctx.client.clone(), ns, &resource)
+    } else {
+        Api::all_with(ctx.client.clone(), &resource)
+    };
+    let label = match object["metadata"]["namespace"].as_str() {
+        Some(ns) => format!("{} {ns}/{name}", kind.to_lowercase()),
+        None => format!("{} {name}", kind.to_lowercase()),
+    };
+    Ok((api, name, label))
+}
+
+async fn write_object(ctx: &KubeContext, object: Value, upgrade: bool) -> Result<()> {
+    let (api, name, label) = dynamic_api(ctx, &object)?;
+    let typed: DynamicObject = serde_json::from_value(object)
+        .map_err(|e| CliError::Other(format!("cannot build {label}: {e}")))?;
+    if upgrade {
+        api.patch(
+            &name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&typed),
+        )
+        .await
+        .map_err(|e| CliError::api(format!("applying {label}"), e))?;
+        println!("{label} applied");
+        return Ok(());
+    }
+    match api.create(&PostParams::default(), &typed).await {
+        Ok(_) => println!("{label} created"),
+        Err(e) if status_code(&e) == Some(409) => {
+            println!("{label} already exists, not changed (use --upgrade to update)");
+        }
+        Err(e) => return Err(CliError::api(format!("creating {label}"), e)),
+    }
+    Ok(())
+}
+
+async fn wait_for_manager(
+    ctx: &KubeContext,
+    namespace: &str,
+    timeout: std::time::Duration,
+) -> Result<()> {
+    let api: Api<Deployment> = Api::namespaced(ctx.client.clone(), namespace);
+    let mut view = ProgressView::new();
+    loop {
+        let deployment = api.get(MANAGER_NAME).await.map_err(|e| {
+            CliError::api(format!("reading Deployment {namespace}/{MANAGER_NAME}"), e)
+        })?;
+        let available = deployment
+            .status
+            .as_ref()
+            .and_then(|s| s.available_replicas)
+            .unwrap_or(0);
+        if available > 0 {
+            view.finish();
+            eprintln!(
+                "kudo-manager is available after {}s",
+                view.elapsed().as_secs()
+            );
+            return Ok(());
+        }
+        view.update(&format!(
+            "waiting for Deployment {namespace}/{MANAGER_NAME} to become available"
+        ));
+        if view.elapsed() >= timeout {
+            view.finish();
+            return Err(CliError::Timeout(format!(
+                "timed out after {}s waiting for Deployment {namespace}/{MANAGER_NAME}; check `kubectl -n {namespace} describe deployment {MANAGER_NAME}`",
+                timeout.as_secs()
+            )));
+        }
+        tokio::time::sleep(POLL_INTERVAL).await;
+    }
+}
+
+/// Instances still present anywhere (none when the CRD is gone).
+async fn remaining_instances(ctx: &KubeContext) -> Result<Vec<String>> {
+    let api: Api<Instance> = Api::all(ctx.client.clone());
+    match api.list(&ListParams::default()).await {
+        Ok(list) => Ok(list
+            .items
+            .iter()
+            .map(|i| format!("{}/{}", i.namespace().unwrap_or_default(), i.name_any()))
+            .collect()),
+        Err(e) if status_code(&e) == Some(404) => Ok(Vec::new()),
+        Err(e) => Err(CliError::api("listing Instances", e)),
+    }
+}
+
+async fn uninstall(ctx: &KubeContext, opts: &InitOptions, args: &InitArgs) -> Result<()> {
+    let left = remaining_instances(ctx).await?;
+    if !left.is_empty() {
+        return Err(CliError::Other(format!(
+            "{} instance(s) still exist: {}; remove them first with `kubectl kudo uninstall --instance NAME -n NAMESPACE`",
+            left.len(),
+            left.join(", ")
+        )));
+    }
+    // Webhook first (so nothing is refused half-way), CRDs last.
+    let mut objects = manifests(opts, &CertMode::CertManager);
+    objects.extend(manifests(
+        opts,
+        &CertMode::SelfManaged(Tls {
+            ca_pem: String::new(),
+            serving: Some((String::new(), String::new())),
+        }),
+    ));
+    let mut seen = std::collections::BTreeSet::new();
+    objects.retain(|o| seen.insert((o["kind"].to_string(), o["metadata"]["name"].to_string())));
+    objects.sort_by_key(|o| delete_rank(o["kind"].as_str().unwrap_or_default()));
+    let started = Instant::now();
+    for object in &objects {
+        let (api, name, label) = dynamic_api(ctx, object)?;
+        match api.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => println!("{label} deleted"),
+            Err(e) if status_code(&e) == Some(404) => {}
+            // cert-manager kinds are absent when cert-manager is not installed.
+            Err(e)
+                if object["apiVersion"]
+                    .as_str()
+                    .is_some_and(|v| v.starts_with("cert-manager.io")) =>
+            {
+                tracing::debug!("skipping {label}: {e}");
+            }
+            Err(e) => return Err(CliError::api(format!("deleting {label}"), e)),
+        }
+    }
+    if args.wait {
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(ctx.client.clone());
+        let mut view = ProgressView::new();
+        while namespaces
+            .get_opt(&opts.namespace)
+            .await
+            .map_err(|e| CliError::api("reading namespace", e))?
+            .is_some()
+        {
+            view.update(&format!(
+                "waiting for namespace {} to be deleted",
+                opts.namespace
+            ));
+            if started.elapsed() >= args.wait_timeout {
+                view.finish();
+                return Err(CliError::Timeout(format!(
+                    "timed out after {}s waiting for namespace {} to be deleted",
+                    args.wait_timeout.as_secs(),
+                    opts.namespace
+                )));
+            }
+            tokio::time::sleep(POLL_INTERVAL).await;
+        }
+        view.finish();
+    }
+    Ok(())
+}
+
+/// Deletion order: the webhook before the manager, the CRDs last.
+fn delete_rank(kind: &str) -> u8 {
+    match kind {
+        "ValidatingWebhookConfiguration" => 0,
+        "Deployment" => 1,
+        "Service" => 2,
+        "Certificate" | "Issuer" | "Secret" => 3,
+        "ClusterRoleBinding" => 4,
+        "ClusterRole" => 5,
+        "ServiceAccount" => 6,
+        "Namespace" => 7,
+        _ => 8,
+    }
+}

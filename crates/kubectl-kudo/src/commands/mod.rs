@@ -1,0 +1,180 @@
+//! The commands: each reads what it needs, asks the pure modules what to
+//! write or print, and does the IO.
+
+mod completion;
+mod get;
+mod init;
+mod instance;
+mod package;
+mod plan;
+mod suppress;
+
+use std::collections::BTreeMap;
+
+use kube::api::{Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use kudo_api::{Instance, OperatorVersion};
+use serde_json::Value;
+
+use crate::cli::{Cli, Command, PlanCommand};
+use crate::context::{KubeContext, connect};
+use crate::error::{CliError, Result, status_code};
+
+/// Field manager recorded for the CLI's writes.
+pub const FIELD_MANAGER: &str = "kubectl-kudo";
+
+/// How often a read-modify-write is retried after a 409 conflict.
+const CONFLICT_RETRIES: usize = 5;
+
+/// Runs one parsed command line.
+pub async fn run(cli: Cli) -> Result<()> {
+    let global = cli.global;
+    match cli.command {
+        Command::Completion(args) => completion::run(&args),
+        Command::Package(cmd) => package::run(&global, cmd),
+        Command::Init(args) => init::run(&global, &args).await,
+        Command::Install(args) => instance::install(&connect(&global).await?, &args).await,
+        Command::Update(args) => instance::update(&connect(&global).await?, &args).await,
+        Command::Upgrade(args) => instance::upgrade(&connect(&global).await?, &args).await,
+        Command::Uninstall(args) => instance::uninstall(&connect(&global).await?, &args).await,
+        Command::Rollback(args) => instance::rollback(&connect(&global).await?, &args).await,
+        Command::Get(args) => get::run(&connect(&global).await?, &args).await,
+        Command::Suppress(args) => suppress::run(&global, args).await,
+        Command::Plan(cmd) => {
+            let ctx = connect(&global).await?;
+            match cmd {
+                PlanCommand::Status(args) => plan::status(&ctx, &args).await,
+                PlanCommand::History(args) => plan::history(&ctx, &args).await,
+                PlanCommand::Trigger(args) => plan::trigger(&ctx, &args).await,
+                other => plan::operation(&ctx, other).await,
+            }
+        }
+    }
+}
+
+/// Instances in the context's namespace.
+pub fn instances(ctx: &KubeContext) -> Api<Instance> {
+    Api::namespaced(ctx.client.clone(), &ctx.namespace)
+}
+
+/// Reads an Instance; a missing one is an error that says how to list them.
+pub async fn get_instance(ctx: &KubeContext, name: &str) -> Result<Instance> {
+    match instances(ctx).get(name).await {
+        Ok(instance) => Ok(instance),
+        Err(e) if status_code(&e) == Some(404) => Err(CliError::NotFound(format!(
+            "instance {name} not found in namespace {ns}; list them with `kubectl kudo get instances -n {ns}`",
+            ns = ctx.namespace
+        ))),
+        Err(e) => Err(CliError::api(
+            format!("reading Instance {}/{name}", ctx.namespace),
+            e,
+        )),
+    }
+}
+
+/// Reads the OperatorVersion an Instance points at.
+pub async fn get_operator_version(
+    ctx: &KubeContext,
+    instance: &Instance,
+) -> Result<OperatorVersion> {
+    let reference = &instance.spec.operator_version;
+    let name = reference.name.clone().unwrap_or_default();
+    let namespace = reference
+        .namespace
+        .clone()
+        .or_else(|| instance.namespace())
+        .unwrap_or_else(|| ctx.namespace.clone());
+    let api: Api<OperatorVersion> = Api::namespaced(ctx.client.clone(), &namespace);
+    match api.get(&name).await {
+        Ok(ov) => Ok(ov),
+        Err(e) if status_code(&e) == Some(404) => Err(CliError::NotFound(format!(
+            "operatorversion {namespace}/{name} used by instance {} not found; install its package again with `kubectl kudo install`",
+            instance.name_any()
+        ))),
+        Err(e) => Err(CliError::api(
+            format!("reading OperatorVersion {namespace}/{name}"),
+            e,
+        )),
+    }
+}
+
+/// Sends a JSON merge patch to an Instance.
+pub async fn merge_patch(
+    ctx: &KubeContext,
+    name: &str,
+    patch: &Value,
+    action: &str,
+) -> Result<Instance> {
+    instances(ctx)
+        .patch(name, &patch_params(), &Patch::Merge(patch))
+        .await
+        .map_err(|e| CliError::api(format!("{action} (instance {}/{name})", ctx.namespace), e))
+}
+
+/// Reads the Instance, builds a patch from it (which carries its
+/// resourceVersion) and sends it, again from a fresh read on 409.
+pub async fn read_modify_write<F>(
+    ctx: &KubeContext,
+    name: &str,
+    action: &str,
+    mut build: F,
+) -> Result<Instance>
+where
+    F: FnMut(&Instance) -> Result<Value>,
+{
+    let mut attempt = 0;
+    loop {
+        let current = get_instance(ctx, name).await?;
+        let patch = build(&current)?;
+        match merge_patch(ctx, name, &patch, action).await {
+            Err(e) if e.code() == Some(409) && attempt + 1 < CONFLICT_RETRIES => {
+                attempt += 1;
+                tracing::info!(attempt, "instance {name} changed concurrently; retrying");
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Patch parameters naming the CLI as field manager.
+pub fn patch_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_string()),
+        ..PatchParams::default()
+    }
+}
+
+/// A fresh request id.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Local check of parameter values against an OperatorVersion: unknown
+/// names, then type/enum/required (the same validator the webhook uses).
+pub fn validate_parameters(ov: &OperatorVersion, values: &BTreeMap<String, String>) -> Result<()> {
+    let mut problems = Vec::new();
+    for name in values.keys() {
+        if ov.spec.parameter(name).is_none() {
+            let known: Vec<&str> = ov.spec.parameters.iter().map(|p| p.name.as_str()).collect();
+            problems.push(format!(
+                "parameter {name} is not defined by operatorversion {}; defined parameters: {}",
+                ov.name_any(),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        }
+    }
+    problems.extend(
+        kudo_api::validate_parameters(&ov.spec.parameters, values)
+            .into_iter()
+            .map(|e| e.to_string()),
+    );
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Parameters(problems))
+    }
+}

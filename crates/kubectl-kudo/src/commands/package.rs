@@ -1,0 +1,164 @@
+//! `package verify|params list|render`: thin wrappers over kudo-package,
+//! no cluster needed.
+
+use kudo_api::Parameter;
+
+use crate::cli::{
+    GlobalArgs, PackageCommand, PackageParamsCommand, PackageParamsListArgs, PackageRenderArgs,
+    PackageVerifyArgs,
+};
+use crate::context::offline_namespace;
+use crate::error::{CliError, Result};
+use crate::output::{format_data, table};
+use crate::params;
+use kudo_package::render::{PlanRenderOptions, StaticDiscovery, format_render_output, render_plan};
+
+fn load(path: &std::path::Path) -> Result<kudo_package::Package> {
+    kudo_package::load(path).map_err(|e| CliError::Package(e.to_string()))
+}
+
+/// Runs a `package` subcommand.
+pub fn run(global: &GlobalArgs, cmd: PackageCommand) -> Result<()> {
+    match cmd {
+        PackageCommand::Verify(args) => verify(&args),
+        PackageCommand::Params(PackageParamsCommand::List(args)) => params_list(&args),
+        PackageCommand::Render(args) => render(global, &args),
+    }
+}
+
+fn verify(args: &PackageVerifyArgs) -> Result<()> {
+    let package = load(&args.package)?;
+    let report = package.verify();
+    print!("{report}");
+    let text = report.to_string();
+    if !text.is_empty() && !text.ends_with('\n') {
+        println!();
+    }
+    if !report.has_errors() {
+        println!(
+            "package {} (operator {} version {}) is valid",
+            args.package.display(),
+            package.operator.name,
+            package.operator.operator_version
+        );
+    }
+    if report.has_errors() {
+        return Err(CliError::Package(format!(
+            "package {} has errors",
+            args.package.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Rows of `package params list`, sorted by name.
+pub fn parameter_rows(parameters: &[Parameter]) -> Vec<Vec<String>> {
+    let mut sorted: Vec<&Parameter> = parameters.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    sorted
+        .into_iter()
+        .map(|p| {
+            vec![
+                p.name.clone(),
+                p.default.clone().unwrap_or_default().replace('\n', "\\n"),
+                p.is_required().to_string(),
+                p.is_immutable().to_string(),
+                p.kind().to_string(),
+                p.trigger.clone().unwrap_or_default(),
+            ]
+        })
+        .collect()
+}
+
+fn params_list(args: &PackageParamsListArgs) -> Result<()> {
+    let package = load(&args.package)?;
+    let ov = package.to_operator_version("default");
+    if let Some(format) = args.output.output {
+        print!("{}", format_data(&ov.spec.parameters, format)?);
+        return Ok(());
+    }
+    if ov.spec.parameters.is_empty() {
+        println!("Package {} has no parameters.", args.package.display());
+        return Ok(());
+    }
+    print!(
+        "{}",
+        table(
+            &[
+                "name",
+                "default",
+                "required",
+                "immutable",
+                "type",
+                "trigger"
+            ],
+            parameter_rows(&ov.spec.parameters)
+        )
+    );
+    Ok(())
+}
+
+fn render(global: &GlobalArgs, args: &PackageRenderArgs) -> Result<()> {
+    let values = params::collect(&args.params)?;
+    let package = load(&args.package)?;
+    let namespace = offline_namespace(global);
+    let ov = package.to_operator_version(&namespace);
+    if !ov.spec.plans.contains_key(&args.plan) {
+        let known: Vec<&str> = ov.spec.plans.keys().map(String::as_str).collect();
+        return Err(CliError::Usage(format!(
+            "package {} has no plan {}; its plans are: {}",
+            args.package.display(),
+            args.plan,
+            known.join(", ")
+        )));
+    }
+    let options = PlanRenderOptions {
+        plan: args.plan.clone(),
+        instance_name: args
+            .instance
+            .clone()
+            .unwrap_or_else(|| format!("{}-instance", package.operator.name)),
+        namespace,
+        instance_uid: None,
+        plan_uid: String::new(),
+        values,
+    };
+    let steps = render_plan(&ov, &options, &StaticDiscovery::default())
+        .map_err(|e| CliError::Package(e.to_string()))?;
+    let text = format_render_output(&steps);
+    print!("{text}");
+    if !text.ends_with('\n') {
+        println!();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_api::ParameterType;
+
+    #[test]
+    fn parameter_rows_are_sorted_and_show_type_and_trigger() {
+        let rows = parameter_rows(&[
+            Parameter {
+                name: "ZK".into(),
+                ..Default::default()
+            },
+            Parameter {
+                name: "REPLICAS".into(),
+                default: Some("3".into()),
+                required: Some(true),
+                value_type: Some(ParameterType::Integer),
+                trigger: Some("scale".into()),
+                ..Default::default()
+            },
+        ]);
+        assert_eq!(
+            rows[0],
+            vec!["REPLICAS", "3", "true", "false", "integer", "scale"]
+        );
+        assert_eq!(rows[1][0], "ZK");
+        assert_eq!(rows[1][4], "string");
+    }
+}

@@ -1,0 +1,87 @@
+//! Helpers shared by the CLI tests: run the binary, redact what changes
+//! between runs, find fixtures.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+
+/// A `kubectl-kudo` command with a clean environment (no colours, no
+/// user kubeconfig).
+pub fn kudo() -> Command {
+    let mut cmd = Command::cargo_bin("kubectl-kudo").unwrap();
+    cmd.env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .env_remove("KUDO_LOG");
+    cmd
+}
+
+/// Runs the binary with `args`.
+pub fn run(args: &[&str]) -> Output {
+    kudo().args(args).output().unwrap()
+}
+
+/// Runs the binary against a kubeconfig.
+pub fn run_with(kubeconfig: &Path, args: &[&str]) -> Output {
+    kudo()
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// stdout as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// stderr as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// `stdout`, then `stderr` under a marker, then the exit code: one text to
+/// snapshot per command.
+pub fn transcript(output: &Output) -> String {
+    let mut text = stdout(output);
+    let err = stderr(output);
+    if !err.is_empty() {
+        text.push_str("--- stderr ---\n");
+        text.push_str(&err);
+    }
+    text.push_str(&format!(
+        "--- exit {} ---\n",
+        output.status.code().unwrap_or(-1)
+    ));
+    redact(&text)
+}
+
+/// Replaces uuids, timestamps and certificate bodies by placeholders.
+pub fn redact(text: &str) -> String {
+    let uuid =
+        regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
+    let time = regex::Regex::new(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z?").unwrap();
+    let elapsed = regex::Regex::new(r"after \d+s").unwrap();
+    let b64 = regex::Regex::new(r"[A-Za-z0-9+/=]{200,}").unwrap();
+    let port = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
+    let text = uuid.replace_all(text, "[uid]");
+    let text = time.replace_all(&text, "[time]");
+    let text = elapsed.replace_all(&text, "after [n]s");
+    let text = b64.replace_all(&text, "[base64]");
+    port.replace_all(&text, "127.0.0.1:[port]")
+        .replace(env!("CARGO_MANIFEST_DIR"), "[crate]")
+}
+
+/// A fixture package directory.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Fixture path as &str for argument lists.
+pub fn fixture_arg(name: &str) -> String {
+    fixture(name).display().to_string()
+}

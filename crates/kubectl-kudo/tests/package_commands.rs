@@ -1,0 +1,98 @@
+//! `package verify|params list|render` on fixture packages (no cluster).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{fixture_arg, run, transcript};
+
+#[test]
+fn verify_accepts_a_good_package() {
+    let output = run(&["package", "verify", &fixture_arg("demo")]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    insta::assert_snapshot!("package-verify-demo", transcript(&output));
+}
+
+#[test]
+fn verify_reports_errors_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("templates")).unwrap();
+    std::fs::write(
+        dir.path().join("operator.yaml"),
+        "name: broken\noperatorVersion: not-semver\nkubernetesVersion: 1.20.0\ntasks: []\nplans: {}\n",
+    )
+    .unwrap();
+    let output = run(&["package", "verify", &dir.path().display().to_string()]);
+    assert_eq!(output.status.code(), Some(1), "{}", transcript(&output));
+    assert!(common::stderr(&output).contains("has errors"));
+}
+
+#[test]
+fn missing_package_is_an_error_naming_the_path() {
+    let output = run(&["package", "verify", "/nonexistent/pkg"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        common::stderr(&output).contains("/nonexistent/pkg"),
+        "{}",
+        transcript(&output)
+    );
+}
+
+#[test]
+fn params_list_prints_a_table() {
+    let output = run(&["package", "params", "list", &fixture_arg("demo")]);
+    insta::assert_snapshot!("package-params-list-demo", transcript(&output));
+}
+
+#[test]
+fn params_list_prints_yaml_with_o_yaml() {
+    let output = run(&[
+        "package",
+        "params",
+        "list",
+        &fixture_arg("demo"),
+        "-o",
+        "yaml",
+    ]);
+    insta::assert_snapshot!("package-params-list-demo-yaml", transcript(&output));
+}
+
+#[test]
+fn render_prints_every_object_of_the_plan_with_its_position() {
+    let output = run(&[
+        "package",
+        "render",
+        &fixture_arg("demo"),
+        "-p",
+        "REPLICAS=3",
+        "--instance",
+        "web",
+        "-n",
+        "shop",
+    ]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    insta::assert_snapshot!("package-render-demo", transcript(&output));
+}
+
+#[test]
+fn render_of_an_unknown_plan_lists_the_plans() {
+    let output = run(&["package", "render", &fixture_arg("demo"), "--plan", "nope"]);
+    assert_eq!(output.status.code(), Some(2));
+    insta::assert_snapshot!("package-render-unknown-plan", transcript(&output));
+}
+
+#[test]
+fn render_refuses_invalid_parameter_values() {
+    let output = run(&[
+        "package",
+        "render",
+        &fixture_arg("demo"),
+        "-p",
+        "REPLICAS=many",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", transcript(&output));
+    assert!(
+        common::stderr(&output).contains("REPLICAS"),
+        "{}",
+        transcript(&output)
+    );
+}
