@@ -65,7 +65,11 @@ pub fn decide(input: Input<'_>) -> Decision {
         .collect();
     adopt_kudo_status(inst, &mut st);
 
-    let applied_ops = operations::apply_new(inst, ov, &mut st, now);
+    // Clearing a suppression comes first so that a waiting plan can start
+    // in this pass; the other operations act on the plan as started.
+    let mut applied_ops = operations::Applied::default();
+    let clears = |o: &kudo_api::PlanOperation| o.action == kudo_api::PlanAction::ClearSuppression;
+    operations::apply_new(inst, ov, &mut st, now, clears, &mut applied_ops);
 
     let has_cleanup = ov.spec.plan(CLEANUP_PLAN).is_some();
     if !deleting && has_cleanup && !has_finalizer {
@@ -108,6 +112,8 @@ pub fn decide(input: Input<'_>) -> Decision {
             }
         }
     }
+
+    operations::apply_new(inst, ov, &mut st, now, |o| !clears(o), &mut applied_ops);
 
     if let Some(active) = st.active_plan.clone()
         && let (Some(plan), Some(ps)) = (

@@ -32,19 +32,21 @@ pub struct Applied {
     pub cancelled: Vec<String>,
 }
 
-/// Applies the operations of `instance.spec` not yet recorded in `status`.
+/// Applies the operations of `instance.spec` not yet recorded in `status`
+/// for which `wanted` holds.
 pub fn apply_new(
     instance: &Instance,
     ov: &OperatorVersion,
     status: &mut InstanceStatus,
     now: jiff::Timestamp,
-) -> Applied {
-    let mut applied = Applied::default();
-    for op in &instance.spec.plan_operations {
+    wanted: impl Fn(&PlanOperation) -> bool,
+    applied: &mut Applied,
+) {
+    for op in instance.spec.plan_operations.iter().filter(|o| wanted(o)) {
         if status.operations.iter().any(|r| r.id == op.id) {
             continue;
         }
-        let result = apply_one(op, ov, status, now, &mut applied);
+        let result = apply_one(op, ov, status, now, applied);
         status.operations.push(OperationRecord {
             id: op.id.clone(),
             action: op.action,
@@ -54,7 +56,6 @@ pub fn apply_new(
     }
     let excess = status.operations.len().saturating_sub(KEPT_OPERATIONS);
     status.operations.drain(..excess);
-    applied
 }
 
 fn who(op: &PlanOperation) -> String {
