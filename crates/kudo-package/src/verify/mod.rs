@@ -6,6 +6,8 @@ mod operator;
 mod parameters;
 mod templates;
 
+pub use templates::ROOT_FIELDS;
+
 use std::fmt;
 
 use crate::Package;
