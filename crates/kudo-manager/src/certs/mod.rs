@@ -8,10 +8,15 @@
 //! write it to files or hand it to [`crate::webhook::serve`].
 
 mod generate;
+mod manifests;
 mod webhook_config;
 
 pub use generate::{
     CertificateAuthority, ServingCertificate, VALIDITY_DAYS, local_sans, service_sans,
+};
+pub use manifests::{
+    CA_SECRET_NAME, CERT_MANAGER_ISSUER_NAME, ca_secret, cert_manager_objects, tls_secret,
+    webhook_service,
 };
 pub use webhook_config::{
     CERT_MANAGER_INJECT_ANNOTATION, LOCAL_WEBHOOK_CONFIGURATION_NAME, WEBHOOK_CONFIGURATION_NAME,

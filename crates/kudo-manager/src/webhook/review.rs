@@ -24,6 +24,7 @@ use super::ov_source::OperatorVersionSource;
 pub struct Reviewer<S> {
     source: S,
     read_timeout: Duration,
+    clock: fn() -> jiff::Timestamp,
 }
 
 /// Why a review could not be decided; each becomes an error answer.
@@ -42,7 +43,16 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         Self {
             source,
             read_timeout,
+            clock: jiff::Timestamp::now,
         }
+    }
+
+    /// Uses `clock` for "now" (time-dependent warnings such as "waits for
+    /// the maintenance window"); tests pin it.
+    #[must_use]
+    pub fn with_clock(mut self, clock: fn() -> jiff::Timestamp) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Answers a raw request body with the AdmissionReview to send back.
@@ -74,11 +84,19 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         &self,
         request: &AdmissionRequest<DynamicObject>,
     ) -> Result<Verdict, Failure> {
-        let (old, new) = match instances(request)? {
+        let now = (self.clock)();
+        let (old, new) = match instances(request, now)? {
             Some(pair) => pair,
             // Status writes and CONNECT are not ours to judge.
             None => return Ok(Verdict::Allowed { warnings: vec![] }),
         };
+        // Metadata-only writes (finalizers, labels) and deletions change no
+        // spec: nothing to judge, and they must work even when the
+        // OperatorVersion is gone or unreadable (the controller removes its
+        // finalizer that way).
+        if old.as_ref().is_some_and(|old| old.spec == new.spec) {
+            return Ok(Verdict::Allowed { warnings: vec![] });
+        }
         let namespace = instance_namespace(&new, request);
         let new_ref = ov_ref(&new, &namespace);
         let old_ref = old.as_ref().map(|old| ov_ref(old, &namespace));
@@ -91,7 +109,13 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         // The engine is pure and must not panic; if it ever does, answer an
         // error for this request instead of dropping the connection.
         catch_unwind(AssertUnwindSafe(|| {
-            kudo_engine::admission::review(old.as_ref(), &new, old_ov.as_ref(), new_ov.as_ref())
+            kudo_engine::admission::review_at(
+                old.as_ref(),
+                &new,
+                old_ov.as_ref(),
+                new_ov.as_ref(),
+                Some(now),
+            )
         }))
         .map_err(|_| {
             Failure::Internal(
@@ -137,7 +161,7 @@ fn decode(
                 "the request body is not an AdmissionReview: {err}"
             ));
             response.uid = uid_of_malformed(body);
-            response.result = response.result.with_code(400);
+            response.result = bad_request(&response.result.message);
             return Err(Box::new(response.into_review()));
         }
     };
@@ -148,12 +172,12 @@ fn decode(
             review.types.api_version, review.types.kind
         ));
         response.uid = review.request.map(|r| r.uid).unwrap_or_default();
-        response.result = response.result.with_code(400);
+        response.result = bad_request(&response.result.message);
         return Err(Box::new(response.into_review()));
     }
     review.try_into().map_err(|_| {
         let mut response = AdmissionResponse::invalid("the AdmissionReview has no request");
-        response.result = response.result.with_code(400);
+        response.result = bad_request(&response.result.message);
         Box::new(response.into_review())
     })
 }
@@ -177,7 +201,10 @@ fn uid_of_malformed(body: &[u8]) -> String {
 /// one the rules judge (a subresource write, CONNECT).
 type Pair = (Option<Instance>, Instance);
 
-fn instances(request: &AdmissionRequest<DynamicObject>) -> Result<Option<Pair>, Failure> {
+fn instances(
+    request: &AdmissionRequest<DynamicObject>,
+    now: jiff::Timestamp,
+) -> Result<Option<Pair>, Failure> {
     let kind = &request.kind;
     if kind.group != GROUP || kind.kind != "Instance" {
         return Err(Failure::BadRequest(format!(
@@ -206,7 +233,7 @@ fn instances(request: &AdmissionRequest<DynamicObject>) -> Result<Option<Pair>, 
             let old = instance(request.old_object.as_ref(), "oldObject")?;
             let mut new = old.clone();
             if new.metadata.deletion_timestamp.is_none() {
-                new.metadata.deletion_timestamp = Some(Time(jiff::Timestamp::now()));
+                new.metadata.deletion_timestamp = Some(Time(now));
             }
             Ok(Some((Some(old), new)))
         }
@@ -280,6 +307,11 @@ fn denied(request: &AdmissionRequest<DynamicObject>, message: String) -> Admissi
     let mut response = AdmissionResponse::from(request).deny(message);
     response.result = Status::failure(&response.result.message, "Forbidden").with_code(403);
     response
+}
+
+/// A 400 answer for a request we could not even attribute to an object.
+fn bad_request(message: &str) -> Status {
+    Status::failure(message, "BadRequest").with_code(400)
 }
 
 fn failed(request: &AdmissionRequest<DynamicObject>, failure: Failure) -> AdmissionResponse {

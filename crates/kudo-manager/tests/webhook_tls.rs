@@ -1,0 +1,237 @@
+//! The webhook over real TLS: a client that trusts only the generated CA,
+//! certificate rotation without restart, no plaintext, body limit, shutdown.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use kudo_api::OperatorVersion;
+use kudo_manager::certs::{CertificateAuthority, local_sans};
+use kudo_manager::webhook::{
+    LocalTls, StaticOperatorVersions, WebhookConfig, serve_listener, write_local_tls,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsConnector;
+
+const PATH: &str = "/validate-kudo-dev-v1beta1-instance";
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/admission")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn operator_versions() -> StaticOperatorVersions {
+    let list: Vec<OperatorVersion> =
+        serde_json::from_slice(&fixture("operatorversions.json")).unwrap();
+    list.into_iter().collect()
+}
+
+struct Running {
+    addr: SocketAddr,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<Result<(), kudo_manager::webhook::WebhookError>>,
+}
+
+async fn start(tls: &LocalTls) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = WebhookConfig::new(addr, &tls.cert_path, &tls.key_path);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(serve_listener(
+        listener,
+        config,
+        operator_versions(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    Running { addr, stop, task }
+}
+
+fn client_config(
+    ca_pem: &str,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(versions)
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
+async fn post(
+    addr: SocketAddr,
+    config: Arc<rustls::ClientConfig>,
+    body: Vec<u8>,
+) -> Result<(u16, Bytes), String> {
+    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    let tls = TlsConnector::from(config)
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .map_err(|e| format!("handshake: {e}"))?;
+    let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(conn);
+    let request = http::Request::post(PATH)
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    let response = send
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((status, body.to_bytes()))
+}
+
+const ALL: &[&rustls::SupportedProtocolVersion] =
+    &[&rustls::version::TLS13, &rustls::version::TLS12];
+
+#[tokio::test]
+async fn a_denial_travels_over_tls_to_a_client_trusting_only_the_generated_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let server = start(&tls).await;
+    let (status, body) = post(
+        server.addr,
+        client_config(&tls.ca_pem, ALL),
+        fixture("deny/create-operatorversion-not-found.json"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 200);
+    let review: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(review["response"]["uid"], "d-01");
+    assert_eq!(review["response"]["allowed"], false);
+    let _ = server.stop.send(());
+    server.task.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn tls_1_2_clients_are_served_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let server = start(&tls).await;
+    let only_12 = client_config(&tls.ca_pem, &[&rustls::version::TLS12]);
+    let (status, _) = post(server.addr, only_12, fixture("allow/create-valid.json"))
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let _ = server.stop.send(());
+}
+
+#[tokio::test]
+async fn plaintext_http_gets_no_http_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let server = start(&tls).await;
+    let mut tcp = TcpStream::connect(server.addr).await.unwrap();
+    tcp.write_all(b"POST /validate-kudo-dev-v1beta1-instance HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut answer)).await;
+    assert!(
+        !answer.starts_with(b"HTTP/"),
+        "plaintext request was answered: {}",
+        String::from_utf8_lossy(&answer)
+    );
+    let _ = server.stop.send(());
+}
+
+#[tokio::test]
+async fn a_rotated_certificate_is_served_without_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let server = start(&tls).await;
+    let body = fixture("allow/create-valid.json");
+    post(server.addr, client_config(&tls.ca_pem, ALL), body.clone())
+        .await
+        .unwrap();
+
+    // A new CA and serving pair replace the files (as a renewed Secret does).
+    let new_ca = CertificateAuthority::generate().unwrap();
+    let serving = new_ca.issue(&local_sans()).unwrap();
+    let staged = dir.path().join("staged");
+    std::fs::create_dir(&staged).unwrap();
+    std::fs::write(staged.join("tls.key"), &serving.key_pem).unwrap();
+    std::fs::write(staged.join("tls.crt"), &serving.cert_pem).unwrap();
+    std::fs::rename(staged.join("tls.key"), &tls.key_path).unwrap();
+    std::fs::rename(staged.join("tls.crt"), &tls.cert_path).unwrap();
+
+    let (status, _) = post(
+        server.addr,
+        client_config(new_ca.cert_pem(), ALL),
+        body.clone(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 200);
+    let old_trust = post(server.addr, client_config(&tls.ca_pem, ALL), body).await;
+    assert!(
+        old_trust.is_err(),
+        "the old CA must no longer verify the server"
+    );
+    let _ = server.stop.send(());
+}
+
+#[tokio::test]
+async fn bodies_over_3_mib_are_refused_with_413() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let server = start(&tls).await;
+    let (status, _) = post(
+        server.addr,
+        client_config(&tls.ca_pem, ALL),
+        vec![b' '; 3 * 1024 * 1024 + 1],
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 413);
+    let _ = server.stop.send(());
+}
+
+#[tokio::test]
+async fn serving_stops_when_shutdown_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let server = start(&tls).await;
+    server.stop.send(()).unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(10), server.task)
+        .await
+        .expect("serve did not return after shutdown");
+    result.unwrap().unwrap();
+    assert!(
+        TcpStream::connect(server.addr).await.is_err(),
+        "still listening"
+    );
+}
