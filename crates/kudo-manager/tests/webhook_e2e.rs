@@ -1,0 +1,229 @@
+//! End to end through kudo-sandbox and the real kubectl: the webhook runs on
+//! 127.0.0.1 with its own CA, registered by URL as `kudo-manager dev` does.
+//! A running plan is simulated by writing Instance status through the
+//! status subresource (what the controller would do).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use kudo_api::{Instance, OperatorVersion};
+use kudo_manager::certs::LOCAL_WEBHOOK_CONFIGURATION_NAME;
+use kudo_manager::webhook::serve_local;
+use kudo_sandbox::Sandbox;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+fn fixture_ovs() -> Vec<OperatorVersion> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/admission/operatorversions.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn kubectl_available() -> bool {
+    Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+async fn install_crds(client: &kube::Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in kudo_api::crds::all() {
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+    }
+    // Wait until the new kinds are served.
+    let ovs: Api<OperatorVersion> = Api::namespaced(client.clone(), "default");
+    for _ in 0..50 {
+        if ovs.list(&Default::default()).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("kudo.dev CRDs were not served in time");
+}
+
+fn status(plan_state: &str, node_2: &str) -> Value {
+    json!({
+        "status": {
+            "activePlan": {"name": "deploy", "uid": "deploy-1", "status": plan_state, "trigger": "create"},
+            "planStatus": {"deploy": {"name": "deploy", "status": plan_state, "uid": "deploy-1", "phases": [
+                {"name": "nodes", "status": plan_state, "steps": [
+                    {"name": "node-1", "status": "COMPLETE"},
+                    {"name": "node-2", "status": node_2},
+                    {"name": "node-3", "status": if plan_state == "COMPLETE" { "COMPLETE" } else { "PENDING" }},
+                ]},
+            ]}},
+            "appliedParameters": {"CLUSTER_NAME": "zk-prod", "MEMORY": "1Gi"},
+            "appliedOperatorVersion": "zookeeper-0.3.0",
+        }
+    })
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
+    if !kubectl_available() {
+        eprintln!("kubectl not found; skipping the kubectl end-to-end test");
+        return;
+    }
+    let sandbox = Sandbox::start().await.unwrap();
+    let client = sandbox.client().unwrap();
+    install_crds(&client).await;
+    let ovs: Api<OperatorVersion> = Api::namespaced(client.clone(), "default");
+    for ov in fixture_ovs() {
+        ovs.create(&PostParams::default(), &ov).await.unwrap();
+    }
+
+    let certs = tempfile::tempdir().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let (ready_tx, ready_rx) = oneshot::channel::<SocketAddr>();
+    let webhook = tokio::spawn({
+        let client = client.clone();
+        let dir = certs.path().to_path_buf();
+        async move {
+            serve_local(
+                client,
+                0,
+                &dir,
+                async {
+                    let _ = stopped.await;
+                },
+                move |addr| {
+                    let _ = ready_tx.send(addr);
+                },
+            )
+            .await
+        }
+    });
+    let addr = tokio::time::timeout(Duration::from_secs(10), ready_rx)
+        .await
+        .unwrap()
+        .unwrap();
+    let configs: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let registered = configs.get(LOCAL_WEBHOOK_CONFIGURATION_NAME).await.unwrap();
+    let url = registered.webhooks.unwrap()[0]
+        .client_config
+        .url
+        .clone()
+        .unwrap();
+    assert_eq!(
+        url,
+        format!(
+            "https://127.0.0.1:{}/validate-kudo-dev-v1beta1-instance",
+            addr.port()
+        )
+    );
+
+    // Creating an Instance of a missing OperatorVersion is refused by the webhook.
+    let instances: Api<Instance> = Api::namespaced(client.clone(), "default");
+    let mut zk: Instance = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+        "metadata": {"name": "zk", "namespace": "default"},
+        "spec": {"operatorVersion": {"name": "zookeeper-9.9.9"},
+                 "parameters": {"CLUSTER_NAME": "zk-prod", "MEMORY": "1Gi"}}
+    }))
+    .unwrap();
+    let refused = instances
+        .create(&PostParams::default(), &zk)
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("zookeeper-9.9.9"), "{refused}");
+    zk.spec.operator_version.name = Some("zookeeper-0.3.0".to_string());
+    instances.create(&PostParams::default(), &zk).await.unwrap();
+
+    // deploy is running, stuck on node-2.
+    instances
+        .patch_status(
+            "zk",
+            &PatchParams::default(),
+            &Patch::Merge(status("IN_PROGRESS", "IN_PROGRESS")),
+        )
+        .await
+        .unwrap();
+
+    let kubeconfig = sandbox.kubeconfig_path().to_path_buf();
+    let update = [
+        "patch",
+        "instance",
+        "zk",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"parameters":{"LOG_LEVEL":"DEBUG"}}}"#,
+    ];
+    let out = tokio::task::spawn_blocking({
+        let kubeconfig = kubeconfig.clone();
+        move || kubectl(&kubeconfig, &update)
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("kubectl said: {stderr}");
+    assert!(
+        !out.status.success(),
+        "kubectl patch should be refused; stderr: {stderr}"
+    );
+    assert!(stderr.contains("denied the request"), "{stderr}");
+    assert!(
+        stderr.contains(r#"plan "deploy" is IN_PROGRESS (phase "nodes", step "node-2")"#),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("kubectl kudo plan cancel --instance zk"),
+        "{stderr}"
+    );
+    let unchanged = instances.get("zk").await.unwrap();
+    assert_eq!(unchanged.spec.parameter("LOG_LEVEL"), None);
+
+    // deploy completes; the same update now goes through.
+    instances
+        .patch_status(
+            "zk",
+            &PatchParams::default(),
+            &Patch::Merge(status("COMPLETE", "COMPLETE")),
+        )
+        .await
+        .unwrap();
+    let out = tokio::task::spawn_blocking(move || kubectl(&kubeconfig, &update))
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl patch after completion failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let updated = instances.get("zk").await.unwrap();
+    assert_eq!(updated.spec.parameter("LOG_LEVEL"), Some("DEBUG"));
+
+    // Clean shutdown removes the registration.
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(15), webhook)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        configs
+            .get_opt(LOCAL_WEBHOOK_CONFIGURATION_NAME)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    sandbox.stop().await;
+}
