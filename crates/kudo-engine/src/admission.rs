@@ -268,7 +268,7 @@ fn check(
     };
 
     // Something in the way?
-    if let Some((plan, detail)) = in_the_way(old, &status, ov) {
+    if let Some((plan, detail)) = in_the_way(old, &status, old_ov.unwrap_or(ov)) {
         if plan == requested {
             warnings.push(format!(
                 "plan {plan:?} is {detail}; {what} restarts it from the beginning"

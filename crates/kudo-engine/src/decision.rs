@@ -10,6 +10,17 @@
 //!    to run that has not been run in this reconcile;
 //! 4. write `Decision::status` if it differs from the stored status, and
 //!    requeue after `Decision::requeue_after` (if any).
+//!
+//! Pass the *stored* Instance in every pass of one reconcile: each pass
+//! recomputes the whole decision from it plus `observed`, so the Events and
+//! finalizer actions to perform are those of the last pass (earlier passes
+//! repeat them). Passing the previous pass's status instead also works: an
+//! outcome applied twice changes nothing (a step already waiting for its
+//! retry ignores a repeated transient error).
+//!
+//! `EngineConfig::default_maintenance_windows` should be checked with
+//! [`crate::windows::validate`] when the manager starts; an invalid window
+//! holds every step (with a blocker naming it).
 
 use std::collections::BTreeMap;
 use std::time::Duration;

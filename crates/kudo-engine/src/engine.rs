@@ -83,6 +83,7 @@ pub fn decide(input: Input<'_>) -> Decision {
         now,
     );
 
+    let mut queued = false;
     match select::select(inst, ov, &st) {
         Selection::Nothing => {}
         Selection::ConsumeOnly => st.applied_parameters = Some(select::spec_params(inst)),
@@ -93,6 +94,7 @@ pub fn decide(input: Input<'_>) -> Decision {
                 None => true,
                 Some(name) if name == req.plan || req.trigger == Trigger::Cleanup => true,
                 Some(name) => {
+                    queued = true;
                     out.blockers.push(Blocker {
                         plan: Some(req.plan.clone()),
                         ..other(format!(
@@ -153,6 +155,10 @@ pub fn decide(input: Input<'_>) -> Decision {
     }
 
     finish_active(&stored, &mut st, &applied_ops, input.config, now, &mut out);
+    if queued && running_plan(&st).is_none() {
+        // The plan in the way just ended: look again at once for the queued one.
+        wake(&mut out, now);
+    }
 
     for (name, ps) in &mut st.plan_status {
         let before = stored.plan_status.get(name);

@@ -12,6 +12,48 @@
 //! ```
 //!
 //! Pure: no tokio, no kube client, no clock (`now` is a parameter).
+//!
+//! # Rules
+//!
+//! - **Plan selection** ([`select`]): from spec vs what status recorded as
+//!   consumed. Deletion with `cleanup` → cleanup (overrides a running plan);
+//!   create → `deploy`; OperatorVersion change → first of `upgrade`,
+//!   `update`, `deploy`; parameter change → its trigger (fallback `update`,
+//!   then `deploy`; several triggers → nothing starts, a blocker says why);
+//!   new `spec.planExecution.uid` → that plan. One plan runs at a time: a
+//!   request for another plan is queued until the running one is terminal,
+//!   a request for the same plan restarts it.
+//! - **Strategies** ([`walk`]): `serial`/`parallel` over phases;
+//!   `serial`, `parallel`, `serial-canary` (`canary`) and `parallel-canary`
+//!   over steps (one `continue` releases step 0, the second the rest).
+//!   Tasks of a step run in order.
+//! - **Outcomes**: Done → COMPLETE; InProgress → IN_PROGRESS with message;
+//!   Transient → ERROR and a retry at `now + backoff` (exponential, capped);
+//!   Fatal → FATAL_ERROR for step and plan, absorbing until a new plan (or an
+//!   explicit force-complete/restart).
+//! - **Aggregation** ([`tree`], DC/OS `getAggregateStatus` restated for our
+//!   seven statuses), first match wins for a phase over its steps and a plan
+//!   over its phases:
+//!   1. any child FATAL_ERROR → FATAL_ERROR;
+//!   2. all children COMPLETE (or no children) → COMPLETE;
+//!   3. any child ERROR → ERROR;
+//!   4. the parent is paused → WAITING;
+//!   5. any child IN_PROGRESS → IN_PROGRESS;
+//!   6. any child WAITING → WAITING;
+//!   7. some child COMPLETE and some PENDING → IN_PROGRESS;
+//!   8. any child PENDING → PENDING;
+//!   9. otherwise NEVER_RUN.
+//! - **Holds**: a step that has not started yet starts only when eligible and
+//!   not held by a pause (plan or phase), a manual suppression, a closed
+//!   maintenance window (unless break-glass or cleanup) or a missing canary
+//!   approval; held steps are WAITING and the reason is in `status.blockers`.
+//!   Started steps finish under every hold.
+//! - **Operations** ([`operations`]), **windows** ([`windows`]),
+//!   **suppressions** ([`suppression`]), **Ready** ([`ready`]) and
+//!   **admission** ([`admission`]) are described in their modules.
+//!
+//! `decide` is deterministic, and an Instance with nothing to do gets its
+//! stored status back unchanged, so the manager writes nothing while idle.
 
 pub mod admission;
 pub mod decision;

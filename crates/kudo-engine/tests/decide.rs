@@ -412,7 +412,13 @@ fn request_arriving_while_another_plan_runs_is_queued_then_started() {
             .iter()
             .any(|b| b.message.contains("waits until plan \"deploy\""))
     );
-    sim.all_done();
+    let d = sim.all_done();
+    assert_eq!(
+        d.requeue_after,
+        Some(Duration::ZERO),
+        "look again at once for the queued plan"
+    );
+    assert_eq!(sim.plan_status("update"), S::NeverRun);
     sim.all_done();
     assert_eq!(sim.plan_status("deploy"), S::Complete);
     assert_eq!(sim.plan_status("update"), S::Complete);
