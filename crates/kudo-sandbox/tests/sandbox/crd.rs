@@ -1,0 +1,161 @@
+use std::time::Duration;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
+use kube::runtime::wait::{await_condition, conditions};
+use serde_json::json;
+
+use crate::start;
+
+fn widget_crd() -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))
+    .unwrap()
+}
+
+async fn install(client: &kube::Client) -> Api<DynamicObject> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.create(&PostParams::default(), &widget_crd())
+        .await
+        .unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        await_condition(
+            crds,
+            "widgets.example.com",
+            conditions::is_crd_established(),
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Widget"),
+        "widgets",
+    );
+    Api::default_namespaced_with(client.clone(), &ar)
+}
+
+fn widget(name: &str, size: i64) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": name}, "spec": {"size": size, "anything": {"goes": true}}
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn crd_kinds_are_served_once_established() {
+    let (_sb, client) = start().await;
+    let api = install(&client).await;
+    let created = api
+        .create(&PostParams::default(), &widget("w", 3))
+        .await
+        .unwrap();
+    assert_eq!(created.data["spec"]["anything"]["goes"], true);
+    let got = api.get("w").await.unwrap();
+    assert_eq!(got.data["spec"]["size"], 3);
+}
+
+#[tokio::test]
+async fn crd_status_subresource_is_separate() {
+    let (_sb, client) = start().await;
+    let api = install(&client).await;
+    api.create(&PostParams::default(), &widget("w", 3))
+        .await
+        .unwrap();
+    let out = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": 4}, "status": {"ready": true}})),
+        )
+        .await
+        .unwrap();
+    assert!(out.data.get("status").is_none());
+    assert_eq!(out.metadata.generation, Some(2));
+    let out = api
+        .patch_status(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"ready": true}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.data["status"]["ready"], true);
+    assert_eq!(out.metadata.generation, Some(2));
+}
+
+#[tokio::test]
+async fn unknown_kind_before_crd_is_not_found() {
+    let (_sb, client) = start().await;
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Widget"),
+        "widgets",
+    );
+    let api: Api<DynamicObject> = Api::default_namespaced_with(client, &ar);
+    match api
+        .create(&PostParams::default(), &widget("w", 1))
+        .await
+        .unwrap_err()
+    {
+        kube::Error::Api(s) => assert_eq!(s.code, 404),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn kudo_crds_from_the_repository_install() {
+    let (_sb, client) = start().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../crds");
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let crd: CustomResourceDefinition = serde_saphyr::from_str(&text).unwrap();
+        let created = crds.create(&PostParams::default(), &crd).await.unwrap();
+        let established = created
+            .status
+            .unwrap()
+            .conditions
+            .unwrap()
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True");
+        assert!(established);
+        count += 1;
+    }
+    assert_eq!(count, 3);
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("kudo.dev", "v1beta1", "Instance"),
+        "instances",
+    );
+    let instances: Api<DynamicObject> = Api::default_namespaced_with(client, &ar);
+    let inst: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "Instance", "metadata": {"name": "i"},
+        "spec": {"operatorVersion": {"name": "op-1.0"}}
+    }))
+    .unwrap();
+    instances
+        .create(&PostParams::default(), &inst)
+        .await
+        .unwrap();
+    assert_eq!(
+        instances
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+}
