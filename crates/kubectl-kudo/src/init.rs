@@ -5,8 +5,8 @@
 //! `kudo_manager::certs`, so init, the manager and `deploy/` agree.
 
 use kudo_manager::certs::{
-    self, CERTIFICATE_NAME, DEFAULT_WEBHOOK_PORT, MANAGER_POD_LABELS, SECRET_NAME, SERVICE_NAME,
-    SERVICE_PORT, WEBHOOK_PORT_NAME, WebhookTarget,
+    self, CertificateAuthority, DEFAULT_WEBHOOK_PORT, MANAGER_POD_LABELS, SECRET_NAME,
+    ServingCertificate, WEBHOOK_PORT_NAME, WebhookTarget,
 };
 use serde_json::{Map, Value, json};
 
@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 pub const MANAGER_NAME: &str = "kudo-manager";
 /// Where the manager container finds `tls.crt` and `tls.key`.
 pub const CERT_MOUNT_PATH: &str = "/etc/kudo-rs/webhook-certs";
-/// cert-manager Issuer (self-signed) used with `--cert-manager`.
-pub const ISSUER_NAME: &str = "kudo-selfsigned-issuer";
+/// Port of the manager's admin server (/healthz, /readyz, /metrics).
+pub const ADMIN_PORT: u16 = 8080;
 
 /// What the user asked `init` for.
 #[derive(Clone, Debug)]
@@ -35,10 +35,11 @@ pub struct InitOptions {
 /// Webhook TLS material when kudo-rs manages it (not cert-manager).
 #[derive(Clone, Debug)]
 pub struct Tls {
-    /// CA certificate PEM (caBundle).
-    pub ca_pem: String,
-    /// Serving certificate and key PEM; `None` keeps the existing Secret.
-    pub serving: Option<(String, String)>,
+    /// The CA: its certificate is the caBundle.
+    pub ca: CertificateAuthority,
+    /// A new serving certificate to store (with the CA) in Secrets; `None`
+    /// keeps the existing Secrets.
+    pub serving: Option<ServingCertificate>,
 }
 
 /// How the webhook gets its certificate.
@@ -129,53 +130,20 @@ pub fn manifests(options: &InitOptions, certs: &CertMode) -> Vec<Value> {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": MANAGER_NAME},
         "subjects": [{"kind": "ServiceAccount", "name": MANAGER_NAME, "namespace": ns}],
     }));
-    let sans = certs::service_sans(SERVICE_NAME, ns);
     match certs {
         CertMode::SelfManaged(tls) => {
-            if let Some((cert, key)) = &tls.serving {
-                objects.push(json!({
-                    "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-                    "metadata": {"name": SECRET_NAME, "namespace": ns, "labels": labels()},
-                    "data": {
-                        "tls.crt": base64_of(cert),
-                        "tls.key": base64_of(key),
-                        "ca.crt": base64_of(&tls.ca_pem),
-                    },
-                }));
+            if let Some(serving) = &tls.serving {
+                objects.push(to_value(&certs::ca_secret(ns, &tls.ca)));
+                objects.push(to_value(&certs::tls_secret(ns, &tls.ca, serving)));
             }
         }
-        CertMode::CertManager => {
-            objects.push(json!({
-                "apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-                "metadata": {"name": ISSUER_NAME, "namespace": ns, "labels": labels()},
-                "spec": {"selfSigned": {}},
-            }));
-            objects.push(json!({
-                "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-                "metadata": {"name": CERTIFICATE_NAME, "namespace": ns, "labels": labels()},
-                "spec": {
-                    "commonName": sans.get(2).cloned().unwrap_or_default(),
-                    "dnsNames": sans,
-                    "secretName": SECRET_NAME,
-                    "duration": "8760h",
-                    "renewBefore": "720h",
-                    "issuerRef": {"kind": "Issuer", "name": ISSUER_NAME},
-                },
-            }));
-        }
+        CertMode::CertManager => objects.extend(certs::cert_manager_objects(ns)),
     }
-    objects.push(json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": SERVICE_NAME, "namespace": ns, "labels": labels()},
-        "spec": {
-            "selector": pod_labels(),
-            "ports": [{"name": "webhook", "port": SERVICE_PORT, "targetPort": WEBHOOK_PORT_NAME, "protocol": "TCP"}],
-        },
-    }));
+    objects.push(to_value(&certs::webhook_service(ns)));
     objects.push(deployment(options));
     let mut webhook = certs::webhook_configuration(
         match certs {
-            CertMode::SelfManaged(tls) => Some(tls.ca_pem.as_str()),
+            CertMode::SelfManaged(tls) => Some(tls.ca.cert_pem()),
             CertMode::CertManager => None,
         },
         &WebhookTarget::in_cluster(ns),
@@ -193,11 +161,6 @@ pub fn manifests(options: &InitOptions, certs: &CertMode) -> Vec<Value> {
     }
     objects.push(webhook);
     objects
-}
-
-fn base64_of(text: &str) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.encode(text.as_bytes())
 }
 
 fn deployment(options: &InitOptions) -> Value {
@@ -221,10 +184,15 @@ fn deployment(options: &InitOptions) -> Value {
                             "run",
                             format!("--webhook-cert-dir={CERT_MOUNT_PATH}"),
                             format!("--webhook-port={DEFAULT_WEBHOOK_PORT}"),
+                            format!("--admin-addr=0.0.0.0:{ADMIN_PORT}"),
                         ],
                         "env": [{"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
-                        "ports": [{"name": WEBHOOK_PORT_NAME, "containerPort": DEFAULT_WEBHOOK_PORT, "protocol": "TCP"}],
-                        "readinessProbe": {"httpGet": {"path": "/healthz", "port": WEBHOOK_PORT_NAME, "scheme": "HTTPS"}},
+                        "ports": [
+                            {"name": WEBHOOK_PORT_NAME, "containerPort": DEFAULT_WEBHOOK_PORT, "protocol": "TCP"},
+                            {"name": "admin", "containerPort": ADMIN_PORT, "protocol": "TCP"},
+                        ],
+                        "readinessProbe": {"httpGet": {"path": "/readyz", "port": "admin"}},
+                        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "admin"}, "initialDelaySeconds": 10},
                         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
                         "securityContext": {
                             "allowPrivilegeEscalation": false,
@@ -256,6 +224,7 @@ pub fn resource_of(api_version: &str, kind: &str) -> Option<(&'static str, bool)
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => {
             ("validatingwebhookconfigurations", false)
         }
+        ("v1", "ConfigMap") => ("configmaps", true),
         ("cert-manager.io/v1", "Issuer") => ("issuers", true),
         ("cert-manager.io/v1", "Certificate") => ("certificates", true),
         _ => return None,
@@ -277,9 +246,11 @@ mod tests {
     }
 
     fn self_managed() -> CertMode {
+        let ca = CertificateAuthority::generate().unwrap();
+        let serving = ca.issue(&["kudo".to_string()]).unwrap();
         CertMode::SelfManaged(Tls {
-            ca_pem: "CA".into(),
-            serving: Some(("CERT".into(), "KEY".into())),
+            ca,
+            serving: Some(serving),
         })
     }
 
@@ -304,6 +275,7 @@ mod tests {
                 "ClusterRole",
                 "ClusterRoleBinding",
                 "Secret",
+                "Secret",
                 "Service",
                 "Deployment",
                 "ValidatingWebhookConfiguration",
@@ -321,12 +293,16 @@ mod tests {
 
     #[test]
     fn webhook_trusts_the_generated_ca() {
-        let objects = manifests(&options(), &self_managed());
+        let mode = self_managed();
+        let CertMode::SelfManaged(tls) = &mode else {
+            panic!("self-managed mode expected")
+        };
+        let objects = manifests(&options(), &mode);
         let webhook = objects.last().unwrap();
-        let bundle = webhook["webhooks"][0]["clientConfig"]["caBundle"]
-            .as_str()
-            .unwrap();
-        assert_eq!(bundle, base64_of("CA"));
+        let bundle: k8s_openapi::ByteString =
+            serde_json::from_value(webhook["webhooks"][0]["clientConfig"]["caBundle"].clone())
+                .unwrap();
+        assert_eq!(String::from_utf8(bundle.0).unwrap(), tls.ca.cert_pem());
     }
 
     #[test]
@@ -350,7 +326,7 @@ mod tests {
         let webhook = objects.last().unwrap();
         assert_eq!(
             webhook["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
-            json!(format!("kudo-system/{CERTIFICATE_NAME}"))
+            json!(format!("kudo-system/{}", certs::CERTIFICATE_NAME))
         );
         assert!(
             webhook["webhooks"][0]["clientConfig"]

@@ -10,7 +10,7 @@ use kube::api::{
 };
 use kube::{Api, ResourceExt};
 use kudo_api::Instance;
-use kudo_manager::certs::{self, CertificateAuthority, SECRET_NAME, SERVICE_NAME};
+use kudo_manager::certs::{self, CA_SECRET_NAME, CertificateAuthority, SERVICE_NAME};
 use serde_json::Value;
 
 use super::FIELD_MANAGER;
@@ -34,15 +34,19 @@ fn options(global: &GlobalArgs, args: &InitArgs) -> InitOptions {
     }
 }
 
-fn fresh_tls(namespace: &str) -> Result<Tls> {
-    let ca = CertificateAuthority::generate()
-        .map_err(|e| CliError::Other(format!("cannot create the webhook CA: {e}")))?;
+fn generate_ca() -> Result<CertificateAuthority> {
+    CertificateAuthority::generate()
+        .map_err(|e| CliError::Other(format!("cannot create the webhook CA: {e}")))
+}
+
+/// A serving certificate for the manager Service, signed by `ca`.
+fn issue(ca: CertificateAuthority, namespace: &str) -> Result<Tls> {
     let serving = ca
         .issue(&certs::service_sans(SERVICE_NAME, namespace))
         .map_err(|e| CliError::Other(format!("cannot create the webhook certificate: {e}")))?;
     Ok(Tls {
-        ca_pem: ca.cert_pem().to_string(),
-        serving: Some((serving.cert_pem, serving.key_pem)),
+        ca,
+        serving: Some(serving),
     })
 }
 
@@ -78,7 +82,7 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> Result<()> {
         let mode = if args.cert_manager {
             CertMode::CertManager
         } else {
-            CertMode::SelfManaged(fresh_tls(&opts.namespace)?)
+            CertMode::SelfManaged(issue(generate_ca()?, &opts.namespace)?)
         };
         let format = args.output.output.unwrap_or(OutputFormat::Yaml);
         print!("{}", dry_run_text(&manifests(&opts, &mode), format)?);
@@ -96,30 +100,44 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> Result<()> {
     for object in manifests(&opts, &mode) {
         write_object(&ctx, object, args.upgrade).await?;
     }
+    if let CertMode::SelfManaged(Tls { serving: None, .. }) = &mode {
+        println!("webhook certificate kept (use --upgrade to issue a new one from the same CA)");
+    }
     if args.wait && !opts.crd_only {
         wait_for_manager(&ctx, &opts.namespace, args.wait_timeout).await?;
     }
     Ok(())
 }
 
-/// Keeps the CA of an existing Secret unless upgrading (which rotates).
+/// The CA kept in its Secret is reused, so `caBundle` stays valid; a new
+/// serving certificate is issued on first install and on `--upgrade`.
 async fn tls_for_install(ctx: &KubeContext, namespace: &str, upgrade: bool) -> Result<Tls> {
-    if !upgrade {
-        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), namespace);
-        let existing = secrets
-            .get_opt(SECRET_NAME)
-            .await
-            .map_err(|e| CliError::api(format!("reading Secret {namespace}/{SECRET_NAME}"), e))?;
-        if let Some(secret) = existing
-            && let Some(ca) = secret.data.as_ref().and_then(|d| d.get("ca.crt"))
-        {
-            return Ok(Tls {
-                ca_pem: String::from_utf8_lossy(&ca.0).into_owned(),
-                serving: None,
-            });
-        }
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), namespace);
+    let existing = secrets
+        .get_opt(CA_SECRET_NAME)
+        .await
+        .map_err(|e| CliError::api(format!("reading Secret {namespace}/{CA_SECRET_NAME}"), e))?;
+    let stored = existing.and_then(|secret| {
+        let data = secret.data?;
+        let text = |key: &str| {
+            data.get(key)
+                .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+        };
+        Some((text("ca.crt")?, text("ca.key")?))
+    });
+    let Some((cert, key)) = stored else {
+        return issue(generate_ca()?, namespace);
+    };
+    let ca = CertificateAuthority::from_pem(&cert, &key).map_err(|e| {
+        CliError::Other(format!(
+            "Secret {namespace}/{CA_SECRET_NAME} does not hold a usable CA ({e}); delete it and run `kubectl kudo init --upgrade`"
+        ))
+    })?;
+    if upgrade {
+        issue(ca, namespace)
+    } else {
+        Ok(Tls { ca, serving: None })
     }
-    fresh_tls(namespace)
 }
 
 fn dynamic_api(ctx: &KubeContext, object: &Value) -> Result<(Api<DynamicObject>, String, String)> {
@@ -238,13 +256,8 @@ async fn uninstall(ctx: &KubeContext, opts: &InitOptions, args: &InitArgs) -> Re
     }
     // Webhook first (so nothing is refused half-way), CRDs last.
     let mut objects = manifests(opts, &CertMode::CertManager);
-    objects.extend(manifests(
-        opts,
-        &CertMode::SelfManaged(Tls {
-            ca_pem: String::new(),
-            serving: Some((String::new(), String::new())),
-        }),
-    ));
+    let self_managed = CertMode::SelfManaged(issue(generate_ca()?, &opts.namespace)?);
+    objects.extend(manifests(opts, &self_managed));
     let mut seen = std::collections::BTreeSet::new();
     objects.retain(|o| seen.insert((o["kind"].to_string(), o["metadata"]["name"].to_string())));
     objects.sort_by_key(|o| delete_rank(o["kind"].as_str().unwrap_or_default()));

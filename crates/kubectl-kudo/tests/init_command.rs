@@ -1,0 +1,144 @@
+//! `init`: dry-run output, install, idempotence, upgrade, uninstall —
+//! against kudo-sandbox.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{fixture_arg, run, run_with, transcript};
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::api::DeleteParams;
+use kudo_sandbox::Sandbox;
+use serde_json::Value;
+
+/// `kind namespace/name` of every document of a multi-document YAML text.
+fn documents(text: &str) -> Vec<String> {
+    text.split("---\n")
+        .filter(|doc| !doc.trim().is_empty())
+        .map(|doc| {
+            let value: Value = serde_saphyr::from_str(doc).unwrap();
+            let ns = value["metadata"]["namespace"]
+                .as_str()
+                .map(|n| format!("{n}/"))
+                .unwrap_or_default();
+            format!(
+                "{} {ns}{}",
+                value["kind"].as_str().unwrap(),
+                value["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn dry_run_prints_every_object_as_yaml() {
+    let output = run(&["init", "--dry-run"]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    let text = common::stdout(&output);
+    insta::assert_snapshot!("init-dry-run-objects", documents(&text).join("\n"));
+    assert!(
+        text.contains("caBundle:"),
+        "the webhook trusts the generated CA"
+    );
+}
+
+#[test]
+fn dry_run_with_cert_manager_and_broad_rbac_in_another_namespace() {
+    let output = run(&[
+        "init",
+        "--dry-run",
+        "--cert-manager",
+        "--broad-rbac",
+        "-n",
+        "ops",
+    ]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    let text = common::stdout(&output);
+    insta::assert_snapshot!(
+        "init-dry-run-cert-manager-objects",
+        documents(&text).join("\n")
+    );
+    assert!(
+        text.contains("cert-manager.io/inject-ca-from: ops/"),
+        "{text}"
+    );
+    assert!(!text.contains("caBundle"), "cert-manager fills caBundle");
+}
+
+#[test]
+fn dry_run_json_is_a_list() {
+    let output = run(&["init", "--dry-run", "-o", "json"]);
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value["kind"], "List");
+    assert_eq!(value["items"].as_array().unwrap().len(), 12);
+}
+
+#[test]
+fn output_without_dry_run_is_a_usage_error() {
+    let output = run(&["init", "-o", "yaml"]);
+    assert_eq!(output.status.code(), Some(2), "{}", transcript(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_is_idempotent_keeps_its_ca_and_uninstall_waits_for_instances() {
+    let sandbox = Sandbox::start().await.unwrap();
+    let kc = sandbox.kubeconfig_path().to_path_buf();
+    let client = sandbox.client().unwrap();
+
+    // An Instance created before the webhook exists.
+    let output = run_with(&kc, &["init", "--crd-only"]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    let output = run_with(&kc, &["install", &fixture_arg("demo")]);
+    assert!(output.status.success(), "{}", transcript(&output));
+
+    let first = run_with(&kc, &["init"]);
+    assert!(first.status.success(), "{}", transcript(&first));
+    insta::assert_snapshot!("init-first", transcript(&first));
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "kudo-system");
+    let ca_before = secrets.get("kudo-webhook-ca").await.unwrap().data.unwrap()["ca.crt"].clone();
+
+    let again = run_with(&kc, &["init"]);
+    assert!(again.status.success(), "{}", transcript(&again));
+    insta::assert_snapshot!("init-again", transcript(&again));
+
+    let upgrade = run_with(&kc, &["init", "--upgrade"]);
+    assert!(upgrade.status.success(), "{}", transcript(&upgrade));
+    insta::assert_snapshot!("init-upgrade", transcript(&upgrade));
+    let ca_after = secrets.get("kudo-webhook-ca").await.unwrap().data.unwrap()["ca.crt"].clone();
+    assert_eq!(
+        ca_before, ca_after,
+        "upgrade issues a new serving cert from the same CA"
+    );
+    let webhooks: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let webhook = webhooks
+        .get("kudo-manager-instance-admission")
+        .await
+        .unwrap();
+    let bundle = webhook.webhooks.unwrap()[0]
+        .client_config
+        .ca_bundle
+        .clone()
+        .unwrap();
+    assert_eq!(bundle.0, ca_after.0);
+
+    let refused = run_with(&kc, &["init", "--uninstall"]);
+    assert_eq!(refused.status.code(), Some(1));
+    insta::assert_snapshot!("init-uninstall-refused", transcript(&refused));
+
+    // No manager answers the webhook here: drop it to delete the Instance.
+    webhooks
+        .delete("kudo-manager-instance-admission", &DeleteParams::default())
+        .await
+        .unwrap();
+    let output = run_with(&kc, &["uninstall", "--instance", "demo-instance"]);
+    assert!(output.status.success(), "{}", transcript(&output));
+
+    let removed = run_with(
+        &kc,
+        &["init", "--uninstall", "--wait", "--wait-timeout", "30s"],
+    );
+    assert!(removed.status.success(), "{}", transcript(&removed));
+    insta::assert_snapshot!("init-uninstall", transcript(&removed));
+    assert!(secrets.get_opt("kudo-webhook-ca").await.unwrap().is_none());
+}
