@@ -1,0 +1,408 @@
+//! Webhook performance: the review path alone (criterion), then HTTPS load
+//! against the real webhook server and, in the same run, against a bare
+//! rustls + hyper server that answers a fixed response (the ceiling).
+//!
+//! Reports reviews/s at saturation (closed loop, many keep-alive
+//! connections) and latency percentiles at a fixed 1,000 reviews/s (open
+//! loop: requests are issued on schedule whether or not earlier ones have
+//! finished, so a slow server cannot hide queueing).
+//!
+//! `cargo bench -p kudo-manager --bench webhook`; knobs:
+//! `WEBHOOK_BENCH_SECS` (default 5), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
+//! `WEBHOOK_BENCH_RATE` (default 1000).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use criterion::Criterion;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use kudo_api::OperatorVersion;
+use kudo_manager::webhook::{
+    LocalTls, Reviewer, StaticOperatorVersions, WebhookConfig, serve_listener, write_local_tls,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Runtime;
+use tokio::sync::Mutex;
+use tokio_rustls::{TlsAcceptor, TlsConnector};
+
+const PATH: &str = "/validate-kudo-dev-v1beta1-instance";
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/admission")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn operator_versions() -> StaticOperatorVersions {
+    let list: Vec<OperatorVersion> =
+        serde_json::from_slice(&fixture("operatorversions.json")).unwrap();
+    list.into_iter().collect()
+}
+
+/// A realistic review, compact as the API server sends it: a parameter
+/// update refused because deploy runs (reads the OV, walks the plan).
+fn review_body() -> Bytes {
+    let value: serde_json::Value =
+        serde_json::from_slice(&fixture("deny/param-update-while-plan-runs.json")).unwrap();
+    Bytes::from(serde_json::to_vec(&value).unwrap())
+}
+
+fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
+    let reviewer = Reviewer::new(operator_versions(), Duration::from_secs(1));
+    let body = review_body();
+    c.bench_function("webhook/review_path (decode + OV + engine + encode)", |b| {
+        b.iter(|| rt.block_on(reviewer.review_to_json(&body)));
+    });
+}
+
+// ----- servers -----
+
+fn bare_tls_config(tls: &LocalTls) -> Arc<rustls::ServerConfig> {
+    let chain = CertificateDer::pem_file_iter(&tls.cert_path)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(&tls.key_path).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Arc::new(config)
+}
+
+/// rustls + hyper, reading the body and answering a fixed AdmissionReview.
+async fn bare_server(listener: TcpListener, config: Arc<rustls::ServerConfig>, answer: Bytes) {
+    let acceptor = TlsAcceptor::from(config);
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let answer = answer.clone();
+        tokio::spawn(async move {
+            let Ok(tls) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let service =
+                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let answer = answer.clone();
+                    async move {
+                        let _ = req.into_body().collect().await;
+                        let mut response = http::Response::new(Full::new(answer));
+                        response.headers_mut().insert(
+                            http::header::CONTENT_TYPE,
+                            http::HeaderValue::from_static("application/json"),
+                        );
+                        Ok::<_, Infallible>(response)
+                    }
+                });
+            let _ = auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(tls), service)
+                .await;
+        });
+    }
+}
+
+// ----- client -----
+
+fn client_config(ca_pem: &str) -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
+async fn connect(addr: SocketAddr, config: Arc<rustls::ClientConfig>) -> SendRequest<Full<Bytes>> {
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let tls = TlsConnector::from(config)
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .unwrap();
+    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    send
+}
+
+async fn send(sender: &mut SendRequest<Full<Bytes>>, body: &Bytes) -> Bytes {
+    sender.ready().await.unwrap();
+    let request = http::Request::post(PATH)
+        .header(http::header::HOST, "127.0.0.1")
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(body.clone()))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    response.into_body().collect().await.unwrap().to_bytes()
+}
+
+/// Closed loop: every connection sends back to back; reviews per second.
+async fn throughput(
+    addr: SocketAddr,
+    config: Arc<rustls::ClientConfig>,
+    body: Bytes,
+    connections: u64,
+    duration: Duration,
+) -> f64 {
+    let mut senders = Vec::new();
+    for _ in 0..connections {
+        senders.push(connect(addr, config.clone()).await);
+    }
+    let done = Arc::new(AtomicU64::new(0));
+    let counting = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for mut sender in senders {
+        let (done, counting, stop, body) =
+            (done.clone(), counting.clone(), stop.clone(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                send(&mut sender, &body).await;
+                if counting.load(Ordering::Relaxed) {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await; // warm-up
+    counting.store(true, Ordering::Relaxed);
+    let started = Instant::now();
+    tokio::time::sleep(duration).await;
+    let completed = done.load(Ordering::Relaxed);
+    let elapsed = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    for task in tasks {
+        task.await.unwrap();
+    }
+    completed as f64 / elapsed.as_secs_f64()
+}
+
+struct Latencies {
+    p50: Duration,
+    p99: Duration,
+    p999: Duration,
+    max: Duration,
+    achieved_rate: f64,
+}
+
+/// Open loop at `rate` reviews/s over a pool of connections.
+async fn latency_at_rate(
+    addr: SocketAddr,
+    config: Arc<rustls::ClientConfig>,
+    body: Bytes,
+    rate: u64,
+    duration: Duration,
+) -> Latencies {
+    let pool: Vec<_> = {
+        let mut pool = Vec::new();
+        for _ in 0..16 {
+            pool.push(Arc::new(Mutex::new(connect(addr, config.clone()).await)));
+        }
+        pool
+    };
+    let interval = Duration::from_secs_f64(1.0 / rate as f64);
+    let total = (duration.as_secs_f64() * rate as f64) as u64;
+    let warmup = rate / 2;
+    let start = tokio::time::Instant::now() + Duration::from_millis(50);
+    let mut tasks = Vec::with_capacity(total as usize);
+    for i in 0..(total + warmup) {
+        let scheduled = start + interval.mul_f64(i as f64);
+        tokio::time::sleep_until(scheduled).await;
+        let connection = pool[(i as usize) % pool.len()].clone();
+        let body = body.clone();
+        tasks.push(tokio::spawn(async move {
+            // From the moment the request is issued: waiting for a busy
+            // connection counts, the dispatcher's timer granularity does not.
+            let issued = Instant::now();
+            let mut sender = connection.lock().await;
+            send(&mut sender, &body).await;
+            (i, issued.elapsed())
+        }));
+    }
+    let mut samples = Vec::with_capacity(total as usize);
+    for task in tasks {
+        let (i, latency) = task.await.unwrap();
+        if i >= warmup {
+            samples.push(latency);
+        }
+    }
+    let measured = start.elapsed().as_secs_f64() - warmup as f64 / rate as f64;
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
+    Latencies {
+        p50: at(0.50),
+        p99: at(0.99),
+        p999: at(0.999),
+        max: *samples.last().unwrap(),
+        achieved_rate: samples.len() as f64 / measured,
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    // The review path alone, on the current thread.
+    let local = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    bench_review_path(&mut criterion, &local);
+    criterion.final_summary();
+
+    let secs = env_or("WEBHOOK_BENCH_SECS", 5);
+    let connections = env_or("WEBHOOK_BENCH_CONNECTIONS", 32);
+    let rate = env_or("WEBHOOK_BENCH_RATE", 1000);
+    let duration = Duration::from_secs(secs);
+
+    // Servers on a 2-worker runtime (the target is "2 cores"); the client on
+    // its own runtime in the same process, so it competes for the same cores:
+    // the numbers are a lower bound for the server.
+    let servers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let body = review_body();
+    let (webhook_addr, bare_addr, answer) = servers.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let webhook_addr = listener.local_addr().unwrap();
+        let config = WebhookConfig::new(webhook_addr, &tls.cert_path, &tls.key_path);
+        tokio::spawn(serve_listener(
+            listener,
+            config,
+            operator_versions(),
+            std::future::pending(),
+        ));
+        // The bare server answers what the webhook answers, byte for byte.
+        let answer = Bytes::from(
+            Reviewer::new(operator_versions(), Duration::from_secs(1))
+                .review_to_json(&body)
+                .await,
+        );
+        let bare = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let bare_addr = bare.local_addr().unwrap();
+        tokio::spawn(bare_server(bare, bare_tls_config(&tls), answer.clone()));
+        (webhook_addr, bare_addr, answer)
+    });
+    let config = client_config(&tls.ca_pem);
+
+    let (webhook_rps, bare_rps, webhook_lat, bare_lat) = client.block_on(async {
+        // Sanity: the webhook really reviews (denies this update) and matches the bare answer.
+        let mut sender = connect(webhook_addr, config.clone()).await;
+        let reply = send(&mut sender, &body).await;
+        assert_eq!(
+            reply, answer,
+            "webhook answer differs from the fixed answer"
+        );
+        assert!(String::from_utf8_lossy(&reply).contains("\"allowed\":false"));
+
+        let bare_rps = throughput(
+            bare_addr,
+            config.clone(),
+            body.clone(),
+            connections,
+            duration,
+        )
+        .await;
+        let webhook_rps = throughput(
+            webhook_addr,
+            config.clone(),
+            body.clone(),
+            connections,
+            duration,
+        )
+        .await;
+        let bare_lat =
+            latency_at_rate(bare_addr, config.clone(), body.clone(), rate, duration).await;
+        let webhook_lat =
+            latency_at_rate(webhook_addr, config.clone(), body.clone(), rate, duration).await;
+        (webhook_rps, bare_rps, webhook_lat, bare_lat)
+    });
+
+    println!();
+    println!(
+        "webhook HTTPS load ({} cores visible, {connections} keep-alive connections, {secs}s per run, body {} bytes)",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        body.len()
+    );
+    println!(
+        "  throughput   webhook {webhook_rps:>9.0} reviews/s   bare rustls+hyper {bare_rps:>9.0} req/s   ratio {:.1}%",
+        100.0 * webhook_rps / bare_rps
+    );
+    for (name, l) in [("webhook", &webhook_lat), ("bare   ", &bare_lat)] {
+        println!(
+            "  at {rate}/s    {name}  achieved {:.0}/s  p50 {}  p99 {}  p99.9 {}  max {}",
+            l.achieved_rate,
+            ms(l.p50),
+            ms(l.p99),
+            ms(l.p999),
+            ms(l.max)
+        );
+    }
+    println!(
+        "  targets: >= 5000 reviews/s [{}], >= 80% of bare [{}], p99 < 2 ms at {rate}/s [{}]",
+        if webhook_rps >= 5000.0 {
+            "met"
+        } else {
+            "NOT met"
+        },
+        if webhook_rps >= 0.8 * bare_rps {
+            "met"
+        } else {
+            "NOT met"
+        },
+        if webhook_lat.p99 < Duration::from_millis(2) {
+            "met"
+        } else {
+            "NOT met"
+        },
+    );
+    servers.shutdown_background();
+}
