@@ -1,5 +1,272 @@
 //! # kudo-e2e
 //!
-//! End-to-end tests of kudo-rs: they start the sandbox (or use the cluster
-//! named by `KUDO_E2E_KUBECONFIG`), run the real `kudo-manager` and
-//! `kubectl-kudo` binaries and check what happens to Instances and objects.
+//! End-to-end tests of kudo-rs against the sandbox: each test starts its own
+//! in-process API server, installs the kudo.dev CRDs, runs the controller
+//! in-process (the smoke test runs the real `kudo-manager` binary) and
+//! checks what happens to Instances and objects.
+//!
+//! [`Env`] is the harness; waits are watches with a timeout, never sleeps.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, anyhow};
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::wait::await_condition;
+use kube::{Client, Resource};
+use kudo_api::{ExecutionStatus, Instance};
+use kudo_engine::EngineConfig;
+use kudo_manager::admin::Readiness;
+use kudo_manager::controller::{self, ControllerConfig};
+use kudo_manager::install::{InstanceRequest, install_crds, install_package};
+use kudo_manager::metrics::Metrics;
+use kudo_sandbox::{Sandbox, SandboxBuilder};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Namespace the tests use.
+pub const NS: &str = "default";
+
+/// Path of a fixture package under `tests/fixtures`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
+/// Path of an example package under `operators/`.
+pub fn operator(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("operators")
+        .join(name)
+}
+
+/// One sandbox and (optionally) a controller running against it.
+pub struct Env {
+    /// The API server.
+    pub sandbox: Sandbox,
+    /// A client for it.
+    pub client: Client,
+    /// The running controller's metrics.
+    pub metrics: Metrics,
+    controller: Option<(CancellationToken, JoinHandle<kudo_manager::Result<()>>)>,
+}
+
+impl Env {
+    /// A sandbox with the CRDs and a running controller.
+    pub async fn start() -> Result<Self> {
+        Self::start_with(Sandbox::builder()).await
+    }
+
+    /// As [`Env::start`] with sandbox options.
+    pub async fn start_with(builder: SandboxBuilder) -> Result<Self> {
+        if std::env::var_os("KUDO_E2E_LOG").is_some() {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::from_env("KUDO_E2E_LOG"))
+                .with_test_writer()
+                .try_init();
+        }
+        let sandbox = builder.start().await.map_err(|e| anyhow!("sandbox: {e}"))?;
+        let client = sandbox
+            .client()
+            .map_err(|e| anyhow!("sandbox client: {e}"))?;
+        install_crds(&client).await?;
+        let mut env = Self {
+            sandbox,
+            client,
+            metrics: Metrics::new(),
+            controller: None,
+        };
+        env.start_controller();
+        Ok(env)
+    }
+
+    /// Start the controller (in-process) if it is not running.
+    pub fn start_controller(&mut self) {
+        if self.controller.is_some() {
+            return;
+        }
+        let stop = CancellationToken::new();
+        let config = ControllerConfig {
+            engine: kudo_engine_config(),
+            concurrency: 0,
+        };
+        let handle = tokio::spawn(controller::run(
+            self.client.clone(),
+            config,
+            self.metrics.clone(),
+            Readiness::default(),
+            {
+                let stop = stop.clone();
+                async move { stop.cancelled().await }
+            },
+        ));
+        self.controller = Some((stop, handle));
+    }
+
+    /// Stop the controller as a kill would: no more API calls after this returns.
+    pub async fn stop_controller(&mut self) -> Result<()> {
+        if let Some((stop, handle)) = self.controller.take() {
+            handle.abort();
+            stop.cancel();
+            let _ = handle.await;
+        }
+        Ok(())
+    }
+
+    /// Install a package with an Instance named `instance`.
+    pub async fn install(
+        &self,
+        package: PathBuf,
+        instance: &str,
+        params: &[(&str, &str)],
+    ) -> Result<()> {
+        let parameters: BTreeMap<String, String> = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        install_package(
+            &self.client,
+            &package,
+            NS,
+            Some(InstanceRequest {
+                name: Some(instance.to_string()),
+                parameters,
+            }),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Install a package's Operator and OperatorVersion only; returns the OV name.
+    pub async fn install_operator_version(&self, package: PathBuf) -> Result<String> {
+        Ok(install_package(&self.client, &package, NS, None)
+            .await?
+            .operator_version)
+    }
+
+    /// The Instance API in [`NS`].
+    pub fn instances(&self) -> Api<Instance> {
+        Api::namespaced(self.client.clone(), NS)
+    }
+
+    /// Merge-patch an Instance's spec.
+    pub async fn patch_spec(&self, name: &str, spec: serde_json::Value) -> Result<()> {
+        self.instances()
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({ "spec": spec })),
+            )
+            .await
+            .with_context(|| format!("patching Instance {name}"))?;
+        Ok(())
+    }
+
+    /// Wait (watch, with a timeout) until `cond` holds for the Instance.
+    pub async fn wait_for(
+        &self,
+        name: &str,
+        what: &str,
+        timeout: Duration,
+        cond: impl Fn(&Instance) -> bool,
+    ) -> Result<Instance> {
+        let api = self.instances();
+        let waited = tokio::time::timeout(
+            timeout,
+            await_condition(api.clone(), name, move |i: Option<&Instance>| {
+                i.is_some_and(&cond)
+            }),
+        )
+        .await;
+        match waited {
+            Ok(Ok(Some(inst))) => Ok(inst),
+            Ok(Ok(None)) => Err(anyhow!(
+                "Instance {name} disappeared while waiting for {what}"
+            )),
+            Ok(Err(e)) => Err(anyhow!("watching Instance {name}: {e}")),
+            Err(_) => {
+                let now = api.get_opt(name).await.ok().flatten();
+                let status = now
+                    .and_then(|i| i.status)
+                    .map(|s| serde_json::to_string_pretty(&s).unwrap_or_default())
+                    .unwrap_or_else(|| "<no status>".into());
+                Err(anyhow!(
+                    "timed out after {timeout:?} waiting for {what} on Instance {name}; status:\n{status}"
+                ))
+            }
+        }
+    }
+
+    /// Wait until the Instance is gone.
+    pub async fn wait_gone(&self, name: &str, timeout: Duration) -> Result<()> {
+        let api = self.instances();
+        let waited = tokio::time::timeout(
+            timeout,
+            await_condition(api, name, |i: Option<&Instance>| i.is_none()),
+        )
+        .await;
+        match waited {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(anyhow!("watching Instance {name}: {e}")),
+            Err(_) => Err(anyhow!("Instance {name} still exists after {timeout:?}")),
+        }
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some((stop, handle)) = self.controller.take() {
+            stop.cancel();
+            handle.abort();
+        }
+    }
+}
+
+/// Engine settings for tests: short backoff so retries happen within the test budget.
+pub fn kudo_engine_config() -> EngineConfig {
+    EngineConfig {
+        initial_backoff: Duration::from_millis(200),
+        max_backoff: Duration::from_secs(2),
+        ..EngineConfig::default()
+    }
+}
+
+/// Status of a plan in an Instance.
+pub fn plan_status(inst: &Instance, plan: &str) -> Option<ExecutionStatus> {
+    inst.status.as_ref()?.plan_status.get(plan)?.status
+}
+
+/// Execution uid of a plan in an Instance.
+pub fn plan_uid(inst: &Instance, plan: &str) -> Option<String> {
+    inst.status.as_ref()?.plan_status.get(plan)?.uid.clone()
+}
+
+/// Status of one step.
+pub fn step_status(
+    inst: &Instance,
+    plan: &str,
+    phase: &str,
+    step: &str,
+) -> Option<ExecutionStatus> {
+    inst.status
+        .as_ref()?
+        .plan_status
+        .get(plan)?
+        .phase(phase)?
+        .step(step)?
+        .status
+}
+
+/// Whether `plan` is COMPLETE in a run other than `previous_uid`.
+pub fn completed_new_run(inst: &Instance, plan: &str, previous_uid: Option<&str>) -> bool {
+    plan_status(inst, plan) == Some(ExecutionStatus::Complete)
+        && plan_uid(inst, plan).as_deref() != previous_uid
+}
+
+/// The object reference Events about an Instance carry.
+pub fn instance_uid(inst: &Instance) -> Option<String> {
+    inst.meta().uid.clone()
+}

@@ -230,7 +230,10 @@ async fn publish(
         type_,
         reason: reason.to_string(),
         note: Some(message.chars().take(1000).collect()),
-        action: "Reconcile".into(),
+        // The recorder folds events with the same (reason, action) into one
+        // series and keeps the first note; the message as action keeps
+        // "plan deploy finished" and "plan cleanup finished" apart.
+        action: message.chars().take(128).collect(),
         secondary: None,
     };
     if let Err(e) = ctx.recorder.publish(&event, &inst.object_ref(&())).await {
