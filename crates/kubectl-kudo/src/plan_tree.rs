@@ -81,7 +81,12 @@ fn step_line(step: &StepStatus, colour: bool) -> String {
 fn step_tree(step: &StepStatus, colour: bool) -> Tree<String> {
     let mut tree = Tree::new(step_line(step, colour));
     if step.status() != ExecutionStatus::Complete {
-        for task in step.tasks.iter().filter(|t| !t.message.is_empty()) {
+        // A task whose message the step already shows adds nothing.
+        for task in step
+            .tasks
+            .iter()
+            .filter(|t| !t.message.is_empty() && t.message != step.message)
+        {
             tree.push(Tree::new(format!(
                 "Task {} {}{}",
                 task.name,
@@ -336,6 +341,31 @@ Plan(s) for \"test\" in namespace \"default\":
             └── Step validate [NOT ACTIVE]
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn task_lines_repeat_nothing_the_step_already_says() {
+        let mut step = StepStatus {
+            name: "app".into(),
+            status: Some(ExecutionStatus::InProgress),
+            message: "waiting".into(),
+            tasks: vec![kudo_api::TaskStatus {
+                name: "deploy".into(),
+                message: "waiting".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert_eq!(
+            step_tree(&step, false).to_string(),
+            "Step app [IN_PROGRESS] (waiting)\n"
+        );
+        step.tasks[0].message = "Deployment web: 1 of 3 ready".into();
+        assert!(
+            step_tree(&step, false)
+                .to_string()
+                .contains("Task deploy [NEVER_RUN] (Deployment web")
+        );
     }
 
     #[test]

@@ -437,3 +437,35 @@ async fn unreachable_cluster_is_a_clear_error() {
         transcript(&missing)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_plan_operations_are_not_lost() {
+    let sandbox = sandbox_with_crds().await;
+    let kc = sandbox.kubeconfig_path().to_path_buf();
+    ok(&kc, &["install", &fixture_arg("demo")]);
+    // Each command reads, appends and writes with a resourceVersion
+    // precondition; a 409 makes it read again, so no entry is lost.
+    let workers: Vec<_> = (0..6)
+        .map(|i| {
+            let kc = kc.clone();
+            std::thread::spawn(move || {
+                let reason = format!("worker {i}");
+                ok(
+                    &kc,
+                    &["plan", "pause", "--instance", INSTANCE, "--reason", &reason],
+                )
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    let reasons: std::collections::BTreeSet<String> = instance(&sandbox)
+        .await
+        .spec
+        .plan_operations
+        .iter()
+        .filter_map(|o| o.reason.clone())
+        .collect();
+    assert_eq!(reasons.len(), 6, "{reasons:?}");
+}

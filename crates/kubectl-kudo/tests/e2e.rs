@@ -153,6 +153,27 @@ async fn install_status_update_refused_trigger_trigger_uninstall() {
     );
     assert!(text.contains("deleted"), "{text}");
 
+    // A plan ending in FATAL_ERROR makes --wait fail at once with the
+    // step's message; plan status and history show it.
+    let failed = run_with(
+        kc,
+        &[
+            "install",
+            &fixture_arg("failing"),
+            "--wait",
+            "--wait-timeout",
+            "60s",
+        ],
+    );
+    assert_eq!(failed.status.code(), Some(1), "{}", transcript(&failed));
+    let message = stderr(&failed);
+    assert!(
+        message.contains("plan deploy failed (FATAL_ERROR) in phase main, step boom"),
+        "{message}"
+    );
+    let status = ok(kc, &["plan", "status", "--instance", "failing-instance"]);
+    assert!(status.contains("Step boom [FATAL_ERROR]"), "{status}");
+
     shutdown.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(10), manager).await;
 }

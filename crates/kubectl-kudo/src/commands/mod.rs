@@ -23,8 +23,10 @@ use crate::error::{CliError, Result, status_code};
 /// Field manager recorded for the CLI's writes.
 pub const FIELD_MANAGER: &str = "kubectl-kudo";
 
-/// How often a read-modify-write is retried after a 409 conflict.
-const CONFLICT_RETRIES: usize = 5;
+/// How often a read-modify-write is tried before a 409 conflict is reported
+/// (each conflict means another writer succeeded, so this bounds contention
+/// rather than luck).
+const CONFLICT_RETRIES: usize = 10;
 
 /// Runs one parsed command line.
 pub async fn run(cli: Cli) -> Result<()> {
@@ -130,6 +132,8 @@ where
             Err(e) if e.code() == Some(409) && attempt + 1 < CONFLICT_RETRIES => {
                 attempt += 1;
                 tracing::info!(attempt, "instance {name} changed concurrently; retrying");
+                let pause = u64::try_from(attempt).unwrap_or(1).saturating_mul(20);
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
             }
             other => return other,
         }
