@@ -149,6 +149,43 @@ async fn tls_1_2_clients_are_served_too() {
     let _ = server.stop.send(());
 }
 
+/// The API server speaks HTTP/2 to webhooks when ALPN offers it.
+#[tokio::test]
+async fn http2_clients_are_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let server = start(&tls).await;
+    let mut config = (*client_config(&tls.ca_pem, ALL)).clone();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let stream = TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (mut send, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        TokioIo::new(stream),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    // No content-length: the body arrives as h2 DATA frames only.
+    let request = http::Request::post(format!("https://127.0.0.1{PATH}"))
+        .body(http_body_util::StreamBody::new(futures::stream::iter([
+            Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(Bytes::from(fixture(
+                "deny/create-operatorversion-not-found.json",
+            )))),
+        ])))
+        .unwrap();
+    let response = send.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let review: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(review["response"]["uid"], "d-01");
+    let _ = server.stop.send(());
+}
+
 #[tokio::test]
 async fn plaintext_http_gets_no_http_answer() {
     let dir = tempfile::tempdir().unwrap();
