@@ -19,8 +19,9 @@ use crate::{operations, ready, suppression, windows};
 pub fn decide(input: Input<'_>) -> Decision {
     let inst = input.instance;
     let now = input.now;
-    let stored = inst.status.clone().unwrap_or_default();
-    let mut st = stored.clone();
+    let empty = InstanceStatus::default();
+    let stored = inst.status.as_ref().unwrap_or(&empty);
+    let mut st = without_plans(stored);
     let mut out = WalkOutput::default();
     let deleting = inst.metadata.deletion_timestamp.is_some();
     let has_finalizer = inst
@@ -44,6 +45,7 @@ pub fn decide(input: Input<'_>) -> Decision {
             ));
             out.actions.push(Action::RemoveFinalizer);
         }
+        st.plan_status = stored.plan_status.clone();
         st.blockers = out.blockers;
         return Decision {
             status: st,
@@ -59,7 +61,7 @@ pub fn decide(input: Input<'_>) -> Decision {
         .map(|(name, plan)| {
             (
                 name.clone(),
-                sync_plan(name, plan, st.plan_status.get(name)),
+                sync_plan(name, plan, stored.plan_status.get(name)),
             )
         })
         .collect();
@@ -154,7 +156,7 @@ pub fn decide(input: Input<'_>) -> Decision {
         }
     }
 
-    finish_active(&stored, &mut st, &applied_ops, input.config, now, &mut out);
+    finish_active(stored, &mut st, &applied_ops, input.config, now, &mut out);
     if queued && running_plan(&st).is_none() {
         // The plan in the way just ended: look again at once for the queued one.
         wake(&mut out, now);
@@ -212,6 +214,25 @@ pub fn decide(input: Input<'_>) -> Decision {
         status: st,
         actions: out.actions,
         requeue_after,
+    }
+}
+
+/// A copy of `st` without the plan statuses (they are rebuilt from the
+/// OperatorVersion, cloning each only once).
+fn without_plans(st: &InstanceStatus) -> InstanceStatus {
+    InstanceStatus {
+        plan_status: Default::default(),
+        conditions: st.conditions.clone(),
+        active_plan: st.active_plan.clone(),
+        applied_parameters: st.applied_parameters.clone(),
+        applied_operator_version: st.applied_operator_version.clone(),
+        last_plan_execution_uid: st.last_plan_execution_uid.clone(),
+        last_successful: st.last_successful.clone(),
+        auto_suppression: st.auto_suppression.clone(),
+        blockers: st.blockers.clone(),
+        history: st.history.clone(),
+        operations: st.operations.clone(),
+        observed_generation: st.observed_generation,
     }
 }
 

@@ -53,6 +53,15 @@ pub fn aggregate(children: impl IntoIterator<Item = S> + Clone, paused: bool) ->
 /// order, statuses kept by name, new entries NEVER_RUN (or PENDING when
 /// the plan is running), entries the OperatorVersion dropped removed.
 pub fn sync_plan(name: &str, plan: &Plan, existing: Option<&PlanStatus>) -> PlanStatus {
+    if let Some(e) = existing.filter(|e| same_shape(e, plan)) {
+        // The common case: one clone, no lookups.
+        let mut out = e.clone();
+        if out.name != name {
+            out.name = name.to_string();
+        }
+        out.status.get_or_insert(S::NeverRun);
+        return out;
+    }
     let mut out = existing.cloned().unwrap_or_default();
     out.name = name.to_string();
     let fresh = if out.status().is_running() {
@@ -61,34 +70,34 @@ pub fn sync_plan(name: &str, plan: &Plan, existing: Option<&PlanStatus>) -> Plan
         S::NeverRun
     };
     out.status.get_or_insert(S::NeverRun);
-    let old_phases = std::mem::take(&mut out.phases);
+    let mut old_phases = std::mem::take(&mut out.phases);
     out.phases = plan
         .phases
         .iter()
         .map(|phase| {
             let mut ps = old_phases
                 .iter()
-                .find(|p| p.name == phase.name)
-                .cloned()
+                .position(|p| p.name == phase.name)
+                .map(|i| std::mem::take(&mut old_phases[i]))
                 .unwrap_or_else(|| PhaseStatus {
                     name: phase.name.clone(),
                     status: Some(fresh),
                     ..Default::default()
                 });
-            let old_steps = std::mem::take(&mut ps.steps);
+            let mut old_steps: std::collections::HashMap<String, StepStatus> =
+                std::mem::take(&mut ps.steps)
+                    .into_iter()
+                    .map(|s| (s.name.clone(), s))
+                    .collect();
             ps.steps = phase
                 .steps
                 .iter()
                 .map(|step| {
-                    let mut ss = old_steps
-                        .iter()
-                        .find(|s| s.name == step.name)
-                        .cloned()
-                        .unwrap_or_else(|| StepStatus {
-                            name: step.name.clone(),
-                            status: Some(fresh),
-                            ..Default::default()
-                        });
+                    let mut ss = old_steps.remove(&step.name).unwrap_or_else(|| StepStatus {
+                        name: step.name.clone(),
+                        status: Some(fresh),
+                        ..Default::default()
+                    });
                     let old_tasks = std::mem::take(&mut ss.tasks);
                     ss.tasks = step
                         .tasks
@@ -111,6 +120,20 @@ pub fn sync_plan(name: &str, plan: &Plan, existing: Option<&PlanStatus>) -> Plan
         })
         .collect();
     out
+}
+
+/// Whether `ps` lists exactly the phases, steps and tasks of `plan`, in order.
+fn same_shape(ps: &PlanStatus, plan: &Plan) -> bool {
+    ps.phases.len() == plan.phases.len()
+        && ps.phases.iter().zip(&plan.phases).all(|(p, d)| {
+            p.name == d.name
+                && p.steps.len() == d.steps.len()
+                && p.steps.iter().zip(&d.steps).all(|(s, sd)| {
+                    s.name == sd.name
+                        && s.tasks.len() == sd.tasks.len()
+                        && s.tasks.iter().zip(&sd.tasks).all(|(t, td)| &t.name == td)
+                })
+        })
 }
 
 /// Puts a plan back to PENDING for a new execution `uid`, keeping the

@@ -560,7 +560,8 @@ fn deletion_without_cleanup_plan_releases_the_finalizer_at_once() {
 
 #[test]
 fn missing_operator_version_is_a_blocker_naming_it() {
-    let sim = zk();
+    let mut sim = zk();
+    sim.all_done();
     let d = kudo_engine::decide(kudo_engine::Input {
         instance: &sim.inst,
         operator_version: None,
@@ -572,6 +573,11 @@ fn missing_operator_version_is_a_blocker_naming_it() {
         d.status.blockers[0]
             .message
             .contains("\"zk-1.0\" not found")
+    );
+    assert_eq!(
+        d.status.plan_status,
+        sim.status().plan_status,
+        "plan statuses are kept"
     );
     assert!(d.actions.is_empty());
 }
