@@ -83,6 +83,13 @@ impl Env {
         Ok(env)
     }
 
+    /// A sandbox with the CRDs and no controller (tests that run the binary).
+    pub async fn start_without_controller() -> Result<Self> {
+        let mut env = Self::start().await?;
+        env.stop_controller().await?;
+        Ok(env)
+    }
+
     /// Start the controller (in-process) if it is not running.
     pub fn start_controller(&mut self) {
         if self.controller.is_some() {

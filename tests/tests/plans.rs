@@ -342,3 +342,59 @@ async fn deleting_an_instance_runs_cleanup_then_removes_it_and_its_objects() {
         "{notes:?}"
     );
 }
+
+#[tokio::test]
+async fn objects_a_step_no_longer_renders_are_pruned() {
+    let env = Env::start().await.unwrap();
+    env.install(fixture("e2e-op-v1"), "pr", &[]).await.unwrap();
+    env.wait_for("pr", "deploy COMPLETE", T, |i| {
+        plan_status(i, "deploy") == Some(S::Complete)
+    })
+    .await
+    .unwrap();
+    assert!(
+        configmaps(&env)
+            .get_opt("pr-extra")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // Version 0.2.0 no longer renders pr-extra in step config of deploy.
+    let v2 = env
+        .install_operator_version(fixture("e2e-op-v2"))
+        .await
+        .unwrap();
+    env.patch_spec("pr", json!({"operatorVersion": {"name": v2}}))
+        .await
+        .unwrap();
+    env.wait_for("pr", "upgrade COMPLETE", T, |i| {
+        plan_status(i, "upgrade") == Some(S::Complete)
+    })
+    .await
+    .unwrap();
+    let before = env.instances().get("pr").await.unwrap();
+    let first = plan_uid(&before, "deploy");
+    env.patch_spec(
+        "pr",
+        json!({"planExecution": {"planName": "deploy", "uid": "redeploy-1"}}),
+    )
+    .await
+    .unwrap();
+    env.wait_for("pr", "a new deploy run COMPLETE", T, |i| {
+        completed_new_run(i, "deploy", first.as_deref())
+    })
+    .await
+    .unwrap();
+    let extra = configmaps(&env).get_opt("pr-extra").await.unwrap();
+    assert!(
+        extra.is_none_or(|c| c.metadata.deletion_timestamp.is_some()),
+        "pr-extra was not pruned"
+    );
+    assert!(
+        configmaps(&env)
+            .get_opt("pr-config")
+            .await
+            .unwrap()
+            .is_some()
+    );
+}

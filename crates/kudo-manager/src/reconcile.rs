@@ -127,7 +127,12 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool
     let mut current = inst.clone();
     let remove_finalizer_requested = decision.actions.contains(&Action::RemoveFinalizer);
 
-    if decision.actions.contains(&Action::AddFinalizer)
+    // Cluster-scoped objects cannot be garbage-collected through an owner
+    // reference, so an Instance that has some keeps the finalizer even
+    // without a cleanup plan; the engine releases it on deletion.
+    let owns_cluster_scoped = inst.metadata.deletion_timestamp.is_none()
+        && !cluster_scoped_objects(&decision.status).is_empty();
+    if (decision.actions.contains(&Action::AddFinalizer) || owns_cluster_scoped)
         && !inst.finalizers().iter().any(|f| f == CLEANUP_FINALIZER)
     {
         let finalizers = inst.metadata.finalizers.as_deref();
@@ -148,6 +153,7 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool
             source,
         })?;
         let patch = json!({ "status": merge_patch(&old, &new) });
+        tracing::debug!(patch = %patch, "writing status");
         match api
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
@@ -177,6 +183,10 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool
     if remove_finalizer_requested
         && let Some(patch) = remove_finalizer(current.finalizers(), CLEANUP_FINALIZER)
     {
+        // The garbage collector removes namespaced objects (owner reference);
+        // cluster-scoped ones cannot have one, so they go here.
+        crate::executor::delete_cluster_scoped(ctx, &cluster_scoped_objects(&decision.status))
+            .await;
         match patch_json(&api, &name, patch).await {
             Ok(_) => {
                 tracing::info!("removed the cleanup finalizer");
@@ -192,6 +202,23 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool
         }
     }
     Ok(true)
+}
+
+/// Cluster-scoped objects any task of any plan recorded as applied.
+pub fn cluster_scoped_objects(status: &InstanceStatus) -> Vec<kudo_api::AppliedObject> {
+    let mut out: Vec<kudo_api::AppliedObject> = status
+        .plan_status
+        .values()
+        .flat_map(|p| &p.phases)
+        .flat_map(|ph| &ph.steps)
+        .flat_map(|st| &st.tasks)
+        .flat_map(|t| &t.objects)
+        .filter(|o| o.namespace.is_none())
+        .cloned()
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 async fn patch_json(
@@ -283,5 +310,51 @@ pub fn error_policy(_inst: Arc<Instance>, err: &Error, ctx: Arc<Context>) -> Req
         Requeue::requeue(Duration::from_secs(2))
     } else {
         Requeue::requeue(Duration::from_secs(60))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kudo_api::{AppliedObject, PhaseStatus, PlanStatus, StepStatus, TaskStatus};
+
+    fn obj(kind: &str, ns: Option<&str>, name: &str) -> AppliedObject {
+        AppliedObject {
+            api_version: "v1".into(),
+            kind: kind.into(),
+            namespace: ns.map(str::to_string),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn only_cluster_scoped_objects_are_collected_once() {
+        let task = |objects| TaskStatus {
+            name: "t".into(),
+            objects,
+            ..TaskStatus::default()
+        };
+        let plan = PlanStatus {
+            phases: vec![PhaseStatus {
+                steps: vec![StepStatus {
+                    tasks: vec![
+                        task(vec![
+                            obj("Namespace", None, "team"),
+                            obj("ConfigMap", Some("a"), "c"),
+                        ]),
+                        task(vec![obj("Namespace", None, "team")]),
+                    ],
+                    ..StepStatus::default()
+                }],
+                ..PhaseStatus::default()
+            }],
+            ..PlanStatus::default()
+        };
+        let mut status = InstanceStatus::default();
+        status.plan_status.insert("deploy".into(), plan);
+        assert_eq!(
+            cluster_scoped_objects(&status),
+            vec![obj("Namespace", None, "team")]
+        );
     }
 }

@@ -55,3 +55,29 @@ fn failed(outcome: TaskOutcome) -> TaskResult {
         objects: Vec::new(),
     }
 }
+
+/// Delete cluster-scoped objects an Instance owned (by label; they cannot
+/// carry an owner reference to a namespaced Instance). Best effort: failures
+/// are logged, the Instance still goes.
+pub async fn delete_cluster_scoped(ctx: &Context, objects: &[kudo_api::AppliedObject]) {
+    for id in objects {
+        let label = object_label(&id.kind, None, &id.name);
+        let Ok(Some(resolved)) = ctx.api.resolve(&id.api_version, &id.kind).await else {
+            continue;
+        };
+        if resolved.namespaced {
+            continue;
+        }
+        let api: kube::Api<kube::api::DynamicObject> =
+            kube::Api::all_with(ctx.client.clone(), &resolved.resource);
+        match api.delete(&id.name, &DeleteParams::background()).await {
+            Ok(_) => {
+                tracing::info!(object = %label, "deleted a cluster-scoped object of the removed Instance")
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => {
+                tracing::warn!(object = %label, error = %e, "could not delete a cluster-scoped object of the removed Instance")
+            }
+        }
+    }
+}

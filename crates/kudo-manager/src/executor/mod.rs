@@ -14,6 +14,7 @@ use tracing::Instrument;
 use crate::context::Context;
 
 pub use apply::{apply_object, object_identity};
+pub use delete::delete_cluster_scoped;
 
 /// Run one task of one step and report what happened.
 pub async fn run_task(
