@@ -107,16 +107,38 @@ fn sha256sum<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
     ))
 }
 
-fn to_json<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+/// Go's json.Marshal fails on NaN/Inf; sprig then returns "".
+fn has_non_finite(v: &Value<'_>) -> bool {
+    match v {
+        Value::Float(f) => !f.is_finite(),
+        list if list.is_list() => list
+            .list_items()
+            .unwrap_or_default()
+            .iter()
+            .any(has_non_finite),
+        map if map.is_map() => map
+            .map_entries()
+            .unwrap_or_default()
+            .iter()
+            .any(|(_, v)| has_non_finite(v)),
+        _ => false,
+    }
+}
+
+fn json_text<'a>(v: &Value<'a>, indent: Option<&str>) -> FuncResult<'a> {
     let mut out = String::new();
-    write_json(&mut out, &arg(args, 0), None, 0);
+    if !has_non_finite(v) {
+        write_json(&mut out, v, indent, 0);
+    }
     Ok(Value::string(out))
 }
 
+fn to_json<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+    json_text(&arg(args, 0), None)
+}
+
 fn to_pretty_json<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    let mut out = String::new();
-    write_json(&mut out, &arg(args, 0), Some("  "), 0);
-    Ok(Value::string(out))
+    json_text(&arg(args, 0), Some("  "))
 }
 
 fn to_yaml<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
@@ -137,14 +159,7 @@ pub fn write_json(out: &mut String, v: &Value<'_>, indent: Option<&str>, level: 
         Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) => {
-            if f.is_finite() {
-                out.push_str(&format_float_json(*f));
-            } else {
-                // Go's json.Marshal fails on NaN/Inf and sprig then yields "".
-                out.clear();
-            }
-        }
+        Value::Float(f) => out.push_str(&format_float_json(*f)),
         Value::Str(s) => json_string(out, s),
         list if list.is_list() => {
             let items = list.list_items().unwrap_or_default();
