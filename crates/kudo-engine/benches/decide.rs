@@ -70,6 +70,20 @@ fn bench_decide(c: &mut Criterion) {
         }
     }
     group.finish();
+
+    // Baseline: copying the stored status once, which every decide must do
+    // because the Decision owns the new status.
+    let mut baseline = c.benchmark_group("clone_status");
+    baseline.sample_size(30);
+    for (phases, steps) in [(10, 10), (10, 100), (100, 100)] {
+        let sim = half_done(phases, steps, "serial");
+        baseline.bench_with_input(
+            BenchmarkId::from_parameter(phases * steps),
+            &sim,
+            |b, sim| b.iter(|| black_box(sim.inst.status.clone())),
+        );
+    }
+    baseline.finish();
 }
 
 criterion_group!(benches, bench_decide);

@@ -2,16 +2,14 @@
 
 use std::time::Duration;
 
-use jiff::Timestamp;
 use kudo_api::names::{CLEANUP_FINALIZER, CLEANUP_PLAN, DEPLOY_PLAN};
-use kudo_api::{
-    ActivePlan, AppliedConfig, AutoSuppression, Blocker, BlockerKind, ExecutionStatus as S,
-    Instance, InstanceStatus, PlanRun,
-};
+use kudo_api::{Blocker, BlockerKind, ExecutionStatus as S, Instance, InstanceStatus};
 
-use crate::decision::{Action, Decision, EngineConfig, EventType, Input};
-use crate::select::{self, Consumes, PlanRequest, Selection, Trigger};
-use crate::tree::{reset_plan, sync_plan};
+use crate::decision::{Action, Decision, EventType, Input};
+use crate::holds::{start_hold, step_hold, wake};
+use crate::lifecycle::{finish_active, start};
+use crate::select::{self, Selection, Trigger};
+use crate::tree::sync_plan;
 use crate::walk::{Walk, WalkOutput};
 use crate::{operations, ready, suppression, windows};
 
@@ -108,7 +106,7 @@ pub fn decide(input: Input<'_>) -> Decision {
                 }
             };
             if may_start {
-                let hold = start_hold(&req, inst, &st, manual_suppression, &window, now, &mut out);
+                let hold = start_hold(&req, &st, manual_suppression, &window, now, &mut out);
                 match hold {
                     Some(b) => out.blockers.push(b),
                     None => start(inst, &mut st, &req, input.config, now, &mut out),
@@ -256,7 +254,7 @@ fn adopt_kudo_status(inst: &Instance, st: &mut InstanceStatus) {
     }
 }
 
-fn running_plan(st: &InstanceStatus) -> Option<String> {
+pub(crate) fn running_plan(st: &InstanceStatus) -> Option<String> {
     let active = st.active_plan.as_ref()?;
     st.plan_status
         .get(&active.name)
@@ -264,7 +262,7 @@ fn running_plan(st: &InstanceStatus) -> Option<String> {
         .map(|_| active.name.clone())
 }
 
-fn other(message: String) -> Blocker {
+pub(crate) fn other(message: String) -> Blocker {
     Blocker {
         kind: BlockerKind::Other,
         message,
@@ -272,281 +270,10 @@ fn other(message: String) -> Blocker {
     }
 }
 
-fn event(event_type: EventType, reason: &str, message: String) -> Action {
+pub(crate) fn event(event_type: EventType, reason: &str, message: String) -> Action {
     Action::Event {
         event_type,
         reason: reason.to_string(),
         message,
-    }
-}
-
-fn wake(out: &mut WalkOutput, at: Timestamp) {
-    out.wake_at = Some(out.wake_at.map_or(at, |w| w.min(at)));
-}
-
-fn suppressed_blocker(s: &kudo_api::Suppression) -> Blocker {
-    Blocker {
-        kind: BlockerKind::Suppressed,
-        message: suppression::describe_manual(s),
-        until: s.until.clone(),
-        ..Default::default()
-    }
-}
-
-fn window_blocker(
-    window: &Result<windows::WindowState, crate::EngineError>,
-    out: &mut WalkOutput,
-) -> Option<Blocker> {
-    match window {
-        Ok(windows::WindowState::Open { .. }) => None,
-        Ok(windows::WindowState::Closed { opens_at }) => {
-            if let Some(at) = opens_at {
-                wake(out, *at);
-            }
-            Some(Blocker {
-                kind: BlockerKind::MaintenanceWindow,
-                message: match opens_at {
-                    Some(at) => format!("maintenance window closed until {at}"),
-                    None => "maintenance window closed: the Instance's windows and the manager's \
-                             default windows do not overlap in the next two weeks"
-                        .to_string(),
-                },
-                until: opens_at.map(crate::time),
-                ..Default::default()
-            })
-        }
-        Err(e) => Some(other(format!(
-            "{e}; no step starts until spec.maintenanceWindows is fixed"
-        ))),
-    }
-}
-
-/// Why new steps of the running plan may not start now.
-fn step_hold(
-    manual: Option<&kudo_api::Suppression>,
-    window: &Result<windows::WindowState, crate::EngineError>,
-    break_glass: bool,
-    now: Timestamp,
-    out: &mut WalkOutput,
-) -> Option<Blocker> {
-    if let Some(s) = manual {
-        if let Some(u) = &s.until
-            && u.0 > now
-        {
-            wake(out, u.0);
-        }
-        return Some(suppressed_blocker(s));
-    }
-    if break_glass {
-        return None;
-    }
-    window_blocker(window, out)
-}
-
-/// Why the requested plan may not start now.
-fn start_hold(
-    req: &PlanRequest,
-    inst: &Instance,
-    st: &InstanceStatus,
-    manual: Option<&kudo_api::Suppression>,
-    window: &Result<windows::WindowState, crate::EngineError>,
-    now: Timestamp,
-    out: &mut WalkOutput,
-) -> Option<Blocker> {
-    if req.trigger == Trigger::Cleanup {
-        return None;
-    }
-    let with_plan = |b: Blocker| Blocker {
-        plan: Some(req.plan.clone()),
-        message: format!("plan {:?} ({}) waits: {}", req.plan, req.trigger, b.message),
-        ..b
-    };
-    if let Some(s) = manual {
-        if let Some(u) = &s.until {
-            wake(out, u.0);
-        }
-        return Some(with_plan(suppressed_blocker(s)));
-    }
-    if req.trigger.is_automatic()
-        && let Some(a) = suppression::active_auto(st, now)
-    {
-        if let Some(u) = &a.until {
-            wake(out, u.0);
-        }
-        return Some(with_plan(Blocker {
-            kind: BlockerKind::Suppressed,
-            message: suppression::describe_auto(a),
-            until: a.until.clone(),
-            ..Default::default()
-        }));
-    }
-    let _ = inst;
-    if req.break_glass {
-        return None;
-    }
-    window_blocker(window, out).map(with_plan)
-}
-
-fn start(
-    inst: &Instance,
-    st: &mut InstanceStatus,
-    req: &PlanRequest,
-    config: &EngineConfig,
-    now: Timestamp,
-    out: &mut WalkOutput,
-) {
-    if let Some(running) = running_plan(st) {
-        let (status, message) = if running == req.plan {
-            (
-                None,
-                format!("restarted by a new request ({})", req.trigger),
-            )
-        } else {
-            (
-                Some(S::FatalError),
-                format!("stopped: {} overrides it", req.plan),
-            )
-        };
-        if let Some(ps) = st.plan_status.get_mut(&running) {
-            if let Some(s) = status {
-                ps.status = Some(s);
-                ps.message.clone_from(&message);
-                ps.finished_at = Some(crate::time(now));
-            }
-            let (uid, result) = (ps.uid.clone(), ps.status());
-            close_history(st, uid.as_deref(), result, &message, now);
-        }
-    }
-    let Some(ps) = st.plan_status.get_mut(&req.plan) else {
-        return;
-    };
-    reset_plan(ps, &req.uid, crate::time(now));
-    match req.consumes {
-        Consumes::Everything => {
-            st.applied_operator_version = Some(select::spec_ov_name(inst));
-            st.applied_parameters = Some(select::spec_params(inst));
-            st.last_plan_execution_uid = inst
-                .spec
-                .plan_execution
-                .as_ref()
-                .and_then(|p| p.uid.clone());
-        }
-        Consumes::Config => {
-            st.applied_operator_version = Some(select::spec_ov_name(inst));
-            st.applied_parameters = Some(select::spec_params(inst));
-        }
-        Consumes::ExecutionUid => st.last_plan_execution_uid = Some(req.uid.clone()),
-        Consumes::Nothing => {}
-    }
-    st.active_plan = Some(ActivePlan {
-        name: req.plan.clone(),
-        uid: Some(req.uid.clone()),
-        status: S::Pending,
-        trigger: Some(req.trigger.to_string()),
-        break_glass: req.break_glass.then_some(true),
-    });
-    st.history.push(PlanRun {
-        plan: req.plan.clone(),
-        uid: req.uid.clone(),
-        trigger: req.trigger.to_string(),
-        started: crate::time(now),
-        finished: None,
-        result: None,
-        message: String::new(),
-    });
-    let excess = st.history.len().saturating_sub(config.history_limit);
-    st.history.drain(..excess);
-    out.actions.push(event(
-        EventType::Normal,
-        "PlanStarted",
-        format!("Execution of plan {} started", req.plan),
-    ));
-}
-
-fn close_history(
-    st: &mut InstanceStatus,
-    uid: Option<&str>,
-    result: S,
-    message: &str,
-    now: Timestamp,
-) {
-    if let Some(run) = st
-        .history
-        .iter_mut()
-        .rev()
-        .find(|r| Some(r.uid.as_str()) == uid && r.finished.is_none())
-    {
-        run.finished = Some(crate::time(now));
-        run.result = Some(result);
-        run.message = message.to_string();
-    }
-}
-
-/// Bookkeeping when the active plan reached COMPLETE or FATAL_ERROR in this pass.
-fn finish_active(
-    stored: &InstanceStatus,
-    st: &mut InstanceStatus,
-    applied: &operations::Applied,
-    config: &EngineConfig,
-    now: Timestamp,
-    out: &mut WalkOutput,
-) {
-    let Some(active) = st.active_plan.clone() else {
-        return;
-    };
-    let Some(ps) = st.plan_status.get_mut(&active.name) else {
-        return;
-    };
-    let result = ps.status();
-    if !result.is_terminal() {
-        return;
-    }
-    let already = stored
-        .plan_status
-        .get(&active.name)
-        .is_some_and(|p| p.uid == ps.uid && p.status().is_terminal());
-    if already {
-        return;
-    }
-    ps.finished_at = Some(crate::time(now));
-    let (uid, message) = (ps.uid.clone(), ps.message.clone());
-    close_history(st, uid.as_deref(), result, &message, now);
-    out.actions.push(event(
-        EventType::Normal,
-        "PlanFinished",
-        format!(
-            "Execution of plan {} finished with status {result}",
-            active.name
-        ),
-    ));
-    if active.name == CLEANUP_PLAN {
-        return;
-    }
-    if result == S::Complete {
-        st.last_successful = Some(AppliedConfig {
-            operator_version: st.applied_operator_version.clone().unwrap_or_default(),
-            parameters: st.applied_parameters.clone().unwrap_or_default(),
-            plan: Some(active.name.clone()),
-            completed_at: Some(crate::time(now)),
-        });
-        if active.trigger.as_deref() == Some("rollback") {
-            st.auto_suppression = None;
-        }
-    } else if config.auto_suppress_on_failure && !applied.cancelled.contains(&active.name) {
-        let until = config.auto_suppression_duration.and_then(|d| {
-            jiff::SignedDuration::try_from(d)
-                .ok()
-                .and_then(|sd| now.checked_add(sd).ok())
-        });
-        if let Some(u) = until {
-            wake(out, u);
-        }
-        st.auto_suppression = Some(AutoSuppression {
-            since: crate::time(now),
-            until: until.map(crate::time),
-            reason: format!("plan {:?} failed: {message}", active.name),
-            plan: Some(active.name.clone()),
-            uid,
-        });
     }
 }

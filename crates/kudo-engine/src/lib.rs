@@ -59,6 +59,8 @@ pub mod admission;
 pub mod decision;
 mod engine;
 pub mod error;
+mod holds;
+mod lifecycle;
 pub mod operations;
 pub mod params;
 pub mod ready;

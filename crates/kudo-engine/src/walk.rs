@@ -104,12 +104,7 @@ impl Walk<'_> {
             let phase_paused = phase.paused == Some(true);
             let approvals = phase.canary_approvals.unwrap_or(0);
             let mut steps_before_complete = true;
-            for (index, (step_def, step)) in phase_def
-                .steps
-                .iter()
-                .zip(phase.steps.iter_mut())
-                .enumerate()
-            {
+            for (index, step) in phase.steps.iter_mut().enumerate() {
                 let status = step.status();
                 if status.is_terminal() {
                     steps_before_complete &= status == S::Complete;
@@ -176,7 +171,7 @@ impl Walk<'_> {
                     step.message.clear();
                     step.started_at = Some(crate::time(self.now));
                 }
-                self.run_step(&phase.name, step_def.tasks.len(), step, out);
+                self.run_step(&phase.name, step, out);
                 steps_before_complete &= step.status() == S::Complete;
             }
             phase.status = Some(aggregate(
@@ -194,13 +189,7 @@ impl Walk<'_> {
         ps.message = plan_message(ps, plan_paused);
     }
 
-    fn run_step(
-        &self,
-        phase: &str,
-        task_count: usize,
-        step: &mut StepStatus,
-        out: &mut WalkOutput,
-    ) {
+    fn run_step(&self, phase: &str, step: &mut StepStatus, out: &mut WalkOutput) {
         if step.status() == S::Error
             && let Some(at) = step.next_retry_at.as_ref().map(|t| t.0)
             && at > self.now
@@ -221,7 +210,6 @@ impl Walk<'_> {
             });
             return;
         }
-        debug_assert_eq!(task_count, step.tasks.len());
         for i in 0..step.tasks.len() {
             if step.tasks[i].status == Some(S::Complete) {
                 continue;

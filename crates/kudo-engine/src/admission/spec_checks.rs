@@ -1,0 +1,143 @@
+//! Checks of the spec parts that do not start plans by themselves: plan
+//! operations, maintenance windows and suppressions.
+
+use std::collections::BTreeMap;
+
+use kudo_api::{Instance, InstanceStatus, OperatorVersion, PlanAction, PlanOperation, Strategy};
+
+use super::instance_name;
+use crate::windows;
+
+pub(super) fn check_windows_and_suppressions(new: &Instance) -> Result<(), String> {
+    let name = instance_name(new);
+    windows::validate(&new.spec.maintenance_windows)
+        .map_err(|e| format!("Instance {name}: spec.maintenanceWindows: {e}"))?;
+    for (i, s) in new.spec.suppressions.iter().enumerate() {
+        if s.reason.trim().is_empty() {
+            return Err(format!(
+                "Instance {name}: spec.suppressions[{i}] needs a reason, shown to everyone who wonders why nothing happens"
+            ));
+        }
+        if let (Some(f), Some(u)) = (&s.from, &s.until)
+            && u.0 <= f.0
+        {
+            return Err(format!(
+                "Instance {name}: spec.suppressions[{i}] ends ({}) before it starts ({})",
+                u.0, f.0
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn check_operations(
+    old: &Instance,
+    new: &Instance,
+    ov: &OperatorVersion,
+    status: &InstanceStatus,
+) -> Result<(), String> {
+    let name = instance_name(new);
+    let old_ops: BTreeMap<&str, &PlanOperation> = old
+        .spec
+        .plan_operations
+        .iter()
+        .map(|o| (o.id.as_str(), o))
+        .collect();
+    let mut seen = BTreeMap::new();
+    for op in &new.spec.plan_operations {
+        if op.id.trim().is_empty() {
+            return Err(format!("Instance {name}: a plan operation has an empty id"));
+        }
+        if seen.insert(op.id.as_str(), ()).is_some() {
+            return Err(format!(
+                "Instance {name}: plan operation id {:?} is used twice; every operation needs its own id",
+                op.id
+            ));
+        }
+        match old_ops.get(op.id.as_str()) {
+            Some(prev) if *prev == op => continue,
+            Some(_) => {
+                return Err(format!(
+                    "Instance {name}: plan operation {:?} was changed; operation ids are single-use, add a new one instead",
+                    op.id
+                ));
+            }
+            None => {}
+        }
+        check_operation(op, ov, status).map_err(|e| {
+            format!(
+                "Instance {name}: plan operation {:?} ({}): {e}",
+                op.id, op.action
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn check_operation(
+    op: &PlanOperation,
+    ov: &OperatorVersion,
+    status: &InstanceStatus,
+) -> Result<(), String> {
+    if op.action == PlanAction::ClearSuppression {
+        return Ok(());
+    }
+    let plans: Vec<&str> = ov.spec.plans.keys().map(String::as_str).collect();
+    let Some(plan_name) = op
+        .plan
+        .clone()
+        .or_else(|| status.active_plan.as_ref().map(|a| a.name.clone()))
+    else {
+        return Err("no plan named and no plan has run yet; name the plan".to_string());
+    };
+    let Some(plan) = ov.spec.plan(&plan_name) else {
+        return Err(format!(
+            "plan {plan_name:?} does not exist; the OperatorVersion has {}",
+            plans.join(", ")
+        ));
+    };
+    let phase = match op.phase.as_deref() {
+        Some(p) => Some(plan.phases.iter().find(|ph| ph.name == p).ok_or_else(|| {
+            let names: Vec<&str> = plan.phases.iter().map(|ph| ph.name.as_str()).collect();
+            format!(
+                "plan {plan_name:?} has no phase {p:?}; its phases are {}",
+                names.join(", ")
+            )
+        })?),
+        None => None,
+    };
+    if let Some(step) = op.step.as_deref() {
+        let Some(phase) = phase else {
+            return Err(format!("step {step:?} needs its phase"));
+        };
+        if !phase.steps.iter().any(|s| s.name == step) {
+            let names: Vec<&str> = phase.steps.iter().map(|s| s.name.as_str()).collect();
+            return Err(format!(
+                "phase {:?} of plan {plan_name:?} has no step {step:?}; its steps are {}",
+                phase.name,
+                names.join(", ")
+            ));
+        }
+    }
+    match op.action {
+        PlanAction::Continue => {
+            let Some(phase) = phase else {
+                return Err(
+                    "continue needs a phase: canary approvals are given per phase".to_string(),
+                );
+            };
+            let strategy = Strategy::parse(phase.strategy.as_deref()).map_err(|e| e.to_string())?;
+            if !strategy.is_canary() {
+                return Err(format!(
+                    "phase {:?} of plan {plan_name:?} is {strategy}, not a canary phase; nothing to continue",
+                    phase.name
+                ));
+            }
+        }
+        PlanAction::ForceComplete if phase.is_none() => {
+            return Err("force-complete needs a phase (and optionally a step)".to_string());
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! Holds: why a plan or a new step may not start now (suppressions,
+//! maintenance windows), as blockers, and when to look again.
+
+use jiff::Timestamp;
+use kudo_api::{Blocker, BlockerKind, InstanceStatus};
+
+use crate::engine::other;
+use crate::select::{PlanRequest, Trigger};
+use crate::walk::WalkOutput;
+use crate::{suppression, windows};
+
+pub(crate) fn wake(out: &mut WalkOutput, at: Timestamp) {
+    out.wake_at = Some(out.wake_at.map_or(at, |w| w.min(at)));
+}
+
+fn suppressed_blocker(s: &kudo_api::Suppression) -> Blocker {
+    Blocker {
+        kind: BlockerKind::Suppressed,
+        message: suppression::describe_manual(s),
+        until: s.until.clone(),
+        ..Default::default()
+    }
+}
+
+fn window_blocker(
+    window: &Result<windows::WindowState, crate::EngineError>,
+    out: &mut WalkOutput,
+) -> Option<Blocker> {
+    match window {
+        Ok(windows::WindowState::Open { .. }) => None,
+        Ok(windows::WindowState::Closed { opens_at }) => {
+            if let Some(at) = opens_at {
+                wake(out, *at);
+            }
+            Some(Blocker {
+                kind: BlockerKind::MaintenanceWindow,
+                message: match opens_at {
+                    Some(at) => format!("maintenance window closed until {at}"),
+                    None => "maintenance window closed: the Instance's windows and the manager's \
+                             default windows do not overlap in the next two weeks"
+                        .to_string(),
+                },
+                until: opens_at.map(crate::time),
+                ..Default::default()
+            })
+        }
+        Err(e) => Some(other(format!(
+            "{e}; no step starts until spec.maintenanceWindows is fixed"
+        ))),
+    }
+}
+
+/// Why new steps of the running plan may not start now.
+pub(crate) fn step_hold(
+    manual: Option<&kudo_api::Suppression>,
+    window: &Result<windows::WindowState, crate::EngineError>,
+    break_glass: bool,
+    now: Timestamp,
+    out: &mut WalkOutput,
+) -> Option<Blocker> {
+    if let Some(s) = manual {
+        if let Some(u) = &s.until
+            && u.0 > now
+        {
+            wake(out, u.0);
+        }
+        return Some(suppressed_blocker(s));
+    }
+    if break_glass {
+        return None;
+    }
+    window_blocker(window, out)
+}
+
+/// Why the requested plan may not start now.
+pub(crate) fn start_hold(
+    req: &PlanRequest,
+    st: &InstanceStatus,
+    manual: Option<&kudo_api::Suppression>,
+    window: &Result<windows::WindowState, crate::EngineError>,
+    now: Timestamp,
+    out: &mut WalkOutput,
+) -> Option<Blocker> {
+    if req.trigger == Trigger::Cleanup {
+        return None;
+    }
+    let with_plan = |b: Blocker| Blocker {
+        plan: Some(req.plan.clone()),
+        message: format!("plan {:?} ({}) waits: {}", req.plan, req.trigger, b.message),
+        ..b
+    };
+    if let Some(s) = manual {
+        if let Some(u) = &s.until {
+            wake(out, u.0);
+        }
+        return Some(with_plan(suppressed_blocker(s)));
+    }
+    if req.trigger.is_automatic()
+        && let Some(a) = suppression::active_auto(st, now)
+    {
+        if let Some(u) = &a.until {
+            wake(out, u.0);
+        }
+        return Some(with_plan(Blocker {
+            kind: BlockerKind::Suppressed,
+            message: suppression::describe_auto(a),
+            until: a.until.clone(),
+            ..Default::default()
+        }));
+    }
+    if req.break_glass {
+        return None;
+    }
+    window_blocker(window, out).map(with_plan)
+}

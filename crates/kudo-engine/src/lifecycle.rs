@@ -1,0 +1,181 @@
+//! Starting and finishing plan executions: status reset, what is consumed,
+//! history, events, last successful configuration, automatic suppression.
+
+use jiff::Timestamp;
+use kudo_api::names::CLEANUP_PLAN;
+use kudo_api::{
+    ActivePlan, AppliedConfig, AutoSuppression, ExecutionStatus as S, Instance, InstanceStatus,
+    PlanRun,
+};
+
+use crate::decision::{EngineConfig, EventType};
+use crate::engine::{event, running_plan};
+use crate::holds::wake;
+use crate::operations;
+use crate::select::{self, Consumes, PlanRequest};
+use crate::tree::reset_plan;
+use crate::walk::WalkOutput;
+
+pub(crate) fn start(
+    inst: &Instance,
+    st: &mut InstanceStatus,
+    req: &PlanRequest,
+    config: &EngineConfig,
+    now: Timestamp,
+    out: &mut WalkOutput,
+) {
+    if let Some(running) = running_plan(st) {
+        let (status, message) = if running == req.plan {
+            (
+                None,
+                format!("restarted by a new request ({})", req.trigger),
+            )
+        } else {
+            (
+                Some(S::FatalError),
+                format!("stopped: {} overrides it", req.plan),
+            )
+        };
+        if let Some(ps) = st.plan_status.get_mut(&running) {
+            if let Some(s) = status {
+                ps.status = Some(s);
+                ps.message.clone_from(&message);
+                ps.finished_at = Some(crate::time(now));
+            }
+            let (uid, result) = (ps.uid.clone(), ps.status());
+            close_history(st, uid.as_deref(), result, &message, now);
+        }
+    }
+    let Some(ps) = st.plan_status.get_mut(&req.plan) else {
+        return;
+    };
+    reset_plan(ps, &req.uid, crate::time(now));
+    match req.consumes {
+        Consumes::Everything => {
+            st.applied_operator_version = Some(select::spec_ov_name(inst));
+            st.applied_parameters = Some(select::spec_params(inst));
+            st.last_plan_execution_uid = inst
+                .spec
+                .plan_execution
+                .as_ref()
+                .and_then(|p| p.uid.clone());
+        }
+        Consumes::Config => {
+            st.applied_operator_version = Some(select::spec_ov_name(inst));
+            st.applied_parameters = Some(select::spec_params(inst));
+        }
+        Consumes::ExecutionUid => st.last_plan_execution_uid = Some(req.uid.clone()),
+        Consumes::Nothing => {}
+    }
+    st.active_plan = Some(ActivePlan {
+        name: req.plan.clone(),
+        uid: Some(req.uid.clone()),
+        status: S::Pending,
+        trigger: Some(req.trigger.to_string()),
+        break_glass: req.break_glass.then_some(true),
+    });
+    st.history.push(PlanRun {
+        plan: req.plan.clone(),
+        uid: req.uid.clone(),
+        trigger: req.trigger.to_string(),
+        started: crate::time(now),
+        finished: None,
+        result: None,
+        message: String::new(),
+    });
+    let excess = st.history.len().saturating_sub(config.history_limit);
+    st.history.drain(..excess);
+    out.actions.push(event(
+        EventType::Normal,
+        "PlanStarted",
+        format!("Execution of plan {} started", req.plan),
+    ));
+}
+
+pub(crate) fn close_history(
+    st: &mut InstanceStatus,
+    uid: Option<&str>,
+    result: S,
+    message: &str,
+    now: Timestamp,
+) {
+    if let Some(run) = st
+        .history
+        .iter_mut()
+        .rev()
+        .find(|r| Some(r.uid.as_str()) == uid && r.finished.is_none())
+    {
+        run.finished = Some(crate::time(now));
+        run.result = Some(result);
+        run.message = message.to_string();
+    }
+}
+
+/// Bookkeeping when the active plan reached COMPLETE or FATAL_ERROR in this pass.
+pub(crate) fn finish_active(
+    stored: &InstanceStatus,
+    st: &mut InstanceStatus,
+    applied: &operations::Applied,
+    config: &EngineConfig,
+    now: Timestamp,
+    out: &mut WalkOutput,
+) {
+    let Some(active) = st.active_plan.clone() else {
+        return;
+    };
+    let Some(ps) = st.plan_status.get_mut(&active.name) else {
+        return;
+    };
+    let result = ps.status();
+    if !result.is_terminal() {
+        return;
+    }
+    let already = stored
+        .plan_status
+        .get(&active.name)
+        .is_some_and(|p| p.uid == ps.uid && p.status().is_terminal());
+    if already {
+        return;
+    }
+    ps.finished_at = Some(crate::time(now));
+    let (uid, message) = (ps.uid.clone(), ps.message.clone());
+    close_history(st, uid.as_deref(), result, &message, now);
+    out.actions.push(event(
+        EventType::Normal,
+        "PlanFinished",
+        format!(
+            "Execution of plan {} finished with status {result}",
+            active.name
+        ),
+    ));
+    if active.name == CLEANUP_PLAN {
+        return;
+    }
+    if result == S::Complete {
+        st.last_successful = Some(AppliedConfig {
+            operator_version: st.applied_operator_version.clone().unwrap_or_default(),
+            parameters: st.applied_parameters.clone().unwrap_or_default(),
+            plan: Some(active.name.clone()),
+            completed_at: Some(crate::time(now)),
+        });
+        if active.trigger.as_deref() == Some("rollback") {
+            st.auto_suppression = None;
+        }
+    } else if config.auto_suppress_on_failure && !applied.cancelled.contains(&active.name) {
+        let until = config.auto_suppression_duration.and_then(|d| {
+            jiff::SignedDuration::try_from(d)
+                .ok()
+                .and_then(|sd| now.checked_add(sd).ok())
+        });
+        if let Some(u) = until {
+            wake(out, u);
+        }
+        st.auto_suppression = Some(AutoSuppression {
+            since: crate::time(now),
+            until: until.map(crate::time),
+            reason: format!("plan {:?} failed: {message}", active.name),
+            plan: Some(active.name.clone()),
+            uid,
+        });
+    }
+}
