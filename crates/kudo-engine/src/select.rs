@@ -252,3 +252,32 @@ pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus
     }
     Selection::Nothing
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trigger_strings_match_the_history_format() {
+        assert_eq!(Trigger::Create.to_string(), "create");
+        assert_eq!(
+            Trigger::Parameters(vec!["A".into(), "B".into()]).to_string(),
+            "parameter A,B"
+        );
+        assert_eq!(Trigger::Rollback.to_string(), "rollback");
+        assert!(Trigger::Upgrade.is_automatic() && !Trigger::Manual.is_automatic());
+    }
+
+    #[test]
+    fn derived_uids_are_stable_and_differ_per_generation_and_deletion() {
+        let mut i = Instance::new("zk", Default::default());
+        i.metadata.uid = Some("u".into());
+        assert_eq!(derived_uid(&i, "deploy", "g1"), "u-deploy-g1");
+        let before = cleanup_uid(&i);
+        i.metadata.deletion_timestamp = Some(crate::time(
+            jiff::Timestamp::from_second(60).unwrap_or_default(),
+        ));
+        assert_ne!(cleanup_uid(&i), before);
+        assert_eq!(cleanup_uid(&i), cleanup_uid(&i.clone()));
+    }
+}
