@@ -210,6 +210,29 @@ async fn failing_job_makes_the_step_fatal_with_its_message() {
         .await
         .unwrap();
     assert!(job.status.is_some());
+    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(env.client.clone(), NS);
+    let failed = tokio::time::timeout(T, async {
+        loop {
+            let list = events.list(&Default::default()).await.unwrap();
+            if let Some(e) = list
+                .items
+                .into_iter()
+                .find(|e| e.reason.as_deref() == Some("StepFailed"))
+            {
+                return e;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("no StepFailed Event");
+    assert_eq!(failed.type_.as_deref(), Some("Warning"));
+    assert!(
+        failed
+            .note
+            .unwrap_or_default()
+            .contains("Job default/f-job")
+    );
 }
 
 #[tokio::test]
