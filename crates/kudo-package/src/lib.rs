@@ -69,6 +69,16 @@ impl Package {
         convert::to_operator_version(self, namespace)
     }
 
+    /// KUDO's default instance name, `<operator>-instance`.
+    pub fn default_instance_name(&self) -> String {
+        format!("{}-instance", self.operator.name)
+    }
+
+    /// The `package params list` table (see [`params::params_table`]).
+    pub fn params_table(&self, descriptions: bool) -> String {
+        params::params_table(&self.to_operator_version("default").spec, descriptions)
+    }
+
     /// Every error and warning `kubectl kudo package verify` reports.
     pub fn verify(&self) -> verify::Report {
         verify::verify(self)

@@ -114,6 +114,18 @@ pub struct ParamRow {
     pub description: String,
 }
 
+/// A default on one line: maps and arrays as compact JSON.
+fn display_default(p: &kudo_api::Parameter) -> String {
+    let raw = p.default.as_deref().unwrap_or("");
+    if matches!(p.kind(), ParameterType::Map | ParameterType::Array)
+        && let Ok(value) = crate::yaml::parse_value(raw)
+        && !value.is_null()
+    {
+        return value.to_string();
+    }
+    raw.trim_end().replace('\n', "\\n")
+}
+
 /// The rows of `package params list`, in declaration order.
 pub fn params_rows(ov: &OperatorVersionSpec) -> Vec<ParamRow> {
     ov.parameters
@@ -121,12 +133,7 @@ pub fn params_rows(ov: &OperatorVersionSpec) -> Vec<ParamRow> {
         .map(|p| ParamRow {
             name: p.name.clone(),
             kind: p.kind().to_string(),
-            default: p
-                .default
-                .as_deref()
-                .unwrap_or("")
-                .trim_end()
-                .replace('\n', "\\n"),
+            default: display_default(p),
             required: p.is_required(),
             immutable: p.is_immutable(),
             trigger: p.trigger.clone().unwrap_or_default(),

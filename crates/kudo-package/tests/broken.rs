@@ -142,6 +142,12 @@ const CASES: &[(&str, Severity, &str, &str)] = &[
         "enum value of parameter COUNT has value \"many\", which is not a valid integer",
     ),
     (
+        "missing-namespace-manifest",
+        Severity::Error,
+        "operator.yaml",
+        "namespaceManifest namespace.yaml does not exist under templates/",
+    ),
+    (
         "unused-parameter",
         Severity::Warning,
         "params.yaml",

@@ -105,3 +105,16 @@ fn packed_operator_loads_like_the_directory() {
     assert_eq!(from_dir.params, from_tgz.params);
     assert_eq!(from_dir.templates, from_tgz.templates);
 }
+
+#[test]
+fn zookeeper_parameter_table_lists_types_defaults_and_triggers() {
+    let pkg = kudo_package::load(&operator_dir("zookeeper")).unwrap();
+    insta::assert_snapshot!(pkg.params_table(false));
+}
+
+#[test]
+fn default_instance_name_follows_kudo() {
+    let pkg = kudo_package::load(&operator_dir("first-operator")).unwrap();
+    assert_eq!(pkg.default_instance_name(), "first-operator-instance");
+    assert_eq!(pkg.operator_version_name(), "first-operator-1.27.0-0.2.0");
+}

@@ -31,6 +31,14 @@ pub(super) fn verify_operator(pkg: &Package, r: &mut Report) {
             "name is missing; every operator needs a name",
         );
     }
+    if let Some(ns) = op.namespace_manifest.as_deref().filter(|n| !n.is_empty())
+        && !pkg.templates.contains_key(ns)
+    {
+        r.error(
+            OPERATOR_FILE,
+            format!("namespaceManifest {ns} does not exist under templates/"),
+        );
+    }
     verify_versions(pkg, r);
     verify_tasks(pkg, r);
     verify_plans(pkg, r);

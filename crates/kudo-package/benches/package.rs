@@ -1,0 +1,43 @@
+//! Load, verify, render and hash costs on the zookeeper example package.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use kudo_package::render::{PlanRenderOptions, StaticDiscovery, render_plan};
+use serde_json::json;
+
+fn zookeeper_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../operators/zookeeper")
+}
+
+fn benches(c: &mut Criterion) {
+    let dir = zookeeper_dir();
+    c.bench_function("load zookeeper package (dir)", |b| {
+        b.iter(|| kudo_package::load(black_box(&dir)).unwrap())
+    });
+    let pkg = kudo_package::load(&dir).unwrap();
+    c.bench_function("verify zookeeper package", |b| {
+        b.iter(|| black_box(&pkg).verify())
+    });
+    let ov = pkg.to_operator_version("default");
+    let options = PlanRenderOptions {
+        instance_uid: Some("uid".into()),
+        ..Default::default()
+    };
+    let discovery = StaticDiscovery::default();
+    c.bench_function(
+        "render zookeeper deploy plan (5 objects, enhanced, hashed)",
+        |b| b.iter(|| render_plan(black_box(&ov), &options, &discovery).unwrap()),
+    );
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "n", "labels": {"a": "b"}},
+        "data": {"zoo.cfg": "tickTime=2000\ninitLimit=10\nsyncLimit=5\n".repeat(20)}});
+    c.bench_function("dependencies hash of one ConfigMap", |b| {
+        b.iter(|| kudo_package::hash::dependencies_hash([Some(black_box(&cm))]))
+    });
+}
+
+criterion_group!(package, benches);
+criterion_main!(package);
