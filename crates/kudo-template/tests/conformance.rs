@@ -715,6 +715,41 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
         None,
         O("lead: ' a'\ntab: \"a\\tb\"\n"),
     ),
+    // yaml.v2 folds plain scalars at the first space past column 80.
+    (
+        r#"{{ toYaml (dict "k" "word word word word word word word word word word word word word word word word word word word word") }}"#,
+        None,
+        O(
+            "k: word word word word word word word word word word word word word word word word\n  word word word word\n",
+        ),
+    ),
+    // --- semverCompare (Masterminds constraints) ---
+    (r#"{{ semverCompare ">=1.2.0" "1.3.0" }}"#, None, O("true")),
+    (
+        r#"{{ semverCompare ">= 1.2, < 2.0" "v2.1.0" }}"#,
+        None,
+        O("false"),
+    ),
+    (
+        r#"{{ semverCompare "^1.2" "1.9.3" }} {{ semverCompare "~1.2" "1.3.0" }}"#,
+        None,
+        O("true false"),
+    ),
+    (
+        r#"{{ semverCompare "<1.0 || >=3" "3.1" }} {{ semverCompare "!=1.2.3" "1.2.3" }}"#,
+        None,
+        O("true false"),
+    ),
+    (
+        r#"{{ semverCompare "1.0 - 2.0" "1.5.0" }}"#,
+        None,
+        O("true"),
+    ),
+    (
+        r#"{{ semverCompare ">=1.0" "not-a-version" }}"#,
+        None,
+        E("Invalid Semantic Version"),
+    ),
     // --- errors, positions and removed functions ------------------------------------------------
     (
         "{{ env \"HOME\" }}",

@@ -7,6 +7,7 @@ mod cast;
 mod collections;
 mod encoding;
 mod printf;
+mod semver_cmp;
 mod strings;
 
 use std::collections::HashMap;
@@ -54,6 +55,7 @@ fn registry() -> &'static HashMap<&'static str, FuncDef> {
             strings::TABLE,
             collections::TABLE,
             encoding::TABLE,
+            semver_cmp::TABLE,
         ] {
             for &(name, min, max, f) in table {
                 map.insert(name, FuncDef { min, max, f });
