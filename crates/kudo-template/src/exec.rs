@@ -251,6 +251,18 @@ impl<'a> Exec<'a> {
             return call(name, &args, cmd.span);
         }
         if cmd.args.len() > 1 || piped.is_some() {
+            let last_field = match first {
+                Arg::Field(names, _) | Arg::Var(_, names, _) | Arg::Sub(_, names, _) => {
+                    names.last()
+                }
+                _ => None,
+            };
+            if let Some(name) = last_field {
+                return fail(
+                    first.span(),
+                    format!("{name} is not a method but has arguments"),
+                );
+            }
             return fail(
                 first.span(),
                 format!(

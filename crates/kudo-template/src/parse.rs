@@ -192,7 +192,10 @@ impl Parser<'_> {
         if kind == BranchKind::Range {
             self.range_depth += 1;
         }
+        let after_pipe = self.vars.len();
         let (then, stop) = self.list(false)?;
+        // Variables declared in the body are not visible in the else branch.
+        self.vars.truncate(after_pipe);
         if kind == BranchKind::Range {
             self.range_depth -= 1;
         }

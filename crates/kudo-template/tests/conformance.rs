@@ -123,7 +123,7 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
     (
         "{{ .Name 1 }}",
         None,
-        E("can't give argument to non-function"),
+        E("Name is not a method but has arguments"),
     ),
     ("{{ $v := .deep }}{{ $v.a.b.c }}", None, O("deep")),
     ("{{ \"s\".x }}", None, E("unexpected . after term")),
@@ -140,6 +140,11 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
         E("undefined variable \"$y\""),
     ),
     ("{{ $nope }}", None, E("undefined variable \"$nope\"")),
+    (
+        "{{ if true }}{{ $a := 1 }}{{ else }}{{ $a }}{{ end }}",
+        None,
+        E("undefined variable \"$a\""),
+    ),
     ("{{ $z = 1 }}", None, E("undefined variable \"$z\"")),
     (
         "{{ range $i, $v := .l }}{{ $i }}={{ $v }};{{ end }}",
@@ -162,9 +167,14 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
     (
         "{{ .Name | .Namespace }}",
         None,
-        E("can't give argument to non-function"),
+        E("Namespace is not a method but has arguments"),
     ),
     ("{{ 1 | }}", None, E("missing command")),
+    (
+        "{{ $x := 1 }}{{ $x 2 }}",
+        None,
+        E("can't give argument to non-function $x"),
+    ),
     (r#"{{ "  hi  " | trim | upper }}"#, None, O("HI")),
     (
         "{{ until (int (min 3 .Params.NODE_COUNT)) }}",
@@ -453,7 +463,7 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
     (r#"{{ float64 "2" }}"#, None, O("2")),
     (r#"{{ atoi "12" }} {{ atoi "x" }}"#, None, O("12 0")),
     (
-        "{{ atoi 5 }}",
+        "{{ atoi .i }}",
         None,
         E("wrong type for value; expected string; got int"),
     ),
@@ -475,7 +485,7 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
     ("{{ div .fmil 1000 }}", None, O("1000")),
     ("{{ until 3 }}", None, O("[0 1 2]")),
     (
-        r#"{{ until "3" }}"#,
+        r#"{{ until .s }}"#,
         None,
         E("wrong type for value; expected int; got string"),
     ),
@@ -526,7 +536,7 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
     (r#"{{ nindent 2 "a" }}"#, None, O("\n  a")),
     ("{{ toString 5 }} {{ toString .nil }}", None, O("5 <nil>")),
     (
-        "{{ trim 5 }}",
+        "{{ trim .i }}",
         None,
         E("wrong type for value; expected string; got int"),
     ),
@@ -574,7 +584,7 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
         E("Cannot find first on type string"),
     ),
     (
-        r#"{{ get "x" "a" }}"#,
+        r#"{{ get .s "a" }}"#,
         None,
         E("wrong type for value; expected map[string]interface {}; got string"),
     ),
@@ -604,7 +614,7 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
         O("a b"),
     ),
     (
-        r#"{{ ternary "a" "b" "true" }}"#,
+        r#"{{ ternary "a" "b" .Params.FLAG }}"#,
         None,
         E("wrong type for value; expected bool; got string"),
     ),
