@@ -160,6 +160,16 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
     ),
     ("{{ $a, $b := 1 }}", None, E("")),
     ("{{ $.Namespace }}", None, O("ns")),
+    (
+        "{{ $n := 0 }}{{ range until 3 }}{{ $n = add $n 1 }}{{ end }}{{ $n }}",
+        None,
+        O("3"),
+    ),
+    (
+        r#"{{ $x := 1 }}{{ define "d" }}{{ $x }}{{ end }}"#,
+        None,
+        E("undefined variable \"$x\""),
+    ),
     // --- pipelines ----------------------------------------------------------
     ("{{ .Params.SECRET | b64dec }}", None, O("hello")),
     ("{{ 3 | mul 2 }}", None, O("6")),
