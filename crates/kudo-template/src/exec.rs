@@ -17,6 +17,8 @@ const MAX_TEMPLATE_DEPTH: usize = 200;
 pub struct ExecError {
     pub span: Span,
     pub message: String,
+    /// For argument type errors: which argument and the Go type it needed.
+    pub arg_type: Option<(usize, &'static str)>,
 }
 
 type Res<T> = Result<T, ExecError>;
@@ -25,6 +27,7 @@ fn fail<T>(span: Span, message: impl Into<String>) -> Res<T> {
     Err(ExecError {
         span,
         message: message.into(),
+        arg_type: None,
     })
 }
 
@@ -36,6 +39,7 @@ enum Flow {
 
 /// Execution state for one render.
 pub struct Exec<'a> {
+    source: &'a str,
     defines: &'a HashMap<String, List>,
     vars: Vec<(&'a str, Value<'a>)>,
     depth: usize,
@@ -44,8 +48,14 @@ pub struct Exec<'a> {
 
 impl<'a> Exec<'a> {
     /// New state with `$` bound to the root data.
-    pub fn new(defines: &'a HashMap<String, List>, root: Value<'a>, capacity: usize) -> Self {
+    pub fn new(
+        source: &'a str,
+        defines: &'a HashMap<String, List>,
+        root: Value<'a>,
+        capacity: usize,
+    ) -> Self {
         Exec {
+            source,
             defines,
             vars: vec![("$", root)],
             depth: 0,
@@ -248,7 +258,8 @@ impl<'a> Exec<'a> {
             if let Some(p) = piped {
                 args.push(p);
             }
-            return call(name, &args, cmd.span);
+            return call(name, &args, cmd.span)
+                .map_err(|e| self.locate_arg_error(e, &cmd.args[1..]));
         }
         if cmd.args.len() > 1 || piped.is_some() {
             let last_field = match first {
@@ -275,6 +286,34 @@ impl<'a> Exec<'a> {
             return fail(*span, "nil is not a command");
         }
         self.arg(first, dot)
+    }
+
+    /// Go reports a bad argument at the argument itself, and literals with
+    /// their own wording (`expected string; found 5`).
+    fn locate_arg_error(&self, mut e: ExecError, explicit: &[Arg]) -> ExecError {
+        let Some((index, expected)) = e.arg_type else {
+            return e;
+        };
+        let Some(node) = explicit.get(index) else {
+            return e;
+        };
+        let span = node.span();
+        e.span = span;
+        let text = self.source.get(span.start..span.end).unwrap_or("");
+        let literal = matches!(
+            node,
+            Arg::Str(..) | Arg::Int(..) | Arg::Float(..) | Arg::Bool(..) | Arg::Nil(..)
+        );
+        if literal {
+            e.message = match (node, expected) {
+                (Arg::Nil(_), _) => format!("cannot assign nil to {expected}"),
+                (_, "string") => format!("expected string; found {text}"),
+                (_, "int") => format!("expected integer; found {text}"),
+                (_, "bool") => format!("expected bool; found {text}"),
+                _ => format!("can't handle {text} for arg of type {expected}"),
+            };
+        }
+        e
     }
 
     fn describe(&self, arg: &Arg) -> String {
@@ -372,11 +411,25 @@ fn call<'a>(name: &str, args: &[Value<'a>], span: Span) -> Res<Value<'a>> {
         };
         return fail(span, message);
     }
-    (def.f)(args).map_err(|e| ExecError {
-        span,
-        message: match e {
-            FuncError::Arg(m) => m,
-            FuncError::Call(m) => format!("error calling {name}: {m}"),
+    (def.f)(args).map_err(|e| match e {
+        FuncError::Arg(message) => ExecError {
+            span,
+            message,
+            arg_type: None,
+        },
+        FuncError::Type {
+            index,
+            expected,
+            message,
+        } => ExecError {
+            span,
+            message,
+            arg_type: Some((index, expected)),
+        },
+        FuncError::Call(m) => ExecError {
+            span,
+            message: format!("error calling {name}: {m}"),
+            arg_type: None,
         },
     })
 }

@@ -125,7 +125,12 @@ impl Template {
     /// Executes the template against `data`.
     pub fn render(&self, data: &serde_json::Value) -> Result<String, Error> {
         let root = Value::from_json(data);
-        let mut exec = exec::Exec::new(&self.defines, root.clone(), self.source.len() + 64);
+        let mut exec = exec::Exec::new(
+            &self.source,
+            &self.defines,
+            root.clone(),
+            self.source.len() + 64,
+        );
         match exec.run(&self.root, &root) {
             Ok(()) => Ok(exec.out),
             Err(e) => {

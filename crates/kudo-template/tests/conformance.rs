@@ -743,6 +743,34 @@ const CASES: &[(&str, Option<&str>, Want)] = &[
             "k: word word word word word word word word word word word word word word word word\n  word word word word\n",
         ),
     ),
+    // --- literal arguments of the wrong type use Go's literal wording ---
+    ("{{ trim 5 }}", None, E("at <5>: expected string; found 5")),
+    (
+        r#"{{ until "3" }}"#,
+        None,
+        E(r#"at <"3">: expected integer; found "3""#),
+    ),
+    (
+        r#"{{ ternary 1 2 "yes" }}"#,
+        None,
+        E(r#"expected bool; found "yes""#),
+    ),
+    (
+        r#"{{ get "x" "a" }}"#,
+        None,
+        E(r#"can't handle "x" for arg of type map[string]interface {}"#),
+    ),
+    ("{{ upper nil }}", None, E("cannot assign nil to string")),
+    (
+        "{{ until .s }}",
+        None,
+        E("at <.s>: wrong type for value; expected int; got string"),
+    ),
+    (
+        "{{ .i | trim }}",
+        None,
+        E("wrong type for value; expected string; got int"),
+    ),
     // --- semverCompare (Masterminds constraints) ---
     (r#"{{ semverCompare ">=1.2.0" "1.3.0" }}"#, None, O("true")),
     (

@@ -22,6 +22,16 @@ pub use cast::{parse_go_float as parse_float, parse_go_int as parse_int, strval,
 pub enum FuncError {
     /// An argument had the wrong Go type (reported without "error calling").
     Arg(String),
+    /// Argument `index` is not of the Go parameter type `expected`; `message`
+    /// is Go's wording for a value (literals get their own wording).
+    Type {
+        /// Position among the call's arguments.
+        index: usize,
+        /// Go parameter type.
+        expected: &'static str,
+        /// Go's message for a non-literal argument.
+        message: String,
+    },
     /// The function itself returned an error or would have panicked in Go.
     Call(String),
 }
@@ -77,22 +87,28 @@ pub fn names() -> Vec<&'static str> {
     v
 }
 
-/// `wrong type for value; expected T; got U`.
-pub fn wrong_type(expected: &str, got: &Value<'_>) -> FuncError {
-    if matches!(got, Value::Nil) {
-        return FuncError::Arg(format!("invalid value; expected {expected}"));
+/// `wrong type for value; expected T; got U` for argument `index`.
+pub fn wrong_type(expected: &'static str, got: &Value<'_>, index: usize) -> FuncError {
+    let message = if matches!(got, Value::Nil) {
+        format!("invalid value; expected {expected}")
+    } else {
+        format!(
+            "wrong type for value; expected {expected}; got {}",
+            got.type_name()
+        )
+    };
+    FuncError::Type {
+        index,
+        expected,
+        message,
     }
-    FuncError::Arg(format!(
-        "wrong type for value; expected {expected}; got {}",
-        got.type_name()
-    ))
 }
 
 /// A Go `string` parameter.
 pub fn arg_str<'v>(args: &'v [Value<'_>], i: usize) -> Result<&'v str, FuncError> {
     match args.get(i) {
         Some(Value::Str(s)) => Ok(s),
-        Some(other) => Err(wrong_type("string", other)),
+        Some(other) => Err(wrong_type("string", other, i)),
         None => Err(FuncError::Arg(format!("missing argument {i}"))),
     }
 }
@@ -101,7 +117,7 @@ pub fn arg_str<'v>(args: &'v [Value<'_>], i: usize) -> Result<&'v str, FuncError
 pub fn arg_int(args: &[Value<'_>], i: usize) -> Result<i64, FuncError> {
     match args.get(i) {
         Some(Value::Int(n)) => Ok(*n),
-        Some(other) => Err(wrong_type("int", other)),
+        Some(other) => Err(wrong_type("int", other, i)),
         None => Err(FuncError::Arg(format!("missing argument {i}"))),
     }
 }
@@ -110,7 +126,7 @@ pub fn arg_int(args: &[Value<'_>], i: usize) -> Result<i64, FuncError> {
 pub fn arg_bool(args: &[Value<'_>], i: usize) -> Result<bool, FuncError> {
     match args.get(i) {
         Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(wrong_type("bool", other)),
+        Some(other) => Err(wrong_type("bool", other, i)),
         None => Err(FuncError::Arg(format!("missing argument {i}"))),
     }
 }
@@ -119,7 +135,7 @@ pub fn arg_bool(args: &[Value<'_>], i: usize) -> Result<bool, FuncError> {
 pub fn arg_map<'v, 'a>(args: &'v [Value<'a>], i: usize) -> Result<&'v Value<'a>, FuncError> {
     match args.get(i) {
         Some(v) if v.is_map() => Ok(v),
-        Some(other) => Err(wrong_type("map[string]interface {}", other)),
+        Some(other) => Err(wrong_type("map[string]interface {}", other, i)),
         None => Err(FuncError::Arg(format!("missing argument {i}"))),
     }
 }
