@@ -71,6 +71,32 @@ fn review_body() -> Bytes {
 fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
     let reviewer = Reviewer::new(operator_versions(), Duration::from_secs(1));
     let body = review_body();
+    // Where the time goes: decoding, and the engine's rules alone.
+    c.bench_function("webhook/decode AdmissionReview<DynamicObject>", |b| {
+        b.iter(|| {
+            serde_json::from_slice::<
+                kube::core::admission::AdmissionReview<kube::core::DynamicObject>,
+            >(&body)
+            .unwrap()
+        });
+    });
+    let review: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let new: kudo_api::Instance =
+        serde_json::from_value(review["request"]["object"].clone()).unwrap();
+    let old: kudo_api::Instance =
+        serde_json::from_value(review["request"]["oldObject"].clone()).unwrap();
+    let ovs: Vec<OperatorVersion> =
+        serde_json::from_slice(&fixture("operatorversions.json")).unwrap();
+    let ov = &ovs[0];
+    let now = jiff::Timestamp::now();
+    c.bench_function("webhook/engine admission::review_at", |b| {
+        b.iter(|| {
+            kudo_engine::admission::review_at(Some(&old), &new, Some(ov), Some(ov), Some(now))
+        });
+    });
+    c.bench_function("webhook/engine admission::review (no clock)", |b| {
+        b.iter(|| kudo_engine::admission::review(Some(&old), &new, Some(ov), Some(ov)));
+    });
     c.bench_function("webhook/review_path (decode + OV + engine + encode)", |b| {
         b.iter(|| rt.block_on(reviewer.review_to_json(&body)));
     });

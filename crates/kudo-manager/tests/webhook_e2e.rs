@@ -188,7 +188,33 @@ async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
         stderr.contains("kubectl kudo plan cancel --instance zk"),
         "{stderr}"
     );
+    // A manual trigger of another plan is refused the same way.
+    let trigger = [
+        "patch",
+        "instance",
+        "zk",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"planExecution":{"planName":"backup","uid":"backup-1"}}}"#,
+    ];
+    let out = tokio::task::spawn_blocking({
+        let kubeconfig = kubeconfig.clone();
+        move || kubectl(&kubeconfig, &trigger)
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "manual trigger should be refused; stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains(r#"a manual run of plan "backup" cannot start"#),
+        "{stderr}"
+    );
     let unchanged = instances.get("zk").await.unwrap();
+    assert_eq!(unchanged.spec.plan_execution, None);
     assert_eq!(unchanged.spec.parameter("LOG_LEVEL"), None);
 
     // deploy completes; the same update now goes through.

@@ -16,6 +16,7 @@
 //!   a webhook on 127.0.0.1 registered by URL (dev and `--local-webhook`).
 //! - Certificates and the configuration object: [`crate::certs`].
 
+mod decode;
 mod error;
 mod ov_source;
 mod register;

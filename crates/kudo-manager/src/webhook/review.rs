@@ -9,14 +9,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::core::admission::{
-    AdmissionRequest, AdmissionResponse, AdmissionReview, META_API_VERSION_V1, META_KIND, Operation,
-};
+use kube::Resource;
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use kube::core::{DynamicObject, Status};
-use kudo_api::names::{GROUP, VERSION};
 use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::admission::Verdict;
 
+use super::decode::{decode, foreign_kind};
 use super::ov_source::OperatorVersionSource;
 
 /// Reviews Instance changes with OperatorVersions from `S`.
@@ -57,11 +56,12 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
     /// Answers a raw request body with the AdmissionReview to send back.
     pub async fn review_bytes(&self, body: &[u8]) -> AdmissionReview<DynamicObject> {
-        let request = match decode(body) {
+        let mut request = match decode(body) {
             Ok(request) => request,
-            Err(response) => return *response,
+            Err(answer) => return *answer,
         };
-        let response = match self.review_request(&request).await {
+        let objects = (request.old_object.take(), request.object.take());
+        let response = match self.review_request(&request, objects).await {
             Ok(Verdict::Allowed { warnings }) => allowed(&request, warnings),
             Ok(Verdict::Denied { message }) => denied(&request, message),
             Err(failure) => failed(&request, failure),
@@ -82,10 +82,11 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
     async fn review_request(
         &self,
-        request: &AdmissionRequest<DynamicObject>,
+        request: &AdmissionRequest<Instance>,
+        objects: (Option<Instance>, Option<Instance>),
     ) -> Result<Verdict, Failure> {
         let now = (self.clock)();
-        let (old, new) = match instances(request, now)? {
+        let (old, new) = match instances(request, objects, now)? {
             Some(pair) => pair,
             // Status writes and CONNECT are not ours to judge.
             None => return Ok(Verdict::Allowed { warnings: vec![] }),
@@ -101,10 +102,17 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         let new_ref = ov_ref(&new, &namespace);
         let old_ref = old.as_ref().map(|old| ov_ref(old, &namespace));
         let new_ov = self.read(new_ref.as_ref()).await?;
-        let old_ov = match &old_ref {
-            Some(old_ref) if old_ref.as_ref() == new_ref.as_ref() => new_ov.clone(),
-            Some(old_ref) => self.read(old_ref.as_ref()).await?,
-            None => None,
+        let same_ov = old_ref
+            .as_ref()
+            .is_some_and(|r| r.as_ref() == new_ref.as_ref());
+        let other_old_ov = match &old_ref {
+            Some(old_ref) if !same_ov => self.read(old_ref.as_ref()).await?,
+            _ => None,
+        };
+        let old_ov = if same_ov {
+            new_ov.as_ref()
+        } else {
+            other_old_ov.as_ref()
         };
         // The engine is pure and must not panic; if it ever does, answer an
         // error for this request instead of dropping the connection.
@@ -112,7 +120,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             kudo_engine::admission::review_at(
                 old.as_ref(),
                 &new,
-                old_ov.as_ref(),
+                old_ov,
                 new_ov.as_ref(),
                 Some(now),
             )
@@ -150,69 +158,17 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     }
 }
 
-/// Decodes the body into a request, or the error answer to send instead.
-fn decode(
-    body: &[u8],
-) -> Result<AdmissionRequest<DynamicObject>, Box<AdmissionReview<DynamicObject>>> {
-    let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
-        Ok(review) => review,
-        Err(err) => {
-            let mut response = AdmissionResponse::invalid(format!(
-                "the request body is not an AdmissionReview: {err}"
-            ));
-            response.uid = uid_of_malformed(body);
-            response.result = bad_request(&response.result.message);
-            return Err(Box::new(response.into_review()));
-        }
-    };
-    if review.types.api_version != META_API_VERSION_V1 || review.types.kind != META_KIND {
-        let mut response = AdmissionResponse::invalid(format!(
-            "expected apiVersion {META_API_VERSION_V1} kind {META_KIND}, got apiVersion {:?} \
-             kind {:?}; set admissionReviewVersions to [v1] in the webhook configuration",
-            review.types.api_version, review.types.kind
-        ));
-        response.uid = review.request.map(|r| r.uid).unwrap_or_default();
-        response.result = bad_request(&response.result.message);
-        return Err(Box::new(response.into_review()));
-    }
-    review.try_into().map_err(|_| {
-        let mut response = AdmissionResponse::invalid("the AdmissionReview has no request");
-        response.result = bad_request(&response.result.message);
-        Box::new(response.into_review())
-    })
-}
-
-/// Best effort: the uid of a review that failed to decode, so the API
-/// server can still match our answer to its call.
-fn uid_of_malformed(body: &[u8]) -> String {
-    serde_json::from_slice::<serde_json::Value>(body)
-        .ok()
-        .and_then(|value| {
-            value
-                .get("request")?
-                .get("uid")?
-                .as_str()
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
-}
-
 /// The (old, new) Instances to review, or `None` when the request is not
 /// one the rules judge (a subresource write, CONNECT).
 type Pair = (Option<Instance>, Instance);
 
 fn instances(
-    request: &AdmissionRequest<DynamicObject>,
+    request: &AdmissionRequest<Instance>,
+    (old, new): (Option<Instance>, Option<Instance>),
     now: jiff::Timestamp,
 ) -> Result<Option<Pair>, Failure> {
-    let kind = &request.kind;
-    if kind.group != GROUP || kind.kind != "Instance" {
-        return Err(Failure::BadRequest(format!(
-            "this webhook reviews only {GROUP}/{VERSION} Instance objects, but was sent {} {}; \
-             restrict the webhook configuration's rules to the instances resource",
-            gv(&kind.group, &kind.version),
-            kind.kind
-        )));
+    if let Some(message) = foreign_kind(&request.kind) {
+        return Err(Failure::BadRequest(message));
     }
     if request
         .sub_resource
@@ -221,16 +177,23 @@ fn instances(
     {
         return Ok(None);
     }
+    let present = |object: Option<Instance>, field: &str| {
+        object.ok_or_else(|| {
+            Failure::BadRequest(format!(
+                "request.{field} is missing; the API server always sends it for this operation"
+            ))
+        })
+    };
     match request.operation {
-        Operation::Create => Ok(Some((None, instance(request.object.as_ref(), "object")?))),
+        Operation::Create => Ok(Some((None, present(new, "object")?))),
         Operation::Update => Ok(Some((
-            Some(instance(request.old_object.as_ref(), "oldObject")?),
-            instance(request.object.as_ref(), "object")?,
+            Some(present(old, "oldObject")?),
+            present(new, "object")?,
         ))),
         Operation::Delete => {
             // The engine reviews a deletion as the old object with a
             // deletionTimestamp.
-            let old = instance(request.old_object.as_ref(), "oldObject")?;
+            let old = present(old, "oldObject")?;
             let mut new = old.clone();
             if new.metadata.deletion_timestamp.is_none() {
                 new.metadata.deletion_timestamp = Some(Time(now));
@@ -241,38 +204,7 @@ fn instances(
     }
 }
 
-fn gv(group: &str, version: &str) -> String {
-    if group.is_empty() {
-        version.to_string()
-    } else {
-        format!("{group}/{version}")
-    }
-}
-
-fn instance(object: Option<&DynamicObject>, field: &str) -> Result<Instance, Failure> {
-    let Some(object) = object else {
-        return Err(Failure::BadRequest(format!(
-            "request.{field} is missing; the API server always sends it for this operation"
-        )));
-    };
-    if let Some(types) = &object.types
-        && (types.kind != "Instance" || !types.api_version.starts_with(GROUP))
-    {
-        return Err(Failure::BadRequest(format!(
-            "request.{field} is a {} {}, not a {GROUP} Instance",
-            types.api_version, types.kind
-        )));
-    }
-    let value = serde_json::to_value(object)
-        .map_err(|err| Failure::BadRequest(format!("request.{field} cannot be read: {err}")))?;
-    serde_json::from_value(value).map_err(|err| {
-        Failure::BadRequest(format!(
-            "request.{field} is not a valid Instance: {err}; check it against the Instance CRD"
-        ))
-    })
-}
-
-fn instance_namespace(instance: &Instance, request: &AdmissionRequest<DynamicObject>) -> String {
+fn instance_namespace(instance: &Instance, request: &AdmissionRequest<Instance>) -> String {
     instance
         .metadata
         .namespace
@@ -295,7 +227,7 @@ fn ov_ref(instance: &Instance, instance_namespace: &str) -> Option<(String, Stri
     Some((namespace, name))
 }
 
-fn allowed(request: &AdmissionRequest<DynamicObject>, warnings: Vec<String>) -> AdmissionResponse {
+fn allowed<T: Resource>(request: &AdmissionRequest<T>, warnings: Vec<String>) -> AdmissionResponse {
     let mut response = AdmissionResponse::from(request);
     if !warnings.is_empty() {
         response.warnings = Some(warnings);
@@ -303,18 +235,13 @@ fn allowed(request: &AdmissionRequest<DynamicObject>, warnings: Vec<String>) -> 
     response
 }
 
-fn denied(request: &AdmissionRequest<DynamicObject>, message: String) -> AdmissionResponse {
+fn denied<T: Resource>(request: &AdmissionRequest<T>, message: String) -> AdmissionResponse {
     let mut response = AdmissionResponse::from(request).deny(message);
     response.result = Status::failure(&response.result.message, "Forbidden").with_code(403);
     response
 }
 
-/// A 400 answer for a request we could not even attribute to an object.
-fn bad_request(message: &str) -> Status {
-    Status::failure(message, "BadRequest").with_code(400)
-}
-
-fn failed(request: &AdmissionRequest<DynamicObject>, failure: Failure) -> AdmissionResponse {
+fn failed<T: Resource>(request: &AdmissionRequest<T>, failure: Failure) -> AdmissionResponse {
     let (message, reason, code) = match failure {
         Failure::BadRequest(message) => (message, "BadRequest", 400),
         Failure::Internal(message) => (message, "InternalError", 500),
@@ -325,7 +252,7 @@ fn failed(request: &AdmissionRequest<DynamicObject>, failure: Failure) -> Admiss
     response
 }
 
-fn log_outcome(request: &AdmissionRequest<DynamicObject>, response: &AdmissionResponse) {
+fn log_outcome<T: Resource>(request: &AdmissionRequest<T>, response: &AdmissionResponse) {
     let namespace = request.namespace.as_deref().unwrap_or("");
     if response.allowed {
         tracing::debug!(uid = %request.uid, namespace, name = %request.name, "admitted");
