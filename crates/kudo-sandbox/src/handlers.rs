@@ -117,7 +117,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
             Ok(json_response(200, &present((*obj).clone(), &res, &version)))
         }
         (&Method::POST, None) => {
-            let body = parse_body(&ctx.body)?;
+            let body = request_body(&ctx)?;
             let out = write(inner, dry_run, |st| {
                 st.plan_create(&res, &version, &ns, body.clone())
             })
@@ -125,7 +125,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
             Ok(json_response(201, &present(out, &res, &version)))
         }
         (&Method::PUT, Some(name)) => {
-            let body = parse_body(&ctx.body)?;
+            let body = request_body(&ctx)?;
             let manager = q.non_empty("fieldManager").unwrap_or("unknown").to_string();
             let out = write(inner, dry_run, |st| {
                 st.plan_replace(
@@ -254,6 +254,15 @@ pub async fn write(
         },
         "the object kept changing while the request was processed; please retry",
     ))
+}
+
+/// The body of a POST or PUT: JSON, YAML, or protobuf for the kinds kubectl's
+/// generators send that way.
+fn request_body(ctx: &RequestCtx) -> Result<Value, ApiError> {
+    if ctx.content_type.starts_with(crate::protobuf::CONTENT_TYPE) {
+        return crate::protobuf::decode(&ctx.body);
+    }
+    parse_body(&ctx.body)
 }
 
 fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
@@ -402,7 +411,7 @@ async fn scale(
         Method::GET => return Ok(json_response(200, &sc)),
         Method::PUT => sc = parse_body(&ctx.body)?,
         Method::PATCH => {
-            let body = parse_body(&ctx.body)?;
+            let body = request_body(ctx)?;
             match PatchKind::from_content_type(&ctx.content_type)? {
                 PatchKind::Json => crate::patch::json(&mut sc, &body)?,
                 _ => crate::patch::merge(&mut sc, &body),

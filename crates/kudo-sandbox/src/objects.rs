@@ -297,6 +297,33 @@ fn apply_defaults(
     Ok(())
 }
 
+/// The core/v1 Event that mirrors an events.k8s.io/v1 Event, so `kubectl
+/// describe` (which reads core events) shows what kube-runtime's recorder wrote.
+pub fn core_event_from(ev: &Value) -> Value {
+    let time = ev
+        .get("deprecatedLastTimestamp")
+        .or_else(|| ev.get("eventTime"))
+        .cloned()
+        .unwrap_or_else(|| json!(now_rfc3339()));
+    let meta = &ev["metadata"];
+    json!({
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+        "involvedObject": ev["regarding"],
+        "reason": ev["reason"],
+        "message": ev["note"],
+        "type": ev["type"],
+        "action": ev["action"],
+        "count": ev["series"]["count"].as_i64().or_else(|| ev["deprecatedCount"].as_i64()).unwrap_or(1),
+        "firstTimestamp": ev.get("deprecatedFirstTimestamp").cloned().unwrap_or_else(|| time.clone()),
+        "lastTimestamp": time,
+        "source": {"component": ev["reportingController"]},
+        "reportingComponent": ev["reportingController"],
+        "reportingInstance": ev["reportingInstance"],
+    })
+}
+
 /// Fields other than metadata and status, whose change bumps generation.
 fn spec_part(obj: &Value) -> Map<String, Value> {
     obj.as_object()

@@ -340,3 +340,89 @@ async fn webhook_denial_is_printed_by_kubectl() {
     let err = k.fails(&["apply", "-f", path_str(&f)]).await;
     assert!(err.contains("admission webhook \"deny.example.com\" denied the request: forbidden keys are not allowed"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_generators_send_protobuf_that_is_understood() {
+    if kubectl_missing() {
+        return;
+    }
+    let k = Kubectl::start().await;
+    assert!(
+        k.ok(&["create", "namespace", "team"])
+            .await
+            .contains("namespace/team created")
+    );
+    k.ok(&[
+        "-n",
+        "team",
+        "create",
+        "configmap",
+        "cfg",
+        "--from-literal=a=1",
+    ])
+    .await;
+    k.ok(&[
+        "-n",
+        "team",
+        "create",
+        "secret",
+        "generic",
+        "pw",
+        "--from-literal=pw=hunter2",
+    ])
+    .await;
+    k.ok(&["-n", "team", "create", "serviceaccount", "bot"])
+        .await;
+    k.ok(&[
+        "-n",
+        "team",
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=2",
+        "--port=80",
+    ])
+    .await;
+    assert_eq!(
+        k.ok(&["-n", "team", "get", "cm", "cfg", "-o", "jsonpath={.data.a}"])
+            .await,
+        "1"
+    );
+    assert_eq!(
+        k.ok(&[
+            "-n",
+            "team",
+            "get",
+            "secret",
+            "pw",
+            "-o",
+            "jsonpath={.data.pw}"
+        ])
+        .await,
+        "aHVudGVyMg=="
+    );
+    assert_eq!(
+        k.ok(&[
+            "-n",
+            "team",
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}"
+        ])
+        .await,
+        "nginx"
+    );
+    k.ok(&[
+        "-n",
+        "team",
+        "wait",
+        "--for",
+        "condition=Available",
+        "--timeout=10s",
+        "deployment/web",
+    ])
+    .await;
+}

@@ -1,0 +1,258 @@
+//! Tests of write planning, commit and deletion side effects.
+
+use super::*;
+
+fn state() -> State {
+    State::new(1000)
+}
+
+fn res(s: &State, g: &str, v: &str, p: &str) -> ResourceInfo {
+    s.registry.find(g, v, p).cloned().unwrap()
+}
+
+fn create(s: &mut State, r: &ResourceInfo, ns: &str, body: Value) -> Value {
+    let p = s.plan_create(r, r.preferred_version(), ns, body).unwrap();
+    s.commit(p, false).unwrap()
+}
+
+#[test]
+fn finalizers_hold_deletion_until_removed() {
+    let mut s = state();
+    let cm = res(&s, "", "v1", "configmaps");
+    create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "c", "finalizers": ["x/y"]}}),
+    );
+    let p = s
+        .plan_delete(&cm, "v1", "default", "c", &DeleteOptions::default())
+        .unwrap();
+    let marked = s.commit(p, false).unwrap();
+    assert!(is_deleting(&marked));
+    let p = s
+        .plan_patch(
+            &cm,
+            "v1",
+            "default",
+            "c",
+            false,
+            PatchKind::Merge,
+            br#"{"metadata":{"finalizers":null}}"#,
+            None,
+            false,
+        )
+        .unwrap();
+    s.commit(p, false).unwrap();
+    assert!(s.store.get("", "configmaps", "default", "c").is_none());
+}
+
+#[test]
+fn background_deletion_collects_dependents() {
+    let mut s = state();
+    let cm = res(&s, "", "v1", "configmaps");
+    let owner = create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "owner"}}),
+    );
+    let uid = objects::uid(&owner).to_string();
+    create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "dep", "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}),
+    );
+    let p = s
+        .plan_delete(&cm, "v1", "default", "owner", &DeleteOptions::default())
+        .unwrap();
+    s.commit(p, false).unwrap();
+    assert!(s.store.get("", "configmaps", "default", "dep").is_none());
+}
+
+#[test]
+fn orphan_deletion_keeps_dependents_without_owner_reference() {
+    let mut s = state();
+    let cm = res(&s, "", "v1", "configmaps");
+    let owner = create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "owner"}}),
+    );
+    let uid = objects::uid(&owner).to_string();
+    create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "dep", "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}),
+    );
+    let opts = DeleteOptions {
+        propagation: Propagation::Orphan,
+        ..Default::default()
+    };
+    let p = s.plan_delete(&cm, "v1", "default", "owner", &opts).unwrap();
+    s.commit(p, false).unwrap();
+    let dep = s.store.get("", "configmaps", "default", "dep").unwrap();
+    assert!(dep.value["metadata"].get("ownerReferences").is_none());
+}
+
+#[test]
+fn foreground_deletion_waits_for_dependents_with_finalizers() {
+    let mut s = state();
+    let cm = res(&s, "", "v1", "configmaps");
+    let owner = create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "owner"}}),
+    );
+    let uid = objects::uid(&owner).to_string();
+    create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "dep", "finalizers": ["hold"], "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}),
+    );
+    let opts = DeleteOptions {
+        propagation: Propagation::Foreground,
+        ..Default::default()
+    };
+    let p = s.plan_delete(&cm, "v1", "default", "owner", &opts).unwrap();
+    let marked = s.commit(p, false).unwrap();
+    assert!(finalizers(&marked).contains(&FOREGROUND_FINALIZER.to_string()));
+    assert!(s.store.get("", "configmaps", "default", "owner").is_some());
+    let p = s
+        .plan_patch(
+            &cm,
+            "v1",
+            "default",
+            "dep",
+            false,
+            PatchKind::Merge,
+            br#"{"metadata":{"finalizers":[]}}"#,
+            None,
+            false,
+        )
+        .unwrap();
+    s.commit(p, false).unwrap();
+    assert!(s.store.get("", "configmaps", "default", "dep").is_none());
+    assert!(s.store.get("", "configmaps", "default", "owner").is_none());
+}
+
+#[test]
+fn namespace_deletion_removes_contents_then_namespace() {
+    let mut s = state();
+    let nsr = res(&s, "", "v1", "namespaces");
+    let cm = res(&s, "", "v1", "configmaps");
+    create(&mut s, &nsr, "", json!({"metadata": {"name": "team"}}));
+    create(&mut s, &cm, "team", json!({"metadata": {"name": "c"}}));
+    let p = s
+        .plan_delete(&nsr, "v1", "", "team", &DeleteOptions::default())
+        .unwrap();
+    s.commit(p, false).unwrap();
+    assert!(s.store.get("", "configmaps", "team", "c").is_none());
+    assert!(s.store.get("", "namespaces", "", "team").is_none());
+}
+
+#[test]
+fn creating_in_a_missing_namespace_is_not_found() {
+    let s = state();
+    let cm = res(&s, "", "v1", "configmaps");
+    let err = s
+        .plan_create(&cm, "v1", "nope", json!({"metadata": {"name": "c"}}))
+        .unwrap_err();
+    assert_eq!(err.code, 404);
+    assert!(err.message.contains("namespaces \"nope\""));
+}
+
+#[test]
+fn stale_plan_is_not_committed() {
+    let mut s = state();
+    let cm = res(&s, "", "v1", "configmaps");
+    create(&mut s, &cm, "default", json!({"metadata": {"name": "c"}}));
+    let p1 = s
+        .plan_patch(
+            &cm,
+            "v1",
+            "default",
+            "c",
+            false,
+            PatchKind::Merge,
+            br#"{"data":{"a":"1"}}"#,
+            None,
+            false,
+        )
+        .unwrap();
+    let p2 = s
+        .plan_patch(
+            &cm,
+            "v1",
+            "default",
+            "c",
+            false,
+            PatchKind::Merge,
+            br#"{"data":{"b":"1"}}"#,
+            None,
+            false,
+        )
+        .unwrap();
+    s.commit(p1, false).unwrap();
+    assert!(matches!(s.commit(p2, false), Err(CommitError::Stale)));
+}
+
+#[test]
+fn crd_creation_registers_and_deletion_removes_instances() {
+    let mut s = state();
+    let crd_res = res(
+        &s,
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+    );
+    let crd = json!({"metadata": {"name": "widgets.example.com"}, "spec": {"group": "example.com", "scope": "Namespaced",
+        "names": {"plural": "widgets", "kind": "Widget"},
+        "versions": [{"name": "v1", "served": true, "storage": true}]}});
+    let created = create(&mut s, &crd_res, "", crd);
+    assert_eq!(created["status"]["conditions"][1]["type"], "Established");
+    let w = res(&s, "example.com", "v1", "widgets");
+    create(
+        &mut s,
+        &w,
+        "default",
+        json!({"metadata": {"name": "w"}, "spec": {"size": 1}}),
+    );
+    let p = s
+        .plan_delete(
+            &crd_res,
+            "v1",
+            "",
+            "widgets.example.com",
+            &DeleteOptions::default(),
+        )
+        .unwrap();
+    s.commit(p, false).unwrap();
+    assert!(s.registry.find("example.com", "v1", "widgets").is_none());
+    assert!(
+        s.store
+            .get("example.com", "widgets", "default", "w")
+            .is_none()
+    );
+}
+
+#[test]
+fn events_api_events_are_mirrored_as_core_events() {
+    let mut s = state();
+    let ev = res(&s, "events.k8s.io", "v1", "events");
+    create(
+        &mut s,
+        &ev,
+        "default",
+        json!({"metadata": {"name": "e1"}, "reason": "Applied", "note": "step done",
+        "type": "Normal", "reportingController": "kudo", "regarding": {"kind": "Instance", "name": "i"}}),
+    );
+    let core = s.store.get("", "events", "default", "e1").unwrap();
+    assert_eq!(core.value["involvedObject"]["name"], "i");
+    assert_eq!(core.value["message"], "step done");
+}
