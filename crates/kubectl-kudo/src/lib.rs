@@ -16,15 +16,16 @@
 mod cli;
 mod commands;
 mod context;
+mod duration;
 mod error;
-mod history;
+pub mod history;
 mod init;
-mod output;
+pub mod output;
 mod params;
 mod patch;
-mod plan_tree;
+pub mod plan_tree;
 mod style;
-mod wait;
+pub mod wait;
 
 use std::ffi::OsString;
 

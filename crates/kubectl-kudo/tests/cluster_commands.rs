@@ -389,6 +389,13 @@ async fn namespace_flag_and_create_namespace() {
     let sandbox = sandbox_with_crds().await;
     let kc = sandbox.kubeconfig_path();
     let demo = fixture_arg("demo");
+    let values = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        values.path(),
+        "REPLICAS: 4\nGREETING: from a file\nLOG_LEVEL: INFO\n",
+    )
+    .unwrap();
+    let file = values.path().display().to_string();
     let text = ok(
         kc,
         &[
@@ -399,11 +406,22 @@ async fn namespace_flag_and_create_namespace() {
             "--create-namespace",
             "--instance",
             "web",
+            "-P",
+            &file,
+            "-p",
+            "LOG_LEVEL=DEBUG",
         ],
     );
     insta::assert_snapshot!("install-create-namespace", text);
     let api: Api<Instance> = Api::namespaced(sandbox.client().unwrap(), "shop");
-    assert!(api.get("web").await.is_ok());
+    let web = api.get("web").await.unwrap();
+    assert_eq!(web.spec.parameter("REPLICAS"), Some("4"));
+    assert_eq!(web.spec.parameter("GREETING"), Some("from a file"));
+    assert_eq!(
+        web.spec.parameter("LOG_LEVEL"),
+        Some("DEBUG"),
+        "-p wins over -P"
+    );
     insta::assert_snapshot!(
         "get-instances-other-namespace",
         ok(kc, &["get", "instances", "-n", "shop"])

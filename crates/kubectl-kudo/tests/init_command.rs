@@ -102,7 +102,10 @@ async fn init_is_idempotent_keeps_its_ca_and_uninstall_waits_for_instances() {
     assert!(again.status.success(), "{}", transcript(&again));
     insta::assert_snapshot!("init-again", transcript(&again));
 
-    let upgrade = run_with(&kc, &["init", "--upgrade"]);
+    let upgrade = run_with(
+        &kc,
+        &["init", "--upgrade", "--wait", "--wait-timeout", "30s"],
+    );
     assert!(upgrade.status.success(), "{}", transcript(&upgrade));
     insta::assert_snapshot!("init-upgrade", transcript(&upgrade));
     let ca_after = secrets.get("kudo-webhook-ca").await.unwrap().data.unwrap()["ca.crt"].clone();

@@ -25,9 +25,12 @@ use crate::{params, patch};
 /// Loads and verifies a package; verification errors refuse it.
 pub fn load_package(path: &Path) -> Result<kudo_package::Package> {
     let package = kudo_package::load(path).map_err(|e| CliError::Package(e.to_string()))?;
-    package
+    let report = package
         .verified()
         .map_err(|e| CliError::Package(e.to_string()))?;
+    if !report.is_clean() {
+        eprint!("{report}");
+    }
     Ok(package)
 }
 
