@@ -76,8 +76,8 @@ pub enum Arg {
     Float(f64, Span),
     /// String constant.
     Str(String, Span),
-    /// Function name.
-    Func(String, Span),
+    /// Function name, resolved at parse time.
+    Func(String, &'static crate::funcs::FuncDef, Span),
     /// `.a.b` on dot.
     Field(Vec<String>, Span),
     /// `$x.a.b`.
@@ -96,7 +96,7 @@ impl Arg {
             | Arg::Int(_, s)
             | Arg::Float(_, s)
             | Arg::Str(_, s)
-            | Arg::Func(_, s)
+            | Arg::Func(_, _, s)
             | Arg::Field(_, s)
             | Arg::Var(_, _, s)
             | Arg::Sub(_, _, s) => *s,

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::ast::{Arg, BranchKind, Cmd, List, Node, Pipe, Span};
-use crate::funcs::{self, FuncError};
+use crate::funcs::{FuncDef, FuncError};
 use crate::value::{Value, write_go};
 
 /// Template invocations may nest this deep before we refuse (Go allows more,
@@ -250,7 +250,7 @@ impl<'a> Exec<'a> {
         let Some(first) = cmd.args.first() else {
             return fail(cmd.span, "empty command");
         };
-        if let Arg::Func(name, _) = first {
+        if let Arg::Func(name, def, _) = first {
             let mut args = Vec::with_capacity(cmd.args.len());
             for a in &cmd.args[1..] {
                 args.push(self.arg(a, dot)?);
@@ -258,7 +258,7 @@ impl<'a> Exec<'a> {
             if let Some(p) = piped {
                 args.push(p);
             }
-            return call(name, &args, cmd.span)
+            return call(name, def, &args, cmd.span)
                 .map_err(|e| self.locate_arg_error(e, &cmd.args[1..]));
         }
         if cmd.args.len() > 1 || piped.is_some() {
@@ -333,7 +333,7 @@ impl<'a> Exec<'a> {
             Arg::Bool(b, _) => b.to_string(),
             Arg::Dot(_) => ".".into(),
             Arg::Nil(_) => "nil".into(),
-            Arg::Func(n, _) => n.clone(),
+            Arg::Func(n, _, _) => n.clone(),
             Arg::Sub(..) => "(pipeline)".into(),
         }
     }
@@ -346,7 +346,7 @@ impl<'a> Exec<'a> {
             Arg::Int(i, _) => Ok(Value::Int(*i)),
             Arg::Float(f, _) => Ok(Value::Float(*f)),
             Arg::Str(s, _) => Ok(Value::Str(Cow::Borrowed(s))),
-            Arg::Func(name, span) => call(name, &[], *span),
+            Arg::Func(name, def, span) => call(name, def, &[], *span),
             Arg::Field(names, span) => fields(dot.clone(), names, *span),
             Arg::Var(name, names, span) => {
                 let Some((_, v)) = self.vars.iter().rev().find(|(n, _)| n == name) else {
@@ -387,10 +387,7 @@ fn fields<'a>(mut v: Value<'a>, names: &[String], span: Span) -> Res<Value<'a>> 
     Ok(v)
 }
 
-fn call<'a>(name: &str, args: &[Value<'a>], span: Span) -> Res<Value<'a>> {
-    let Some(def) = funcs::lookup(name) else {
-        return fail(span, format!("function {name:?} not defined"));
-    };
+fn call<'a>(name: &str, def: &FuncDef, args: &[Value<'a>], span: Span) -> Res<Value<'a>> {
     if args.len() < def.min || def.max.is_some_and(|m| args.len() > m) {
         let message = match def.max {
             Some(m) if m == def.min => format!(

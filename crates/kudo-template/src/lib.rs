@@ -88,8 +88,7 @@ impl Template {
             }
         };
         let tokens = lex::lex(text).map_err(|e| error(e.pos, e.message))?;
-        let parsed = parse::parse(tokens, &|f| funcs::lookup(f).is_some())
-            .map_err(|e| error(e.pos, e.message))?;
+        let parsed = parse::parse(tokens, &funcs::lookup).map_err(|e| error(e.pos, e.message))?;
         Ok(Template {
             name: name.to_string(),
             source: text.to_string(),

@@ -4,6 +4,14 @@ use crate::value::{Value, go_string};
 
 /// Go `strconv.ParseInt(s, 0, 64)`: sign, then 0x/0o/0b/leading-0 octal or decimal.
 pub fn parse_go_int(s: &str) -> Option<i64> {
+    // Fast path: plain decimal without a leading zero (the common parameter case).
+    let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if !unsigned.is_empty()
+        && !unsigned.starts_with('0')
+        && unsigned.bytes().all(|b| b.is_ascii_digit())
+    {
+        return s.strip_prefix('+').unwrap_or(s).parse().ok();
+    }
     let (neg, body) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),

@@ -40,6 +40,7 @@ pub enum FuncError {
 pub type FuncResult<'a> = Result<Value<'a>, FuncError>;
 
 /// A template function: Go-typed arguments are checked inside `f`.
+#[derive(Debug)]
 pub struct FuncDef {
     /// Minimum number of arguments.
     pub min: usize,

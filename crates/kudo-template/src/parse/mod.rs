@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::ast::{Arg, BranchKind, Cmd, List, Node, Pipe, Span};
+use crate::funcs::FuncDef;
 use crate::lex::{Tok, Token};
 
 mod helpers;
@@ -31,8 +32,11 @@ enum Stop {
 
 const MAX_DEPTH: usize = 200;
 
-/// Parses tokens; `is_func` says whether a function name is known.
-pub fn parse(tokens: Vec<Token>, is_func: &dyn Fn(&str) -> bool) -> Result<Parsed, ParseError> {
+/// Parses tokens; `lookup` resolves function names.
+pub fn parse(
+    tokens: Vec<Token>,
+    lookup: &dyn Fn(&str) -> Option<&'static FuncDef>,
+) -> Result<Parsed, ParseError> {
     let mut p = Parser {
         tokens,
         pos: 0,
@@ -40,7 +44,7 @@ pub fn parse(tokens: Vec<Token>, is_func: &dyn Fn(&str) -> bool) -> Result<Parse
         range_depth: 0,
         depth: 0,
         defines: HashMap::new(),
-        is_func,
+        lookup,
     };
     let (root, stop) = p.list(true)?;
     match stop {
@@ -67,7 +71,7 @@ struct Parser<'f> {
     range_depth: usize,
     depth: usize,
     defines: HashMap<String, List>,
-    is_func: &'f dyn Fn(&str) -> bool,
+    lookup: &'f dyn Fn(&str) -> Option<&'static FuncDef>,
 }
 
 impl Parser<'_> {
@@ -495,10 +499,10 @@ impl Parser<'_> {
                     return perr(tok.pos, format!("unexpected keyword {name:?} in {context}"));
                 }
                 _ => {
-                    if !(self.is_func)(&name) {
+                    let Some(def) = (self.lookup)(&name) else {
                         return perr(tok.pos, format!("function {name:?} not defined"));
-                    }
-                    Arg::Func(name, span)
+                    };
+                    Arg::Func(name, def, span)
                 }
             },
             other => {
