@@ -18,6 +18,7 @@
 //! ```
 
 mod admission;
+mod defaults;
 mod discovery;
 mod error;
 mod faults;

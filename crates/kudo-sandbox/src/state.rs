@@ -203,7 +203,9 @@ impl State {
         if self.store.get("", "events", &ns, &name).is_some() {
             return;
         }
-        if let Ok(obj) = objects::prepare_create(&core, "v1", &ns, objects::core_event_from(ev)) {
+        if let Ok(obj) =
+            objects::prepare_create(&core, "v1", &ns, crate::defaults::core_event_from(ev))
+        {
             self.store.put("", "events", obj, Owners::new());
         }
     }
