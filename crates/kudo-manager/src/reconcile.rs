@@ -64,10 +64,15 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let inst = current_copy(ctx, cached);
     let ov = ctx.operator_version_of(&inst);
     let mut observed = Observed::default();
+    let mut deciding = Duration::ZERO;
+    let timer = Instant::now();
     let mut decision = decide(ctx, &inst, ov.as_deref(), &observed);
+    deciding += timer.elapsed();
     let mut waiting_on_objects = false;
+    let mut rounds = 0;
     if let Some(ov) = ov.as_deref() {
         for _ in 0..MAX_ROUNDS {
+            rounds += 1;
             let todo: Vec<(TaskKey, Vec<kudo_api::AppliedObject>)> = decision
                 .actions
                 .iter()
@@ -89,9 +94,17 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
                 waiting_on_objects |= matches!(result.outcome, TaskOutcome::InProgress { .. });
                 observed.tasks.insert(key, result);
             }
+            let timer = Instant::now();
             decision = decide(ctx, &inst, Some(ov), &observed);
+            deciding += timer.elapsed();
         }
     }
+    tracing::debug!(
+        rounds,
+        tasks = observed.tasks.len(),
+        ?deciding,
+        "decided and executed"
+    );
     let after = act(ctx, &inst, &decision).await?;
     let requeue = match (decision.requeue_after, waiting_on_objects && after) {
         (Some(d), true) => Some(d.min(IN_PROGRESS_RECHECK)),
