@@ -25,6 +25,8 @@ pub struct DevOptions {
     pub install: Vec<PathBuf>,
     /// Serve the admission webhook.
     pub webhook: bool,
+    /// Engine settings (default maintenance windows, automatic suppression).
+    pub engine: kudo_engine::EngineConfig,
 }
 
 /// Run until `shutdown`.
@@ -58,7 +60,10 @@ pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()>
         } else {
             WebhookMode::Off
         },
-        controller: ControllerConfig::default(),
+        controller: ControllerConfig {
+            engine: options.engine.clone(),
+            ..ControllerConfig::default()
+        },
     };
     let manager = tokio::spawn(manager::run(
         client.clone(),

@@ -31,4 +31,5 @@ pub mod logging;
 pub mod manager;
 pub mod metrics;
 pub mod reconcile;
+pub mod settings;
 pub mod status_patch;

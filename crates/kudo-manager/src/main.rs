@@ -10,6 +10,7 @@ use kudo_manager::controller::ControllerConfig;
 use kudo_manager::dev::{self, DevOptions};
 use kudo_manager::logging::{self, LogFormat};
 use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
+use kudo_manager::settings::EngineFlags;
 
 /// kudo-rs manager: runs the plans of KUDO operator packages.
 #[derive(Parser, Debug)]
@@ -56,6 +57,8 @@ struct RunArgs {
     /// Reconciles run at the same time (0 = unbounded).
     #[arg(long, default_value_t = 16)]
     concurrency: u16,
+    #[command(flatten)]
+    engine: EngineFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -75,6 +78,8 @@ struct DevArgs {
     /// Install this package directory (Operator, OperatorVersion and an Instance) at start.
     #[arg(long, hide = true)]
     install_package: Vec<PathBuf>,
+    #[command(flatten)]
+    engine: EngineFlags,
 }
 
 fn main() -> ExitCode {
@@ -95,6 +100,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run(args, shutdown).await,
             Command::Dev(args) => {
+                let engine = args.engine.engine_config()?;
                 let kubeconfig_out = args
                     .kubeconfig_out
                     .unwrap_or_else(|| std::env::temp_dir().join("kudo-dev").join("kubeconfig"));
@@ -104,6 +110,7 @@ fn main() -> ExitCode {
                     port: args.port,
                     install: args.install_package,
                     webhook: !args.no_webhook,
+                    engine,
                 };
                 dev::run(options, shutdown).await
             }
@@ -123,6 +130,7 @@ async fn run(
     args: RunArgs,
     shutdown: tokio_util::sync::CancellationToken,
 ) -> kudo_manager::Result<()> {
+    let engine = args.engine.engine_config()?;
     let client = kube::Client::try_default().await.map_err(|e| {
         kudo_manager::Error::Config(format!("no usable kubeconfig or in-cluster config: {e}"))
     })?;
@@ -145,8 +153,8 @@ async fn run(
             .then_some(args.leader_election_namespace),
         webhook,
         controller: ControllerConfig {
+            engine,
             concurrency: args.concurrency,
-            ..ControllerConfig::default()
         },
     };
     manager::run(client, options, shutdown).await

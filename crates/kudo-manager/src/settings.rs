@@ -1,0 +1,246 @@
+//! Manager-wide engine settings given as flags to `run` and `dev`:
+//! default maintenance windows and the automatic suppression on failure.
+
+use std::time::Duration;
+
+use kudo_api::MaintenanceWindow;
+use kudo_engine::EngineConfig;
+
+use crate::{Error, Result};
+
+/// Engine flags shared by `kudo-manager run` and `kudo-manager dev`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EngineFlags {
+    /// Default maintenance window, intersected with each Instance's windows
+    /// (repeatable; several are a union): `DAYS START-END [TZ]`, e.g.
+    /// "Mon-Fri 22:00-04:00 Europe/Berlin", "Sat,Sun 00:00-24:00", "* 02:00-03:00 UTC".
+    #[arg(long = "maintenance-window", value_name = "WINDOW", value_parser = parse_maintenance_window)]
+    pub maintenance_windows: Vec<MaintenanceWindow>,
+    /// Whether a plan ending in FATAL_ERROR suppresses further automatic plans.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub auto_suppress_on_failure: bool,
+    /// How long an automatic suppression lasts (e.g. 30m, 2h, 1h30m); unset = until cleared.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub auto_suppression_duration: Option<Duration>,
+}
+
+impl EngineFlags {
+    /// The engine configuration these flags describe; fails with a message
+    /// naming the bad window when a window does not validate.
+    pub fn engine_config(&self) -> Result<EngineConfig> {
+        for w in &self.maintenance_windows {
+            kudo_engine::windows::validate(std::slice::from_ref(w)).map_err(|e| {
+                Error::Config(format!("--maintenance-window {:?}: {e}", display_window(w)))
+            })?;
+        }
+        Ok(EngineConfig {
+            default_maintenance_windows: self.maintenance_windows.clone(),
+            auto_suppress_on_failure: self.auto_suppress_on_failure,
+            auto_suppression_duration: self.auto_suppression_duration,
+            ..EngineConfig::default()
+        })
+    }
+}
+
+fn display_window(w: &MaintenanceWindow) -> String {
+    match &w.time_zone {
+        Some(tz) => format!("{} {}-{} {tz}", w.days, w.start, w.end),
+        None => format!("{} {}-{}", w.days, w.start, w.end),
+    }
+}
+
+/// Parses `DAYS START-END [TZ]` into a [`MaintenanceWindow`]; field values
+/// are checked by [`EngineFlags::engine_config`] with the engine's validation.
+pub fn parse_maintenance_window(s: &str) -> std::result::Result<MaintenanceWindow, String> {
+    const FORMAT: &str = "expected DAYS START-END [TZ], e.g. \"Mon-Fri 22:00-04:00 Europe/Berlin\"";
+    let fields: Vec<&str> = s.split_whitespace().collect();
+    let (days, times, tz) = match fields.as_slice() {
+        [days, times] => (*days, *times, None),
+        [days, times, tz] => (*days, *times, Some((*tz).to_string())),
+        _ => {
+            return Err(format!(
+                "maintenance window {s:?}: {} fields, {FORMAT}",
+                fields.len()
+            ));
+        }
+    };
+    let Some((start, end)) = times.split_once('-') else {
+        return Err(format!(
+            "maintenance window {s:?}: times {times:?} are not START-END, {FORMAT}"
+        ));
+    };
+    if start.is_empty() || end.is_empty() {
+        return Err(format!(
+            "maintenance window {s:?}: times {times:?} are not START-END, {FORMAT}"
+        ));
+    }
+    let window = MaintenanceWindow {
+        days: days.to_string(),
+        start: start.to_string(),
+        end: end.to_string(),
+        time_zone: tz,
+    };
+    kudo_engine::windows::validate(std::slice::from_ref(&window)).map_err(|e| match e {
+        kudo_engine::EngineError::InvalidWindow {
+            field,
+            value,
+            reason,
+            ..
+        } => format!("maintenance window {s:?}: {field} {value:?}: {reason}"),
+        other => format!("maintenance window {s:?}: {other}"),
+    })?;
+    Ok(window)
+}
+
+/// Parses a duration such as `90s`, `30m`, `2h`, `1d` or `1h30m`.
+pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    const FORMAT: &str = "expected a number with a unit s, m, h or d, e.g. 30m, 2h, 1h30m";
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    let mut parts = 0;
+    for c in s.trim().chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit: u64 = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return Err(format!("duration {s:?}: unexpected {c:?}, {FORMAT}")),
+        };
+        let n: u64 = digits
+            .parse()
+            .map_err(|_| format!("duration {s:?}: a unit without a number, {FORMAT}"))?;
+        total = n
+            .checked_mul(unit)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(|| format!("duration {s:?}: too long"))?;
+        digits.clear();
+        parts += 1;
+    }
+    if !digits.is_empty() {
+        return Err(format!("duration {s:?}: {digits} has no unit, {FORMAT}"));
+    }
+    if parts == 0 {
+        return Err(format!("duration {s:?}: empty, {FORMAT}"));
+    }
+    if total == 0 {
+        return Err(format!("duration {s:?}: must be longer than zero"));
+    }
+    Ok(Duration::from_secs(total))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn window(days: &str, start: &str, end: &str, tz: Option<&str>) -> MaintenanceWindow {
+        MaintenanceWindow {
+            days: days.into(),
+            start: start.into(),
+            end: end.into(),
+            time_zone: tz.map(String::from),
+        }
+    }
+
+    #[test]
+    fn window_with_time_zone_parses_into_all_fields() {
+        assert_eq!(
+            parse_maintenance_window("Mon-Fri 22:00-04:00 Europe/Berlin").unwrap(),
+            window("Mon-Fri", "22:00", "04:00", Some("Europe/Berlin"))
+        );
+    }
+
+    #[test]
+    fn window_without_time_zone_leaves_it_unset() {
+        assert_eq!(
+            parse_maintenance_window("Sat,Sun 00:00-24:00").unwrap(),
+            window("Sat,Sun", "00:00", "24:00", None)
+        );
+        assert_eq!(
+            parse_maintenance_window("  *   02:00-03:00   UTC ").unwrap(),
+            window("*", "02:00", "03:00", Some("UTC"))
+        );
+    }
+
+    #[test]
+    fn window_with_wrong_field_count_is_refused_with_the_format() {
+        let e = parse_maintenance_window("Mon-Fri").unwrap_err();
+        assert!(e.contains("\"Mon-Fri\": 1 fields"), "{e}");
+        assert!(e.contains("DAYS START-END [TZ]"), "{e}");
+        let e = parse_maintenance_window("Mon 01:00-02:00 UTC extra").unwrap_err();
+        assert!(e.contains("4 fields"), "{e}");
+    }
+
+    #[test]
+    fn window_without_a_dash_between_times_is_refused() {
+        let e = parse_maintenance_window("Mon 01:00 UTC").unwrap_err();
+        assert!(e.contains("times \"01:00\" are not START-END"), "{e}");
+        let e = parse_maintenance_window("Mon 01:00- UTC").unwrap_err();
+        assert!(e.contains("are not START-END"), "{e}");
+    }
+
+    #[test]
+    fn window_with_bad_day_time_or_zone_names_the_field() {
+        let e = parse_maintenance_window("Funday 01:00-02:00").unwrap_err();
+        assert!(e.contains("days \"Funday\""), "{e}");
+        let e = parse_maintenance_window("Mon 25:00-02:00").unwrap_err();
+        assert!(e.contains("start \"25:00\""), "{e}");
+        let e = parse_maintenance_window("Mon 01:00-02:00 Mars/Olympus").unwrap_err();
+        assert!(e.contains("timeZone \"Mars/Olympus\""), "{e}");
+    }
+
+    #[test]
+    fn durations_with_units_parse() {
+        assert_eq!(parse_duration("30m").unwrap(), Duration::from_secs(1800));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1d").unwrap(), Duration::from_secs(86_400));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+    }
+
+    #[test]
+    fn durations_without_unit_or_with_unknown_unit_are_refused() {
+        let e = parse_duration("30").unwrap_err();
+        assert!(e.contains("30 has no unit"), "{e}");
+        let e = parse_duration("3w").unwrap_err();
+        assert!(e.contains("unexpected 'w'"), "{e}");
+        let e = parse_duration("").unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        let e = parse_duration("0m").unwrap_err();
+        assert!(e.contains("longer than zero"), "{e}");
+        let e = parse_duration("h").unwrap_err();
+        assert!(e.contains("a unit without a number"), "{e}");
+    }
+
+    #[test]
+    fn flags_become_the_engine_config() {
+        let flags = EngineFlags {
+            maintenance_windows: vec![window("*", "01:00", "02:00", None)],
+            auto_suppress_on_failure: false,
+            auto_suppression_duration: Some(Duration::from_secs(60)),
+        };
+        let c = flags.engine_config().unwrap();
+        assert_eq!(c.default_maintenance_windows, flags.maintenance_windows);
+        assert!(!c.auto_suppress_on_failure);
+        assert_eq!(c.auto_suppression_duration, Some(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn an_invalid_window_in_the_flags_is_a_config_error_naming_it() {
+        let flags = EngineFlags {
+            maintenance_windows: vec![window("Mon", "01:00", "99:00", None)],
+            auto_suppress_on_failure: true,
+            auto_suppression_duration: None,
+        };
+        let e = flags.engine_config().unwrap_err().to_string();
+        assert!(
+            e.contains("--maintenance-window \"Mon 01:00-99:00\""),
+            "{e}"
+        );
+        assert!(e.contains("end \"99:00\""), "{e}");
+    }
+}
