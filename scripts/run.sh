@@ -92,6 +92,13 @@ if [[ $result != COMPLETE ]]; then
   exit 1
 fi
 
+# Show the admission webhook at work: an invalid parameter is refused at write time.
+if command -v kubectl >/dev/null; then
+  echo "+ kubectl patch instance first-operator --type merge -p '{\"spec\":{\"parameters\":{\"REPLICAS\":\"many\"}}}'"
+  kubectl patch instances.kudo.dev first-operator --type merge \
+    -p '{"spec":{"parameters":{"REPLICAS":"many"}}}' 2>&1 || true
+fi
+
 cat <<MSG
 
 first-operator is deployed. The manager keeps running (Ctrl-C stops it).
