@@ -474,6 +474,11 @@ impl State {
         if p.op == Operation::Create {
             self.check_namespace_open(&p.res, &p.namespace)?;
         }
+        if let Some(unchanged) = self.unchanged_by(&p) {
+            // Like kube-apiserver: a write that changes nothing is not stored,
+            // so neither resourceVersion nor watchers see it.
+            return Ok(unchanged);
+        }
         if dry_run {
             return Ok(p
                 .new
@@ -515,6 +520,46 @@ impl State {
         };
         Ok(result)
     }
+}
+
+impl State {
+    /// The stored object when an update would leave it and its field
+    /// ownership exactly as they are.
+    fn unchanged_by(&self, p: &Planned) -> Option<Value> {
+        let (Operation::Update, Some(old), Some(new)) = (p.op, &p.old, &p.new) else {
+            return None;
+        };
+        let stored = self
+            .store
+            .get(&p.res.group, &p.res.plural, &p.namespace, &p.name)?;
+        (stored.owners == p.owners && same_ignoring_resource_version(old, new))
+            .then(|| (**old).clone())
+    }
+}
+
+/// Equality of two objects, not counting `metadata.resourceVersion`.
+fn same_ignoring_resource_version(old: &Value, new: &Value) -> bool {
+    let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
+        return old == new;
+    };
+    o.len() == n.len()
+        && o.iter().all(|(k, ov)| match (n.get(k), k.as_str()) {
+            (Some(nv), "metadata") => match (ov.as_object(), nv.as_object()) {
+                (Some(om), Some(nm)) => same_metadata(om, nm),
+                _ => ov == nv,
+            },
+            (Some(nv), _) => ov == nv,
+            (None, _) => false,
+        })
+}
+
+fn same_metadata(o: &serde_json::Map<String, Value>, n: &serde_json::Map<String, Value>) -> bool {
+    let rv = "resourceVersion";
+    let counted = |m: &serde_json::Map<String, Value>| m.keys().filter(|k| *k != rv).count();
+    counted(o) == counted(n)
+        && o.iter()
+            .filter(|(k, _)| *k != rv)
+            .all(|(k, ov)| n.get(k) == Some(ov))
 }
 
 fn conflict_error(res: &ResourceInfo, name: &str, conflicts: &[ssa::Conflict]) -> ApiError {

@@ -256,3 +256,114 @@ fn events_api_events_are_mirrored_as_core_events() {
     assert_eq!(core.value["involvedObject"]["name"], "i");
     assert_eq!(core.value["message"], "step done");
 }
+
+fn patch(s: &mut State, kind: PatchKind, body: &[u8], manager: &str) -> Value {
+    let cm = res(s, "", "v1", "configmaps");
+    let p = s
+        .plan_patch(
+            &cm,
+            "v1",
+            "default",
+            "c",
+            false,
+            kind,
+            body,
+            Some(manager),
+            true,
+        )
+        .unwrap();
+    s.commit(p, false).unwrap()
+}
+
+const APPLIED: &[u8] = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"a":"1"}},"data":{"k":"v"}}"#;
+
+#[test]
+fn server_side_apply_that_changes_nothing_keeps_the_resource_version() {
+    let mut s = state();
+    let first = patch(&mut s, PatchKind::Apply, APPLIED, "m");
+    let again = patch(&mut s, PatchKind::Apply, APPLIED, "m");
+    assert_eq!(object_rv(&again), object_rv(&first));
+    assert!(s.store.changes_since(object_rv(&first)).unwrap().is_empty());
+    let changed = patch(
+        &mut s,
+        PatchKind::Apply,
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"w"}}"#,
+        "m",
+    );
+    assert!(object_rv(&changed) > object_rv(&first));
+}
+
+#[test]
+fn apply_by_a_new_manager_with_equal_values_is_stored_for_its_ownership() {
+    let mut s = state();
+    let first = patch(&mut s, PatchKind::Apply, APPLIED, "m");
+    let shared = patch(&mut s, PatchKind::Apply, APPLIED, "other");
+    assert!(object_rv(&shared) > object_rv(&first));
+    let stored = s.store.get("", "configmaps", "default", "c").unwrap();
+    assert!(stored.owners.contains_key("other"));
+}
+
+#[test]
+fn merge_and_json_patches_that_change_nothing_keep_the_resource_version() {
+    let mut s = state();
+    let first = patch(&mut s, PatchKind::Apply, APPLIED, "m");
+    let merged = patch(&mut s, PatchKind::Merge, br#"{"data":{"k":"v"}}"#, "editor");
+    assert_eq!(object_rv(&merged), object_rv(&first));
+    let json = patch(
+        &mut s,
+        PatchKind::Json,
+        br#"[{"op":"replace","path":"/data/k","value":"v"}]"#,
+        "editor",
+    );
+    assert_eq!(object_rv(&json), object_rv(&first));
+    let edited = patch(&mut s, PatchKind::Merge, br#"{"data":{"k":"x"}}"#, "editor");
+    assert!(object_rv(&edited) > object_rv(&first));
+}
+
+#[test]
+fn put_of_the_unchanged_object_keeps_the_resource_version() {
+    let mut s = state();
+    let cm = res(&s, "", "v1", "configmaps");
+    let first = create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "c"}, "data": {"k": "v"}}),
+    );
+    let p = s
+        .plan_replace(&cm, "v1", "default", "c", false, first.clone(), "editor")
+        .unwrap();
+    let same = s.commit(p, false).unwrap();
+    assert_eq!(same, first);
+}
+
+#[test]
+fn status_write_that_changes_nothing_keeps_the_generation_and_version() {
+    let mut s = state();
+    let deploy = res(&s, "apps", "v1", "deployments");
+    create(
+        &mut s,
+        &deploy,
+        "default",
+        json!({"metadata": {"name": "d"}, "spec": {"replicas": 1}}),
+    );
+    let write_status = |s: &mut State| {
+        let p = s
+            .plan_patch(
+                &deploy,
+                "v1",
+                "default",
+                "d",
+                true,
+                PatchKind::Merge,
+                br#"{"status":{"replicas":1}}"#,
+                Some("ctl"),
+                false,
+            )
+            .unwrap();
+        s.commit(p, false).unwrap()
+    };
+    let first = write_status(&mut s);
+    let again = write_status(&mut s);
+    assert_eq!(again["metadata"], first["metadata"]);
+}

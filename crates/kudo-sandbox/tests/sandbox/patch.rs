@@ -140,3 +140,51 @@ async fn status_subresource_separates_spec_and_status() {
     assert_eq!(out.spec.replicas, Some(4));
     assert_eq!(out.status.unwrap().replicas, Some(7));
 }
+
+#[tokio::test]
+async fn writes_that_change_nothing_keep_the_resource_version_and_emit_no_event() {
+    use futures::{StreamExt, TryStreamExt};
+    use kube::api::{WatchEvent, WatchParams};
+
+    let (_sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"key": "1"}});
+    let ssa = PatchParams::apply("tester");
+    let first = api.patch("a", &ssa, &Patch::Apply(&cm)).await.unwrap();
+    let rv = first.metadata.resource_version.clone().unwrap();
+    let mut events = api
+        .watch(&WatchParams::default().timeout(10), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let again = api.patch("a", &ssa, &Patch::Apply(&cm)).await.unwrap();
+    let merged = api
+        .patch(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"key": "1"}})),
+        )
+        .await
+        .unwrap();
+    let replaced = api
+        .replace("a", &PostParams::default(), &merged)
+        .await
+        .unwrap();
+    for out in [&again, &merged, &replaced] {
+        assert_eq!(out.metadata.resource_version.as_deref(), Some(rv.as_str()));
+    }
+    // The first event the watch delivers is the real change that follows.
+    api.patch(
+        "a",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"key": "2"}})),
+    )
+    .await
+    .unwrap();
+    match events.try_next().await.unwrap() {
+        Some(WatchEvent::Modified(c)) => {
+            assert_eq!(c.data.unwrap()["key"], "2");
+        }
+        other => panic!("expected the MODIFIED event of the real change, got {other:?}"),
+    }
+}
