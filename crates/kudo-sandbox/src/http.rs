@@ -110,7 +110,7 @@ fn object_path(group: &str, version: &str, rest: &[&str]) -> Option<ObjectPath> 
     }
 }
 
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -44,6 +44,8 @@ pub struct Inner {
     pub dirty: Notify,
     /// Becomes true when the sandbox stops.
     pub shutdown: watch::Receiver<bool>,
+    /// Files the fake `pods/exec` answers from.
+    pub exec_files: crate::exec::PodFiles,
 }
 
 impl std::fmt::Debug for Inner {
@@ -72,6 +74,7 @@ impl Inner {
             addr,
             dirty: Notify::new(),
             shutdown,
+            exec_files: crate::exec::PodFiles::default(),
         }
     }
 
@@ -122,7 +125,7 @@ pub async fn serve(listener: TcpListener, inner: Arc<Inner>) {
                 async move { Ok::<_, Infallible>(handle(inner, req).await) }
             });
             let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), svc);
             tokio::select! {
                 r = conn => {
                     if let Err(e) = r {
@@ -156,6 +159,11 @@ async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Response<Body> {
     let Some(route) = route(&path) else {
         return error_response(&ApiError::no_route(&path));
     };
+    if let Route::Object(p) = &route
+        && crate::exec::is_exec(p)
+    {
+        return crate::exec::serve(inner, req, p).await;
+    }
     let result = match route {
         Route::Version => Ok(json_response(200, &discovery::version())),
         Route::Health => Ok(Response::new(http_body_util::BodyExt::boxed(

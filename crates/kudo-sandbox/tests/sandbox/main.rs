@@ -5,6 +5,7 @@
 mod admission;
 mod crd;
 mod crud;
+mod exec;
 mod faults;
 mod kubectl;
 mod lifecycle;
