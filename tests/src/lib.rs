@@ -1,11 +1,15 @@
 //! # kudo-e2e
 //!
-//! End-to-end tests of kudo-rs against the sandbox: each test starts its own
-//! in-process API server, installs the kudo.dev CRDs, runs the controller
-//! in-process (the smoke test runs the real `kudo-manager` binary) and
-//! checks what happens to Instances and objects.
+//! End-to-end tests of kudo-rs. By default each test starts its own
+//! in-process API server (kudo-sandbox), installs the kudo.dev CRDs, runs the
+//! controller in-process (the smoke test runs the real `kudo-manager` binary)
+//! and checks what happens to Instances and objects. With
+//! `KUDO_E2E_KUBECONFIG` set the same tests run against that cluster instead,
+//! each in a fresh namespace (see [`cluster`]).
 //!
 //! [`Env`] is the harness; waits are watches with a timeout, never sleeps.
+
+pub mod cluster;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -25,7 +29,9 @@ use kudo_sandbox::{Sandbox, SandboxBuilder};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// Namespace the tests use.
+pub use cluster::{Cluster, on_real_cluster, skip_on_real_cluster, timeout};
+
+/// Namespace the tests use on the sandbox (on a real cluster see [`Env::ns`]).
 pub const NS: &str = "default";
 
 /// Path of a fixture package under `tests/fixtures`.
@@ -43,24 +49,31 @@ pub fn operator(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// One sandbox and (optionally) a controller running against it.
+/// One API server, a namespace on it and (optionally) a controller running
+/// against it.
 pub struct Env {
-    /// The API server.
-    pub sandbox: Sandbox,
-    /// A client for it.
+    /// The API server: the in-process sandbox, or the cluster of
+    /// `KUDO_E2E_KUBECONFIG`.
+    pub sandbox: Cluster,
+    /// A client for it (its default namespace is [`Env::ns`]).
     pub client: Client,
+    /// The namespace of this test: [`NS`] on the sandbox, a fresh
+    /// `kudo-e2e-xxxxxxxx` on a real cluster.
+    pub ns: String,
     /// The running controller's metrics.
     pub metrics: Metrics,
     controller: Option<(CancellationToken, JoinHandle<kudo_manager::Result<()>>)>,
+    // Declared last: dropped after the controller is stopped.
+    _namespace: Option<cluster::NamespaceGuard>,
 }
 
 impl Env {
-    /// A sandbox with the CRDs and a running controller.
+    /// The CRDs and a running controller, on a sandbox or the real cluster.
     pub async fn start() -> Result<Self> {
         Self::start_with(Sandbox::builder()).await
     }
 
-    /// As [`Env::start`] with sandbox options.
+    /// As [`Env::start`] with sandbox options (not used on a real cluster).
     pub async fn start_with(builder: SandboxBuilder) -> Result<Self> {
         if std::env::var_os("KUDO_E2E_LOG").is_some() {
             let _ = tracing_subscriber::fmt()
@@ -68,26 +81,51 @@ impl Env {
                 .with_test_writer()
                 .try_init();
         }
-        let sandbox = builder.start().await.map_err(|e| anyhow!("sandbox: {e}"))?;
-        let client = sandbox
-            .client()
-            .map_err(|e| anyhow!("sandbox client: {e}"))?;
-        install_crds(&client).await?;
-        let mut env = Self {
-            sandbox,
-            client,
-            metrics: Metrics::new(),
-            controller: None,
+        let mut env = match cluster::remote_kubeconfig() {
+            Some(kubeconfig) => {
+                let remote = cluster::connect(&kubeconfig).await?;
+                Self {
+                    sandbox: Cluster::Remote {
+                        kubeconfig,
+                        config: Box::new(remote.config),
+                    },
+                    client: remote.client,
+                    ns: remote.namespace,
+                    metrics: Metrics::new(),
+                    controller: None,
+                    _namespace: Some(remote.guard),
+                }
+            }
+            None => {
+                let sandbox = builder.start().await.map_err(|e| anyhow!("sandbox: {e}"))?;
+                let client = sandbox
+                    .client()
+                    .map_err(|e| anyhow!("sandbox client: {e}"))?;
+                install_crds(&client).await?;
+                Self {
+                    sandbox: Cluster::Sandbox(sandbox),
+                    client,
+                    ns: NS.to_string(),
+                    metrics: Metrics::new(),
+                    controller: None,
+                    _namespace: None,
+                }
+            }
         };
         env.start_controller();
         Ok(env)
     }
 
-    /// A sandbox with the CRDs and no controller (tests that run the binary).
+    /// The CRDs and no controller (tests that run the binary).
     pub async fn start_without_controller() -> Result<Self> {
         let mut env = Self::start().await?;
         env.stop_controller().await?;
         Ok(env)
+    }
+
+    /// Whether this environment is a real cluster rather than the in-process sandbox.
+    pub fn is_remote(&self) -> bool {
+        matches!(self.sandbox, Cluster::Remote { .. })
     }
 
     /// Start the controller (in-process) if it is not running.
@@ -137,7 +175,7 @@ impl Env {
         install_package(
             &self.client,
             &package,
-            NS,
+            &self.ns,
             Some(InstanceRequest {
                 name: Some(instance.to_string()),
                 parameters,
@@ -149,14 +187,23 @@ impl Env {
 
     /// Install a package's Operator and OperatorVersion only; returns the OV name.
     pub async fn install_operator_version(&self, package: PathBuf) -> Result<String> {
-        Ok(install_package(&self.client, &package, NS, None)
+        Ok(install_package(&self.client, &package, &self.ns, None)
             .await?
             .operator_version)
     }
 
-    /// The Instance API in [`NS`].
+    /// The Instance API in [`Env::ns`].
     pub fn instances(&self) -> Api<Instance> {
-        Api::namespaced(self.client.clone(), NS)
+        self.api()
+    }
+
+    /// The API of a namespaced kind in [`Env::ns`].
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        <K as Resource>::DynamicType: Default,
+    {
+        Api::namespaced(self.client.clone(), &self.ns)
     }
 
     /// Merge-patch an Instance's spec.

@@ -7,10 +7,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kube::api::PostParams;
 use kudo_api::{BlockerKind, ExecutionStatus as S, Instance};
-use kudo_e2e::{Env, NS, fixture, plan_status};
+use kudo_e2e::{Env, fixture, plan_status};
 use serde_json::json;
 
-const T: Duration = Duration::from_secs(30);
+/// Wait budget (longer on a real cluster, see `kudo_e2e::timeout`).
+fn t() -> Duration {
+    kudo_e2e::timeout(Duration::from_secs(30))
+}
 
 /// A GREETING that breaks the rendered ConfigMap YAML, so the `reconfigure`
 /// plan it triggers ends FATAL_ERROR.
@@ -34,7 +37,7 @@ async fn deployed_then_failed(env: &Env, name: &str) -> Instance {
     env.install(fixture("e2e-op-v1"), name, &[("GREETING", "good")])
         .await
         .unwrap();
-    env.wait_for(name, "deploy COMPLETE", T, |i| {
+    env.wait_for(name, "deploy COMPLETE", t(), |i| {
         plan_status(i, "deploy") == Some(S::Complete)
     })
     .await
@@ -42,7 +45,7 @@ async fn deployed_then_failed(env: &Env, name: &str) -> Instance {
     env.patch_spec(name, json!({"parameters": {"GREETING": BROKEN_GREETING}}))
         .await
         .unwrap();
-    env.wait_for(name, "reconfigure FATAL_ERROR", T, |i| {
+    env.wait_for(name, "reconfigure FATAL_ERROR", t(), |i| {
         plan_status(i, "reconfigure") == Some(S::FatalError)
     })
     .await
@@ -66,7 +69,7 @@ async fn failed_plan_suppresses_parameter_changes_until_the_suppression_is_clear
         .await
         .unwrap();
     let blocked = env
-        .wait_for("sup", "a Suppressed blocker", T, |i| {
+        .wait_for("sup", "a Suppressed blocker", t(), |i| {
             has_blocker(i, BlockerKind::Suppressed)
         })
         .await
@@ -88,7 +91,7 @@ async fn failed_plan_suppresses_parameter_changes_until_the_suppression_is_clear
     .await
     .unwrap();
     let done = env
-        .wait_for("sup", "reconfigure COMPLETE after clearing", T, |i| {
+        .wait_for("sup", "reconfigure COMPLETE after clearing", t(), |i| {
             plan_status(i, "reconfigure") == Some(S::Complete)
         })
         .await
@@ -134,7 +137,7 @@ async fn rollback_to_last_successful_runs_despite_suppression_and_is_recorded() 
     .await
     .unwrap();
     let done = env
-        .wait_for("rb", "rollback COMPLETE", T, |i| {
+        .wait_for("rb", "rollback COMPLETE", t(), |i| {
             plan_status(i, "reconfigure") == Some(S::Complete)
         })
         .await
@@ -189,7 +192,7 @@ async fn plan_waits_for_the_maintenance_window_and_runs_when_it_opens() {
     let instance: Instance = serde_json::from_value(json!({
         "apiVersion": "kudo.dev/v1beta1",
         "kind": "Instance",
-        "metadata": {"name": "mw", "namespace": NS},
+        "metadata": {"name": "mw", "namespace": env.ns},
         "spec": {
             "operatorVersion": {"name": ov},
             "maintenanceWindows": [{
@@ -207,7 +210,7 @@ async fn plan_waits_for_the_maintenance_window_and_runs_when_it_opens() {
         .unwrap();
 
     let waiting = env
-        .wait_for("mw", "a MaintenanceWindow blocker", T, |i| {
+        .wait_for("mw", "a MaintenanceWindow blocker", t(), |i| {
             has_blocker(i, BlockerKind::MaintenanceWindow)
         })
         .await
@@ -244,7 +247,7 @@ async fn plan_waits_for_the_maintenance_window_and_runs_when_it_opens() {
         .wait_for(
             "mw",
             "deploy COMPLETE after the window opens",
-            Duration::from_secs(150),
+            kudo_e2e::timeout(Duration::from_secs(150)),
             |i| plan_status(i, "deploy") == Some(S::Complete),
         )
         .await

@@ -1,21 +1,21 @@
 //! End-to-end: Lease leader election against the sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use kudo_e2e::{Env, NS};
+use kudo_e2e::Env;
 use kudo_manager::leader::{Elector, LeaderConfig};
 
-fn config(identity: &str) -> LeaderConfig {
+fn config(env: &Env, identity: &str) -> LeaderConfig {
     LeaderConfig {
         identity: identity.into(),
-        ..LeaderConfig::new(NS)
+        ..LeaderConfig::new(&env.ns)
     }
 }
 
 #[tokio::test]
 async fn only_one_replica_leads_until_it_releases_the_lease() {
     let env = Env::start_without_controller().await.unwrap();
-    let a = Elector::new(env.client.clone(), config("replica-a"));
-    let b = Elector::new(env.client.clone(), config("replica-b"));
+    let a = Elector::new(env.client.clone(), config(&env, "replica-a"));
+    let b = Elector::new(env.client.clone(), config(&env, "replica-b"));
     assert!(
         a.try_once().await.unwrap(),
         "the first replica should take the free Lease"

@@ -6,19 +6,22 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kudo_api::ExecutionStatus as S;
-use kudo_e2e::{Env, NS, completed_new_run, fixture, operator, plan_status, plan_uid, step_status};
+use kudo_e2e::{Env, completed_new_run, fixture, operator, plan_status, plan_uid, step_status};
 use serde_json::json;
 
-const T: Duration = Duration::from_secs(30);
+/// Wait budget (longer on a real cluster, see `kudo_e2e::timeout`).
+fn t() -> Duration {
+    kudo_e2e::timeout(Duration::from_secs(30))
+}
 
 fn configmaps(env: &Env) -> Api<ConfigMap> {
-    Api::namespaced(env.client.clone(), NS)
+    env.api()
 }
 
 fn deployments(env: &Env) -> Api<Deployment> {
-    Api::namespaced(env.client.clone(), NS)
+    env.api()
 }
 
 #[tokio::test]
@@ -28,7 +31,7 @@ async fn first_operator_deploys_with_kudo_labels_and_owner_reference() {
         .await
         .unwrap();
     let inst = env
-        .wait_for("web", "deploy COMPLETE", T, |i| {
+        .wait_for("web", "deploy COMPLETE", t(), |i| {
             plan_status(i, "deploy") == Some(S::Complete)
         })
         .await
@@ -72,7 +75,7 @@ async fn parameter_update_reruns_the_plan_and_updates_the_object() {
     let env = Env::start().await.unwrap();
     env.install(fixture("e2e-op-v1"), "p", &[]).await.unwrap();
     let inst = env
-        .wait_for("p", "deploy COMPLETE", T, |i| {
+        .wait_for("p", "deploy COMPLETE", t(), |i| {
             plan_status(i, "deploy") == Some(S::Complete)
         })
         .await
@@ -81,7 +84,7 @@ async fn parameter_update_reruns_the_plan_and_updates_the_object() {
     env.patch_spec("p", json!({"parameters": {"REPLICAS": "3"}}))
         .await
         .unwrap();
-    env.wait_for("p", "a new deploy run COMPLETE", T, |i| {
+    env.wait_for("p", "a new deploy run COMPLETE", t(), |i| {
         completed_new_run(i, "deploy", first.as_deref())
     })
     .await
@@ -94,7 +97,7 @@ async fn parameter_update_reruns_the_plan_and_updates_the_object() {
 async fn parameter_with_a_trigger_runs_that_plan() {
     let env = Env::start().await.unwrap();
     env.install(fixture("e2e-op-v1"), "t", &[]).await.unwrap();
-    env.wait_for("t", "deploy COMPLETE", T, |i| {
+    env.wait_for("t", "deploy COMPLETE", t(), |i| {
         plan_status(i, "deploy") == Some(S::Complete)
     })
     .await
@@ -103,7 +106,7 @@ async fn parameter_with_a_trigger_runs_that_plan() {
         .await
         .unwrap();
     let inst = env
-        .wait_for("t", "reconfigure COMPLETE", T, |i| {
+        .wait_for("t", "reconfigure COMPLETE", t(), |i| {
             plan_status(i, "reconfigure") == Some(S::Complete)
         })
         .await
@@ -123,7 +126,7 @@ async fn parameter_with_a_trigger_runs_that_plan() {
 async fn operator_version_upgrade_runs_the_upgrade_plan() {
     let env = Env::start().await.unwrap();
     env.install(fixture("e2e-op-v1"), "u", &[]).await.unwrap();
-    env.wait_for("u", "deploy COMPLETE", T, |i| {
+    env.wait_for("u", "deploy COMPLETE", t(), |i| {
         plan_status(i, "deploy") == Some(S::Complete)
     })
     .await
@@ -135,7 +138,7 @@ async fn operator_version_upgrade_runs_the_upgrade_plan() {
     env.patch_spec("u", json!({"operatorVersion": {"name": v2}}))
         .await
         .unwrap();
-    env.wait_for("u", "upgrade COMPLETE", T, |i| {
+    env.wait_for("u", "upgrade COMPLETE", t(), |i| {
         plan_status(i, "upgrade") == Some(S::Complete)
     })
     .await
@@ -151,7 +154,7 @@ async fn operator_version_upgrade_runs_the_upgrade_plan() {
 async fn manual_plan_execution_runs_the_named_plan() {
     let env = Env::start().await.unwrap();
     env.install(fixture("e2e-op-v1"), "m", &[]).await.unwrap();
-    env.wait_for("m", "deploy COMPLETE", T, |i| {
+    env.wait_for("m", "deploy COMPLETE", t(), |i| {
         plan_status(i, "deploy") == Some(S::Complete)
     })
     .await
@@ -162,7 +165,7 @@ async fn manual_plan_execution_runs_the_named_plan() {
     )
     .await
     .unwrap();
-    env.wait_for("m", "backup COMPLETE", T, |i| {
+    env.wait_for("m", "backup COMPLETE", t(), |i| {
         plan_status(i, "backup") == Some(S::Complete)
     })
     .await
@@ -178,7 +181,7 @@ async fn manual_plan_execution_runs_the_named_plan() {
 async fn failing_job_makes_the_step_fatal_with_its_message() {
     let env = Env::start().await.unwrap();
     env.install(fixture("e2e-op-v1"), "f", &[]).await.unwrap();
-    env.wait_for("f", "deploy COMPLETE", T, |i| {
+    env.wait_for("f", "deploy COMPLETE", t(), |i| {
         plan_status(i, "deploy") == Some(S::Complete)
     })
     .await
@@ -190,7 +193,7 @@ async fn failing_job_makes_the_step_fatal_with_its_message() {
     .await
     .unwrap();
     let inst = env
-        .wait_for("f", "fail FATAL_ERROR", T, |i| {
+        .wait_for("f", "fail FATAL_ERROR", t(), |i| {
             plan_status(i, "fail") == Some(S::FatalError)
         })
         .await
@@ -200,18 +203,12 @@ async fn failing_job_makes_the_step_fatal_with_its_message() {
         Some(S::FatalError)
     );
     let step = inst.status.unwrap().plan_status["fail"].phases[0].steps[0].clone();
-    assert!(
-        step.message.contains("Job default/f-job"),
-        "{}",
-        step.message
-    );
-    let job: Job = Api::namespaced(env.client.clone(), NS)
-        .get("f-job")
-        .await
-        .unwrap();
+    let job_label = format!("Job {}/f-job", env.ns);
+    assert!(step.message.contains(&job_label), "{}", step.message);
+    let job: Job = env.api().get("f-job").await.unwrap();
     assert!(job.status.is_some());
-    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(env.client.clone(), NS);
-    let failed = tokio::time::timeout(T, async {
+    let events: Api<k8s_openapi::api::events::v1::Event> = env.api();
+    let failed = tokio::time::timeout(t(), async {
         loop {
             let list = events.list(&Default::default()).await.unwrap();
             if let Some(e) = list
@@ -227,23 +224,22 @@ async fn failing_job_makes_the_step_fatal_with_its_message() {
     .await
     .expect("no StepFailed Event");
     assert_eq!(failed.type_.as_deref(), Some("Warning"));
-    assert!(
-        failed
-            .note
-            .unwrap_or_default()
-            .contains("Job default/f-job")
-    );
+    assert!(failed.note.unwrap_or_default().contains(&job_label));
 }
 
 #[tokio::test]
 async fn transient_api_errors_are_retried_until_the_plan_completes() {
+    if kudo_e2e::skip_on_real_cluster("needs the sandbox's fault injection (500s on PATCH)") {
+        return;
+    }
     let env = Env::start().await.unwrap();
     env.install_operator_version(fixture("e2e-op-v1"))
         .await
         .unwrap();
     // Every PATCH (apply and status writes) fails with 500 for a while.
     env.sandbox
-        .set_faults(kudo_sandbox::Faults::none().fail(kudo_sandbox::Verb::Patch, 1.0, 500));
+        .set_faults(kudo_sandbox::Faults::none().fail(kudo_sandbox::Verb::Patch, 1.0, 500))
+        .unwrap();
     let mut inst = kudo_api::Instance::new(
         "r",
         kudo_api::InstanceSpec {
@@ -254,13 +250,13 @@ async fn transient_api_errors_are_retried_until_the_plan_completes() {
             ..Default::default()
         },
     );
-    inst.metadata.namespace = Some(NS.into());
+    inst.metadata.namespace = Some(env.ns.clone());
     env.instances()
         .create(&PostParams::default(), &inst)
         .await
         .unwrap();
     // Wait until the manager has seen failures, then heal the API server.
-    tokio::time::timeout(T, async {
+    tokio::time::timeout(t(), async {
         while !env
             .metrics
             .render()
@@ -275,8 +271,10 @@ async fn transient_api_errors_are_retried_until_the_plan_completes() {
     })
     .await
     .expect("the manager never hit the injected 500s");
-    env.sandbox.set_faults(kudo_sandbox::Faults::none());
-    env.wait_for("r", "deploy COMPLETE", T, |i| {
+    env.sandbox
+        .set_faults(kudo_sandbox::Faults::none())
+        .unwrap();
+    env.wait_for("r", "deploy COMPLETE", t(), |i| {
         plan_status(i, "deploy") == Some(S::Complete)
     })
     .await
@@ -286,30 +284,45 @@ async fn transient_api_errors_are_retried_until_the_plan_completes() {
 
 #[tokio::test]
 async fn restarted_manager_finishes_the_plan_without_redoing_completed_steps() {
-    // Workloads take a while to become ready, so the plan is caught mid-way.
+    // Workloads take a while to become ready (simulated on the sandbox, for
+    // real on a cluster), so the plan is caught mid-way.
     let mut env =
         Env::start_with(kudo_sandbox::Sandbox::builder().ready_delay(Duration::from_secs(2)))
             .await
             .unwrap();
     env.install(fixture("e2e-op-v1"), "k", &[]).await.unwrap();
-    env.wait_for("k", "step app IN_PROGRESS", T, |i| {
+    env.wait_for("k", "step app IN_PROGRESS", t(), |i| {
         step_status(i, "deploy", "main", "config") == Some(S::Complete)
             && step_status(i, "deploy", "main", "app") == Some(S::InProgress)
     })
     .await
     .unwrap();
     env.stop_controller().await.unwrap();
-    let before = configmaps(&env).get("k-config").await.unwrap();
+    // An edit by hand that re-applying the completed step would undo (a
+    // re-apply of unchanged content would not show in resourceVersion).
+    configmaps(&env)
+        .patch(
+            "k-config",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"greeting": "edited by hand"}})),
+        )
+        .await
+        .unwrap();
     env.start_controller();
-    env.wait_for("k", "deploy COMPLETE", T, |i| {
+    env.wait_for("k", "deploy COMPLETE", t(), |i| {
         plan_status(i, "deploy") == Some(S::Complete)
     })
     .await
     .unwrap();
     let after = configmaps(&env).get("k-config").await.unwrap();
     assert_eq!(
-        before.metadata.resource_version, after.metadata.resource_version,
-        "the completed step's ConfigMap was written again"
+        after
+            .data
+            .unwrap_or_default()
+            .get("greeting")
+            .map(String::as_str),
+        Some("edited by hand"),
+        "the completed step's ConfigMap was applied again"
     );
 }
 
@@ -318,7 +331,7 @@ async fn deleting_an_instance_runs_cleanup_then_removes_it_and_its_objects() {
     let env = Env::start().await.unwrap();
     env.install(fixture("e2e-op-v1"), "c", &[]).await.unwrap();
     let inst = env
-        .wait_for("c", "deploy COMPLETE and finalizer", T, |i| {
+        .wait_for("c", "deploy COMPLETE and finalizer", t(), |i| {
             plan_status(i, "deploy") == Some(S::Complete)
                 && i.metadata
                     .finalizers
@@ -333,7 +346,7 @@ async fn deleting_an_instance_runs_cleanup_then_removes_it_and_its_objects() {
         .delete("c", &DeleteParams::background())
         .await
         .unwrap();
-    env.wait_gone("c", T).await.unwrap();
+    env.wait_gone("c", t()).await.unwrap();
     // The cleanup plan deleted the ConfigMap; the garbage collector the Deployment.
     assert!(
         configmaps(&env)
@@ -342,14 +355,14 @@ async fn deleting_an_instance_runs_cleanup_then_removes_it_and_its_objects() {
             .unwrap()
             .is_none()
     );
-    tokio::time::timeout(T, async {
+    tokio::time::timeout(t(), async {
         while deployments(&env).get_opt("c-app").await.unwrap().is_some() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     })
     .await
     .expect("the Deployment owned by the deleted Instance is still there");
-    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(env.client.clone(), NS);
+    let events: Api<k8s_openapi::api::events::v1::Event> = env.api();
     let all = events.list(&Default::default()).await.unwrap().items;
     let notes: Vec<String> = all
         .into_iter()
@@ -370,7 +383,7 @@ async fn deleting_an_instance_runs_cleanup_then_removes_it_and_its_objects() {
 async fn objects_a_step_no_longer_renders_are_pruned() {
     let env = Env::start().await.unwrap();
     env.install(fixture("e2e-op-v1"), "pr", &[]).await.unwrap();
-    env.wait_for("pr", "deploy COMPLETE", T, |i| {
+    env.wait_for("pr", "deploy COMPLETE", t(), |i| {
         plan_status(i, "deploy") == Some(S::Complete)
     })
     .await
@@ -390,7 +403,7 @@ async fn objects_a_step_no_longer_renders_are_pruned() {
     env.patch_spec("pr", json!({"operatorVersion": {"name": v2}}))
         .await
         .unwrap();
-    env.wait_for("pr", "upgrade COMPLETE", T, |i| {
+    env.wait_for("pr", "upgrade COMPLETE", t(), |i| {
         plan_status(i, "upgrade") == Some(S::Complete)
     })
     .await
@@ -403,7 +416,7 @@ async fn objects_a_step_no_longer_renders_are_pruned() {
     )
     .await
     .unwrap();
-    env.wait_for("pr", "a new deploy run COMPLETE", T, |i| {
+    env.wait_for("pr", "a new deploy run COMPLETE", t(), |i| {
         completed_new_run(i, "deploy", first.as_deref())
     })
     .await

@@ -44,7 +44,7 @@ async fn manager_binary_runs_a_plan_and_stops_on_sigterm() {
             "--log-format",
             "json",
         ])
-        .args(["--leader-election-namespace", "default"])
+        .args(["--leader-election-namespace", &env.ns])
         .env("KUBECONFIG", &kubeconfig)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -1,0 +1,313 @@
+//! Where the tests run: an in-process sandbox (the default) or the cluster
+//! `KUDO_E2E_KUBECONFIG` names. On a cluster every test gets its own
+//! namespace, torn down when its [`Env`](crate::Env) is dropped, and tests in
+//! one binary run one after another so their controllers never overlap.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, anyhow};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::wait::{await_condition, conditions};
+use kube::{Client, Config};
+use kudo_api::Instance;
+use kudo_manager::admin::Readiness;
+use kudo_manager::controller::{self, ControllerConfig};
+use kudo_manager::metrics::Metrics;
+use kudo_sandbox::{Faults, Sandbox, SandboxError};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio_util::sync::CancellationToken;
+
+/// Environment variable naming the kubeconfig of a real cluster to test against.
+pub const KUBECONFIG_VAR: &str = "KUDO_E2E_KUBECONFIG";
+/// Environment variable overriding the wait timeouts, in seconds.
+pub const TIMEOUT_VAR: &str = "KUDO_E2E_TIMEOUT_SECS";
+/// Label on the namespaces the tests create on a real cluster.
+pub const NAMESPACE_LABEL: &str = "kudo-e2e.kudo.dev/test";
+
+/// How long teardown waits for Instances' cleanup plans before forcing them out.
+const TEARDOWN_WAIT: Duration = Duration::from_secs(60);
+
+/// The kubeconfig of the real cluster to test against, if one is set.
+pub fn remote_kubeconfig() -> Option<PathBuf> {
+    std::env::var_os(KUBECONFIG_VAR)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Whether the tests run against a real cluster.
+pub fn on_real_cluster() -> bool {
+    remote_kubeconfig().is_some()
+}
+
+/// A wait budget: `KUDO_E2E_TIMEOUT_SECS` if set, else `sandbox` on the
+/// sandbox and at least three minutes on a real cluster (images are pulled,
+/// pods really start).
+pub fn timeout(sandbox: Duration) -> Duration {
+    if let Some(secs) = std::env::var(TIMEOUT_VAR)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+    {
+        return Duration::from_secs(secs);
+    }
+    if on_real_cluster() {
+        sandbox.max(Duration::from_secs(180))
+    } else {
+        sandbox
+    }
+}
+
+/// Prints why the calling test does not run on a real cluster and returns
+/// true there; false on the sandbox. Use as `if skip_on_real_cluster(..) { return; }`.
+pub fn skip_on_real_cluster(why: &str) -> bool {
+    if !on_real_cluster() {
+        return false;
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("this test")
+        .to_string();
+    eprintln!("SKIPPED on a real cluster ({KUBECONFIG_VAR} is set): {test}: {why}");
+    true
+}
+
+/// The API server the tests talk to.
+pub enum Cluster {
+    /// The in-process sandbox.
+    Sandbox(Sandbox),
+    /// A real cluster (or a standalone sandbox posing as one).
+    Remote {
+        /// Its kubeconfig.
+        kubeconfig: PathBuf,
+        /// The client configuration read from it.
+        config: Box<Config>,
+    },
+}
+
+impl Cluster {
+    /// The in-process sandbox, when the tests run on one.
+    pub fn as_sandbox(&self) -> Option<&Sandbox> {
+        match self {
+            Cluster::Sandbox(s) => Some(s),
+            Cluster::Remote { .. } => None,
+        }
+    }
+
+    /// The client configuration for this API server.
+    pub fn kube_config(&self) -> Result<Config> {
+        match self {
+            Cluster::Sandbox(s) => s.kube_config().map_err(|e| anyhow!("{e}")),
+            Cluster::Remote { config, .. } => Ok((**config).clone()),
+        }
+    }
+
+    /// Write a kubeconfig for this API server (for the `kudo-manager` binary).
+    pub fn write_kubeconfig(&self, path: &Path) -> Result<()> {
+        match self {
+            Cluster::Sandbox(s) => s
+                .write_kubeconfig(path)
+                .map_err(|e: SandboxError| anyhow!("{e}")),
+            Cluster::Remote { kubeconfig, .. } => {
+                std::fs::copy(kubeconfig, path).with_context(|| {
+                    format!("copying {} to {}", kubeconfig.display(), path.display())
+                })?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Inject API faults; only the in-process sandbox can.
+    pub fn set_faults(&self, faults: Faults) -> Result<()> {
+        match self {
+            Cluster::Sandbox(s) => {
+                s.set_faults(faults);
+                Ok(())
+            }
+            Cluster::Remote { .. } => Err(anyhow!(
+                "fault injection needs the in-process sandbox; skip this test on a real cluster"
+            )),
+        }
+    }
+}
+
+/// Tests of one binary take turns on a real cluster: the in-process
+/// controller watches every namespace, so two at once would fight.
+static SERIAL: LazyLock<Arc<Mutex<()>>> = LazyLock::new(|| Arc::new(Mutex::new(())));
+
+/// A connection to the remote cluster with this test's namespace.
+pub(crate) struct Remote {
+    pub(crate) config: Config,
+    pub(crate) client: Client,
+    pub(crate) namespace: String,
+    pub(crate) guard: NamespaceGuard,
+}
+
+/// Connect to the cluster `kubeconfig` names, install or upgrade the CRDs and
+/// create a fresh namespace for one test.
+pub(crate) async fn connect(kubeconfig: &Path) -> Result<Remote> {
+    let serial = SERIAL.clone().lock_owned().await;
+    let config = load_config(kubeconfig).await?;
+    let namespace = format!("kudo-e2e-{:08x}", random_u32());
+    let mut scoped = config.clone();
+    scoped.default_namespace = namespace.clone();
+    let client = Client::try_from(scoped.clone())
+        .with_context(|| format!("a client for the cluster of {}", kubeconfig.display()))?;
+    install_crds_established(&client).await?;
+    let ns: Namespace = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": namespace, "labels": {NAMESPACE_LABEL: "true"}}
+    }))?;
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .with_context(|| format!("creating test namespace {namespace}"))?;
+    Ok(Remote {
+        config: scoped,
+        client,
+        namespace: namespace.clone(),
+        guard: NamespaceGuard {
+            config,
+            namespace,
+            _serial: serial,
+        },
+    })
+}
+
+async fn load_config(kubeconfig: &Path) -> Result<Config> {
+    let kc = Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("reading {KUBECONFIG_VAR}={}", kubeconfig.display()))?;
+    Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .with_context(|| format!("using the kubeconfig {}", kubeconfig.display()))
+}
+
+fn random_u32() -> u32 {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    // Truncation is the point: eight hex digits are enough.
+    (h.finish() & u64::from(u32::MAX)) as u32
+}
+
+/// Server-side apply the kudo.dev CRDs and wait until they are Established.
+async fn install_crds_established(client: &Client) -> Result<()> {
+    kudo_manager::install::install_crds(client).await?;
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in kudo_api::crds::all() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            await_condition(api.clone(), &name, conditions::is_crd_established()),
+        )
+        .await
+        .map_err(|_| anyhow!("CustomResourceDefinition {name} not Established after 60 s"))?
+        .with_context(|| format!("watching CustomResourceDefinition {name}"))?;
+    }
+    Ok(())
+}
+
+/// Deletes the test namespace when dropped, also when the test failed.
+pub(crate) struct NamespaceGuard {
+    config: Config,
+    namespace: String,
+    _serial: OwnedMutexGuard<()>,
+}
+
+impl Drop for NamespaceGuard {
+    fn drop(&mut self) {
+        // The test's runtime may be the one being torn down (or blocked right
+        // here), so teardown gets its own thread, runtime and client.
+        let (config, namespace) = (self.config.clone(), self.namespace.clone());
+        let joined = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("a runtime for namespace teardown")?;
+            rt.block_on(teardown(config, &namespace))
+        })
+        .join();
+        match joined {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!(
+                "kudo-e2e: tearing down namespace {} failed: {e:#}; delete it with `kubectl delete namespace -l {NAMESPACE_LABEL}`",
+                self.namespace
+            ),
+            Err(_) => eprintln!(
+                "kudo-e2e: the teardown of namespace {} panicked",
+                self.namespace
+            ),
+        }
+    }
+}
+
+/// Delete the test's Instances with a controller running (so cleanup plans
+/// run and cluster-scoped objects go), then the namespace.
+async fn teardown(config: Config, namespace: &str) -> Result<()> {
+    let client = Client::try_from(config)?;
+    let instances: Api<Instance> = Api::namespaced(client.clone(), namespace);
+    let names: Vec<String> = instances
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|i| i.metadata.name)
+        .collect();
+    if !names.is_empty() {
+        let stop = CancellationToken::new();
+        let running = tokio::spawn(controller::run(
+            client.clone(),
+            ControllerConfig {
+                engine: crate::kudo_engine_config(),
+                concurrency: 0,
+            },
+            Metrics::new(),
+            Readiness::default(),
+            {
+                let stop = stop.clone();
+                async move { stop.cancelled().await }
+            },
+        ));
+        for name in &names {
+            let _ = instances.delete(name, &DeleteParams::background()).await;
+        }
+        let all_gone = async {
+            for name in &names {
+                let gone = |i: Option<&Instance>| i.is_none();
+                let _ = await_condition(instances.clone(), name, gone).await;
+            }
+        };
+        let finished = tokio::time::timeout(TEARDOWN_WAIT, all_gone).await.is_ok();
+        stop.cancel();
+        running.abort();
+        let _ = running.await;
+        if !finished {
+            force_out(&instances, &names).await;
+        }
+    }
+    Api::<Namespace>::all(client)
+        .delete(namespace, &DeleteParams::background())
+        .await
+        .with_context(|| format!("deleting namespace {namespace}"))?;
+    Ok(())
+}
+
+/// Drop the finalizers of Instances whose cleanup did not finish in time.
+async fn force_out(instances: &Api<Instance>, names: &[String]) {
+    for name in names {
+        let patch = Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}}));
+        if let Err(e) = instances.patch(name, &PatchParams::default(), &patch).await
+            && !matches!(&e, kube::Error::Api(s) if s.code == 404)
+        {
+            eprintln!("kudo-e2e: could not remove the finalizers of Instance {name}: {e}");
+        }
+    }
+}
