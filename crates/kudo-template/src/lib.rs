@@ -8,6 +8,9 @@
 //! Pure: no IO. Input data is a [`serde_json::Value`]; numbers that are
 //! floats (`is_f64`) print with Go's `%v` float rules, integers as integers.
 //!
+//! [`yaml::to_yaml_v2`] writes JSON with the bytes of Go's `gopkg.in/yaml.v2`
+//! (the emitter behind `toYaml`), for callers that hash or compare that text.
+//!
 //! ```
 //! use kudo_template::Template;
 //! let t = Template::parse("templates/cm.yaml", "name: {{ .Name }}").unwrap();
@@ -23,7 +26,7 @@ mod parse;
 mod refs;
 mod sha256;
 mod value;
-mod yaml;
+pub mod yaml;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;

@@ -1,0 +1,89 @@
+//! Cases where the two emitters this module replaced disagreed, settled by
+//! what gopkg.in/yaml.v2 does (its `is_printable`, `is_break`, `resolve`
+//! and `parseTimestamp`).
+
+use super::to_yaml_v2;
+use serde_json::json;
+
+fn value_line(s: &str) -> String {
+    to_yaml_v2(&json!({ "k": s }))
+}
+
+#[test]
+fn characters_outside_the_basic_plane_are_escaped() {
+    assert_eq!(value_line("ok 😀"), "k: \"ok \\U0001F600\"\n");
+}
+
+#[test]
+fn next_line_character_is_escaped_not_printed() {
+    assert_eq!(value_line("a\u{85}b"), "k: \"a\\Nb\"\n");
+}
+
+#[test]
+fn line_separator_breaks_a_single_quoted_scalar_and_indents_the_rest() {
+    assert_eq!(value_line("a\u{2028}b"), "k: 'a\u{2028}  b'\n");
+}
+
+#[test]
+fn literal_block_treats_line_separator_as_a_line_break() {
+    let out = to_yaml_v2(&json!({"a": "x\u{2028}y\n", "b": 1}));
+    assert_eq!(out, "a: |\n  x\u{2028}  y\nb: 1\n");
+}
+
+#[test]
+fn merge_key_text_is_written_plain() {
+    assert_eq!(value_line("<<"), "k: <<\n");
+}
+
+#[test]
+fn text_starting_with_a_byte_order_mark_is_escaped_throughout() {
+    assert_eq!(value_line("\u{FEFF}a b"), "k: \"\\uFEFF\\x61\\x20\\x62\"\n");
+}
+
+#[test]
+fn timestamps_are_quoted_only_in_layouts_go_time_parse_accepts() {
+    for quoted in [
+        "2001-12-14",
+        "2001-1-2",
+        "2000-02-29",
+        "2001-12-14 21:59:43.10",
+        "2001-12-14T21:59:43Z",
+        "2001-12-14t21:59:43.5+01:00",
+    ] {
+        assert_eq!(value_line(quoted), format!("k: \"{quoted}\"\n"), "{quoted}");
+    }
+    for plain in [
+        "2001-12-14T21:59:43",
+        "2001-13-14",
+        "2001-02-29",
+        "2001-12-14 25:00:00",
+        "2001-12-14T21:59:43+0100",
+        "12001-12-14",
+    ] {
+        assert_eq!(value_line(plain), format!("k: {plain}\n"), "{plain}");
+    }
+}
+
+#[test]
+fn numbers_go_cannot_parse_stay_plain() {
+    for plain in ["1e999", ".5e999", "-0xFFFFFFFFFFFFFFFF", "0x+5"] {
+        assert_eq!(value_line(plain), format!("k: {plain}\n"), "{plain}");
+    }
+    for quoted in ["1e99", "0xFFFFFFFFFFFFFFFF", "0B101", "-0b1"] {
+        assert_eq!(value_line(quoted), format!("k: \"{quoted}\"\n"), "{quoted}");
+    }
+}
+
+#[test]
+fn integers_beyond_int64_print_as_float64() {
+    let out = to_yaml_v2(&json!({ "big": u64::MAX, "small": i64::MIN }));
+    assert_eq!(
+        out,
+        "big: 1.8446744073709552e+19\nsmall: -9223372036854775808\n"
+    );
+}
+
+#[test]
+fn multi_line_keys_are_double_quoted() {
+    assert_eq!(to_yaml_v2(&json!({"a\nb": 1})), "\"a\\nb\": 1\n");
+}
