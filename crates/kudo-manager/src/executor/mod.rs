@@ -3,6 +3,10 @@
 
 mod apply;
 mod delete;
+mod pipe;
+mod pipe_artifact;
+mod pipe_exec;
+mod pipe_state;
 
 use kudo_api::{AppliedObject, Instance, OperatorVersion};
 use kudo_engine::{TaskKey, TaskOutcome, TaskResult};
@@ -68,17 +72,7 @@ async fn run_task_inner(
                 Vec::new(),
             ),
         },
-        RenderedTask::Pipe { .. } => result(
-            TaskOutcome::Fatal {
-                message: format!(
-                    "task {}: Pipe tasks are not supported by kudo-manager yet (copying files out of \
-                     the pipe pod needs pod exec); produce the file in a Job or an init container \
-                     that writes the ConfigMap/Secret instead",
-                    key.task
-                ),
-            },
-            Vec::new(),
-        ),
+        RenderedTask::Pipe { pod, files } => pipe::run(ctx, inst, ov, key, pod, files).await,
     };
     match &res.outcome {
         TaskOutcome::Done => tracing::info!("task done"),
