@@ -32,32 +32,16 @@ fn less(a: &str, b: &str) -> bool {
         if al || bl {
             return bl;
         }
-        let (mut an, mut bn) = (0i64, 0i64);
-        if ar[i] == '0' || br[i] == '0' {
-            let mut j = i;
-            while j > 0 && ar[j - 1].is_ascii_digit() {
-                j -= 1;
-                if ar[j] != '0' {
-                    an = 1;
-                    bn = 1;
-                    break;
-                }
-            }
-        }
-        let mut ai = i;
-        while ai < ar.len() && ar[ai].is_ascii_digit() {
-            an = an
-                .wrapping_mul(10)
-                .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
-            ai += 1;
-        }
-        let mut bi = i;
-        while bi < br.len() && br[bi].is_ascii_digit() {
-            bn = bn
-                .wrapping_mul(10)
-                .wrapping_add(i64::from(br[bi] as u8 - b'0'));
-            bi += 1;
-        }
+        // A run continuing after a non-zero digit must not lose its zeros.
+        let continues_number = (ar[i] == '0' || br[i] == '0')
+            && ar[..i]
+                .iter()
+                .rev()
+                .take_while(|c| c.is_ascii_digit())
+                .any(|&c| c != '0');
+        let seed = i64::from(continues_number);
+        let (an, ai) = digit_run(&ar, i, seed);
+        let (bn, bi) = digit_run(&br, i, seed);
         if an != bn {
             return an < bn;
         }
@@ -67,4 +51,16 @@ fn less(a: &str, b: &str) -> bool {
         return ar[i] < br[i];
     }
     ar.len() < br.len()
+}
+
+/// The number formed by the digit run at `start`, appended to `seed` with
+/// Go's wrapping int64 arithmetic, and where the run ends.
+fn digit_run(chars: &[char], start: usize, seed: i64) -> (i64, usize) {
+    let mut n = seed;
+    let mut end = start;
+    while let Some(d) = chars.get(end).and_then(|c| c.to_digit(10)) {
+        n = n.wrapping_mul(10).wrapping_add(i64::from(d));
+        end += 1;
+    }
+    (n, end)
 }

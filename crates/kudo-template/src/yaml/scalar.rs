@@ -137,6 +137,18 @@ fn analyze(s: &str) -> Analysis {
     }
 }
 
+/// Writes a space, or instead breaks the line there (yaml.v2 folding) when
+/// the style allows it here and the line is past the width. Says which.
+fn space_or_fold(w: &mut Writer, indent: usize, may_fold: bool) -> bool {
+    let fold = may_fold && w.column > BEST_WIDTH;
+    if fold {
+        w.line(indent);
+    } else {
+        w.push(' ');
+    }
+    fold
+}
+
 /// Plain scalar: folds at a single space once past the width.
 fn write_plain(w: &mut Writer, s: &str, indent: usize, allow_breaks: bool) {
     let chars: Vec<char> = s.chars().collect();
@@ -144,11 +156,7 @@ fn write_plain(w: &mut Writer, s: &str, indent: usize, allow_breaks: bool) {
     for (i, &c) in chars.iter().enumerate() {
         if c == ' ' {
             let next_is_space = chars.get(i + 1) == Some(&' ');
-            if allow_breaks && !spaces && w.column > BEST_WIDTH && !next_is_space {
-                w.line(indent);
-            } else {
-                w.push(c);
-            }
+            space_or_fold(w, indent, allow_breaks && !spaces && !next_is_space);
             spaces = true;
         } else {
             w.push(c);
@@ -166,11 +174,11 @@ fn write_single(w: &mut Writer, s: &str, indent: usize, allow_breaks: bool) {
         if c == ' ' {
             let inner = i != 0 && i + 1 != chars.len();
             let next_is_space = chars.get(i + 1) == Some(&' ');
-            if allow_breaks && !spaces && w.column > BEST_WIDTH && inner && !next_is_space {
-                w.line(indent);
-            } else {
-                w.push(c);
-            }
+            space_or_fold(
+                w,
+                indent,
+                allow_breaks && !spaces && inner && !next_is_space,
+            );
             spaces = true;
         } else if is_break(c) {
             // Only U+2028/U+2029 get here: other breaks rule single quotes out.
@@ -205,13 +213,10 @@ fn write_double(w: &mut Writer, s: &str, indent: usize, allow_breaks: bool) {
             spaces = false;
         } else if c == ' ' {
             let inner = i != 0 && i + 1 != chars.len();
-            if allow_breaks && !spaces && w.column > BEST_WIDTH && inner {
-                w.line(indent);
-                if chars.get(i + 1) == Some(&' ') {
-                    w.push('\\');
-                }
-            } else {
-                w.push(c);
+            let folded = space_or_fold(w, indent, allow_breaks && !spaces && inner);
+            // A space starting the next line would be lost: escape it.
+            if folded && chars.get(i + 1) == Some(&' ') {
+                w.push('\\');
             }
             spaces = true;
         } else {

@@ -9,6 +9,18 @@ fn value_line(s: &str) -> String {
     to_yaml_v2(&json!({ "k": s }))
 }
 
+fn assert_double_quoted(texts: &[&str]) {
+    for s in texts {
+        assert_eq!(value_line(s), format!("k: \"{s}\"\n"), "{s}");
+    }
+}
+
+fn assert_plain(texts: &[&str]) {
+    for s in texts {
+        assert_eq!(value_line(s), format!("k: {s}\n"), "{s}");
+    }
+}
+
 #[test]
 fn characters_outside_the_basic_plane_are_escaped() {
     assert_eq!(value_line("ok 😀"), "k: \"ok \\U0001F600\"\n");
@@ -32,7 +44,7 @@ fn literal_block_treats_line_separator_as_a_line_break() {
 
 #[test]
 fn merge_key_text_is_written_plain() {
-    assert_eq!(value_line("<<"), "k: <<\n");
+    assert_plain(&["<<"]);
 }
 
 #[test]
@@ -42,36 +54,28 @@ fn text_starting_with_a_byte_order_mark_is_escaped_throughout() {
 
 #[test]
 fn timestamps_are_quoted_only_in_layouts_go_time_parse_accepts() {
-    for quoted in [
+    assert_double_quoted(&[
         "2001-12-14",
         "2001-1-2",
         "2000-02-29",
         "2001-12-14 21:59:43.10",
         "2001-12-14T21:59:43Z",
         "2001-12-14t21:59:43.5+01:00",
-    ] {
-        assert_eq!(value_line(quoted), format!("k: \"{quoted}\"\n"), "{quoted}");
-    }
-    for plain in [
+    ]);
+    assert_plain(&[
         "2001-12-14T21:59:43",
         "2001-13-14",
         "2001-02-29",
         "2001-12-14 25:00:00",
         "2001-12-14T21:59:43+0100",
         "12001-12-14",
-    ] {
-        assert_eq!(value_line(plain), format!("k: {plain}\n"), "{plain}");
-    }
+    ]);
 }
 
 #[test]
 fn numbers_go_cannot_parse_stay_plain() {
-    for plain in ["1e999", ".5e999", "-0xFFFFFFFFFFFFFFFF", "0x+5"] {
-        assert_eq!(value_line(plain), format!("k: {plain}\n"), "{plain}");
-    }
-    for quoted in ["1e99", "0xFFFFFFFFFFFFFFFF", "0B101", "-0b1"] {
-        assert_eq!(value_line(quoted), format!("k: \"{quoted}\"\n"), "{quoted}");
-    }
+    assert_plain(&["1e999", ".5e999", "-0xFFFFFFFFFFFFFFFF", "0x+5"]);
+    assert_double_quoted(&["1e99", "0xFFFFFFFFFFFFFFFF", "0B101", "-0b1"]);
 }
 
 #[test]
@@ -86,4 +90,11 @@ fn integers_beyond_int64_print_as_float64() {
 #[test]
 fn multi_line_keys_are_double_quoted() {
     assert_eq!(to_yaml_v2(&json!({"a\nb": 1})), "\"a\\nb\": 1\n");
+}
+
+#[test]
+fn double_quoted_fold_escapes_a_space_that_would_start_the_next_line() {
+    let text = format!("\t{}  b", "a".repeat(76));
+    let expected = format!("k: \"\\t{}\n  \\ b\"\n", "a".repeat(76));
+    assert_eq!(value_line(&text), expected);
 }
