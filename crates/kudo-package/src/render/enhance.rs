@@ -260,17 +260,15 @@ mod tests {
         }
     }
 
+    /// Enhances `objects` for task `t` of [`ctx`] with no cluster discovery.
+    fn enhance(objects: Vec<Value>, mode: EnhanceMode) -> Result<Vec<Value>, RenderError> {
+        enhance_all(objects, "t", &ctx(), &StaticDiscovery::default(), mode)
+    }
+
     #[test]
     fn namespaced_objects_get_labels_annotations_namespace_and_controller_reference() {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "other"}});
-        let out = enhance_all(
-            vec![obj],
-            "t",
-            &ctx(),
-            &StaticDiscovery::default(),
-            EnhanceMode::Apply,
-        )
-        .unwrap();
+        let out = enhance(vec![obj], EnhanceMode::Apply).unwrap();
         let m = &out[0]["metadata"];
         assert_eq!(m["namespace"], "data");
         assert_eq!(m["labels"]["heritage"], "kudo");
@@ -292,14 +290,7 @@ mod tests {
     #[test]
     fn cluster_scoped_objects_get_ownership_labels_and_no_namespace() {
         let obj = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "r", "namespace": "x"}});
-        let out = enhance_all(
-            vec![obj],
-            "t",
-            &ctx(),
-            &StaticDiscovery::default(),
-            EnhanceMode::Apply,
-        )
-        .unwrap();
+        let out = enhance(vec![obj], EnhanceMode::Apply).unwrap();
         let m = &out[0]["metadata"];
         assert!(m.get("namespace").is_none());
         assert!(m.get("ownerReferences").is_none());
@@ -311,14 +302,7 @@ mod tests {
     fn pod_templates_and_claim_templates_are_labelled() {
         let obj = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
             "spec": {"template": {"spec": {}}, "volumeClaimTemplates": [{"metadata": {"name": "data"}}]}});
-        let out = enhance_all(
-            vec![obj],
-            "t",
-            &ctx(),
-            &StaticDiscovery::default(),
-            EnhanceMode::Apply,
-        )
-        .unwrap();
+        let out = enhance(vec![obj], EnhanceMode::Apply).unwrap();
         let tmpl = &out[0]["spec"]["template"]["metadata"];
         assert_eq!(tmpl["labels"]["kudo.dev/instance"], "zk");
         assert_eq!(tmpl["annotations"]["kudo.dev/operator-version"], "0.1.0");
@@ -333,14 +317,7 @@ mod tests {
     fn cronjob_job_template_pod_template_is_labelled() {
         let obj = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
             "spec": {"jobTemplate": {"spec": {"template": {"spec": {}}}}}});
-        let out = enhance_all(
-            vec![obj],
-            "t",
-            &ctx(),
-            &StaticDiscovery::default(),
-            EnhanceMode::Apply,
-        )
-        .unwrap();
+        let out = enhance(vec![obj], EnhanceMode::Apply).unwrap();
         let meta = &out[0]["spec"]["jobTemplate"]["spec"]["template"]["metadata"];
         assert_eq!(meta["labels"]["kudo.dev/operator"], "zookeeper");
     }
@@ -349,24 +326,10 @@ mod tests {
     fn unknown_kinds_are_fatal_for_apply_and_dropped_for_delete() {
         let obj =
             json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
-        let err = enhance_all(
-            vec![obj.clone()],
-            "t",
-            &ctx(),
-            &StaticDiscovery::default(),
-            EnhanceMode::Apply,
-        )
-        .unwrap_err();
+        let err = enhance(vec![obj.clone()], EnhanceMode::Apply).unwrap_err();
         assert!(err.is_fatal());
         assert!(err.to_string().contains("Widget w"), "{err}");
-        let out = enhance_all(
-            vec![obj],
-            "t",
-            &ctx(),
-            &StaticDiscovery::default(),
-            EnhanceMode::Delete,
-        )
-        .unwrap();
+        let out = enhance(vec![obj], EnhanceMode::Delete).unwrap();
         assert!(out.is_empty());
     }
 
@@ -376,14 +339,7 @@ mod tests {
             "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget"}}});
         let obj =
             json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
-        let out = enhance_all(
-            vec![crd, obj],
-            "t",
-            &ctx(),
-            &StaticDiscovery::default(),
-            EnhanceMode::Apply,
-        )
-        .unwrap();
+        let out = enhance(vec![crd, obj], EnhanceMode::Apply).unwrap();
         assert_eq!(out[1]["metadata"]["namespace"], "data");
         assert!(out[0]["metadata"].get("namespace").is_none());
     }
@@ -391,14 +347,7 @@ mod tests {
     #[test]
     fn delete_mode_only_sets_the_namespace() {
         let obj = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}});
-        let out = enhance_all(
-            vec![obj],
-            "t",
-            &ctx(),
-            &StaticDiscovery::default(),
-            EnhanceMode::Delete,
-        )
-        .unwrap();
+        let out = enhance(vec![obj], EnhanceMode::Delete).unwrap();
         assert_eq!(
             out[0]["metadata"],
             json!({"name": "s", "namespace": "data"})

@@ -7,7 +7,7 @@ use kudo_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Owner
 use kudo_api::{Instance, InstanceSpec, ObjectReference, OperatorVersion, names};
 use serde_json::{Value, json};
 
-use super::{RenderContext, RenderedTask};
+use super::{RenderContext, RenderedTask, find_task, invalid_task};
 use crate::RenderError;
 
 pub(crate) fn render_kudo_operator(
@@ -15,16 +15,8 @@ pub(crate) fn render_kudo_operator(
     task_name: &str,
     ctx: &RenderContext,
 ) -> Result<RenderedTask, RenderError> {
-    let invalid = |detail: String| RenderError::InvalidTask {
-        task: task_name.to_string(),
-        detail,
-    };
-    let task = ov
-        .spec
-        .task(task_name)
-        .ok_or_else(|| RenderError::UnknownTask {
-            task: task_name.to_string(),
-        })?;
+    let invalid = invalid_task(task_name);
+    let task = find_task(ov, task_name)?;
     let spec = &task.spec;
     let package = non_empty(&spec.package)
         .ok_or_else(|| invalid("KudoOperator task has no `package`".into()))?;

@@ -14,7 +14,7 @@ mod plan;
 
 use std::collections::BTreeMap;
 
-use kudo_api::{OperatorVersion, TaskKind};
+use kudo_api::{OperatorVersion, Task, TaskKind};
 use serde_json::{Map, Value, json};
 
 use crate::RenderError;
@@ -147,6 +147,23 @@ impl RenderedTask {
     }
 }
 
+/// The task called `task_name`, or an error naming it.
+fn find_task<'a>(ov: &'a OperatorVersion, task_name: &str) -> Result<&'a Task, RenderError> {
+    ov.spec
+        .task(task_name)
+        .ok_or_else(|| RenderError::UnknownTask {
+            task: task_name.to_string(),
+        })
+}
+
+/// Builds the error for a task whose definition is unusable.
+fn invalid_task(task_name: &str) -> impl Fn(String) -> RenderError + '_ {
+    move |detail| RenderError::InvalidTask {
+        task: task_name.to_string(),
+        detail,
+    }
+}
+
 /// Renders one task of `ov` for the step described by `ctx`. Toggle tasks
 /// are resolved here into Apply or Delete.
 pub fn render_task(
@@ -155,16 +172,8 @@ pub fn render_task(
     ctx: &RenderContext,
     discovery: &dyn Discovery,
 ) -> Result<RenderedTask, RenderError> {
-    let task = ov
-        .spec
-        .task(task_name)
-        .ok_or_else(|| RenderError::UnknownTask {
-            task: task_name.to_string(),
-        })?;
-    let invalid = |detail: String| RenderError::InvalidTask {
-        task: task_name.to_string(),
-        detail,
-    };
+    let task = find_task(ov, task_name)?;
+    let invalid = invalid_task(task_name);
     let kind = task.task_kind().ok_or_else(|| {
         invalid(format!(
             "unknown task kind {:?}; expected one of Apply, Delete, Toggle, Dummy, Pipe, KudoOperator",

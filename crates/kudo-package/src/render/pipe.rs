@@ -10,7 +10,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use super::enhance::{EnhanceMode, enhance_object, object_field};
-use super::{Discovery, RenderContext, RenderedTask};
+use super::{Discovery, RenderContext, RenderedTask, find_task};
 use crate::RenderError;
 
 /// Image of the container that keeps the pipe pod alive while files are
@@ -112,12 +112,7 @@ pub(crate) fn render_pipe(
         task: task_name.to_string(),
         detail,
     };
-    let task = ov
-        .spec
-        .task(task_name)
-        .ok_or_else(|| RenderError::UnknownTask {
-            task: task_name.to_string(),
-        })?;
+    let task = find_task(ov, task_name)?;
     let pod_template = task
         .spec
         .pod

@@ -104,6 +104,20 @@ mod tests {
     }
 
     #[test]
+    fn long_quoted_strings_fold_and_read_back() {
+        let words = vec!["word"; 30].join(" ");
+        for text in [
+            format!("*{words}"),
+            format!("tab\t{words}  two  spaces  {words}"),
+        ] {
+            let out = to_string(&json!({ "key": text }));
+            assert!(out.lines().count() > 1, "{out}");
+            let back = crate::yaml::parse_value(&out).unwrap();
+            assert_eq!(back["key"], json!(text), "{out}");
+        }
+    }
+
+    #[test]
     fn floats_and_integers_print_like_go() {
         let v = json!({"f": 1.5, "big": 1000000.0, "i": 42});
         assert_eq!(to_string(&v), "big: 1e+06\nf: 1.5\ni: 42\n");
