@@ -7,58 +7,9 @@
 
 use serde_json::Value;
 
-/// `strconv.FormatFloat(f, 'g', -1, 64)` (also what `%v` prints for a float64).
-pub fn format_float_g(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_string();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    // Shortest round-trip digits and decimal exponent, from Rust's `{:e}`.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if f < 0.0 { "-" } else { "" };
-    // Go: exponent form when exp < -4 || exp >= 6 for shortest formatting.
-    if !(-4..6).contains(&exp) {
-        let mut out = String::from(sign);
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        out.push_str(&format!("{:02}", exp.abs()));
-        return out;
-    }
-    let mut out = String::from(sign);
-    if exp < 0 {
-        out.push_str("0.");
-        for _ in 0..(-exp - 1) {
-            out.push('0');
-        }
-        out.push_str(&digits);
-    } else {
-        let int_len = (exp + 1) as usize;
-        if digits.len() <= int_len {
-            out.push_str(&digits);
-            for _ in digits.len()..int_len {
-                out.push('0');
-            }
-        } else {
-            out.push_str(&digits[..int_len]);
-            out.push('.');
-            out.push_str(&digits[int_len..]);
-        }
-    }
-    out
-}
+/// `strconv.FormatFloat(f, 'g', -1, 64)` (also what `%v` prints for a float64);
+/// the template engine's implementation, so both crates print floats alike.
+pub use kudo_template::format_go_float as format_float_g;
 
 /// A JSON number as Go prints the float64 it decodes to.
 pub fn format_number(n: &serde_json::Number) -> String {
