@@ -46,20 +46,18 @@ pub fn on_real_cluster() -> bool {
     remote_kubeconfig().is_some()
 }
 
-/// A wait budget: `KUDO_E2E_TIMEOUT_SECS` if set, else `sandbox` on the
-/// sandbox and at least three minutes on a real cluster (images are pulled,
-/// pods really start).
+/// A wait budget: at least `sandbox`, raised to `KUDO_E2E_TIMEOUT_SECS` when
+/// that is set, and to three minutes on a real cluster without it (images
+/// are pulled, pods really start).
 pub fn timeout(sandbox: Duration) -> Duration {
-    if let Some(secs) = std::env::var(TIMEOUT_VAR)
+    let configured = std::env::var(TIMEOUT_VAR)
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
-    {
-        return Duration::from_secs(secs);
-    }
-    if on_real_cluster() {
-        sandbox.max(Duration::from_secs(180))
-    } else {
-        sandbox
+        .map(Duration::from_secs);
+    match configured {
+        Some(t) => sandbox.max(t),
+        None if on_real_cluster() => sandbox.max(Duration::from_secs(180)),
+        None => sandbox,
     }
 }
 
@@ -309,5 +307,86 @@ async fn force_out(instances: &Api<Instance>, names: &[String]) {
         {
             eprintln!("kudo-e2e: could not remove the finalizers of Instance {name}: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Env, fixture, plan_status};
+    use kudo_api::ExecutionStatus;
+
+    /// A standalone sandbox on its own thread and runtime, standing in for a
+    /// remote cluster (the test's runtime blocks while an `Env` tears down).
+    fn remote_sandbox(dir: &Path) -> (PathBuf, std::sync::mpsc::Sender<()>) {
+        let kubeconfig = dir.join("kubeconfig");
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let path = kubeconfig.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            let sandbox = rt.block_on(Sandbox::start()).unwrap();
+            sandbox.write_kubeconfig(&path).unwrap();
+            ready_tx.send(()).unwrap();
+            let _ = stop_rx.recv();
+            drop(sandbox);
+        });
+        ready_rx.recv().unwrap();
+        (kubeconfig, stop_tx)
+    }
+
+    #[tokio::test]
+    async fn remote_env_uses_a_fresh_namespace_and_tears_it_down_with_its_instances() {
+        let dir = tempfile::tempdir().unwrap();
+        let (kubeconfig, _stop) = remote_sandbox(dir.path());
+        let env = Env::start_remote(kubeconfig.clone()).await.unwrap();
+        let ns = env.ns.clone();
+        assert!(ns.starts_with("kudo-e2e-"), "{ns}");
+        env.install(fixture("e2e-op-v1"), "tear", &[])
+            .await
+            .unwrap();
+        env.wait_for("tear", "deploy COMPLETE", Duration::from_secs(30), |i| {
+            plan_status(i, "deploy") == Some(ExecutionStatus::Complete)
+        })
+        .await
+        .unwrap();
+        let cluster_scoped = format!("{ns}-tear-ns");
+        let namespaces: Api<Namespace> = Api::all(env.client.clone());
+        let labels = namespaces.get(&ns).await.unwrap().metadata.labels.unwrap();
+        assert_eq!(
+            labels.get(NAMESPACE_LABEL).map(String::as_str),
+            Some("true")
+        );
+        assert!(namespaces.get_opt(&cluster_scoped).await.unwrap().is_some());
+        drop(env);
+
+        // A second Env on the same cluster sees the first one's leftovers gone:
+        // its namespace, and (through the cleanup plan) its cluster-scoped Namespace.
+        let after = Env::start_remote(kubeconfig).await.unwrap();
+        let namespaces: Api<Namespace> = Api::all(after.client.clone());
+        assert_ne!(after.ns, ns);
+        let gone = |name: String| {
+            let api = namespaces.clone();
+            async move {
+                tokio::time::timeout(
+                    Duration::from_secs(30),
+                    await_condition(api, &name, |n: Option<&Namespace>| n.is_none()),
+                )
+                .await
+                .is_ok()
+            }
+        };
+        assert!(
+            gone(ns.clone()).await,
+            "test namespace {ns} was not deleted"
+        );
+        assert!(
+            gone(cluster_scoped.clone()).await,
+            "{cluster_scoped} outlived the Instance that created it"
+        );
     }
 }

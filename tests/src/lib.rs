@@ -81,36 +81,40 @@ impl Env {
                 .with_test_writer()
                 .try_init();
         }
-        let mut env = match cluster::remote_kubeconfig() {
-            Some(kubeconfig) => {
-                let remote = cluster::connect(&kubeconfig).await?;
-                Self {
-                    sandbox: Cluster::Remote {
-                        kubeconfig,
-                        config: Box::new(remote.config),
-                    },
-                    client: remote.client,
-                    ns: remote.namespace,
-                    metrics: Metrics::new(),
-                    controller: None,
-                    _namespace: Some(remote.guard),
-                }
-            }
-            None => {
-                let sandbox = builder.start().await.map_err(|e| anyhow!("sandbox: {e}"))?;
-                let client = sandbox
-                    .client()
-                    .map_err(|e| anyhow!("sandbox client: {e}"))?;
-                install_crds(&client).await?;
-                Self {
-                    sandbox: Cluster::Sandbox(sandbox),
-                    client,
-                    ns: NS.to_string(),
-                    metrics: Metrics::new(),
-                    controller: None,
-                    _namespace: None,
-                }
-            }
+        if let Some(kubeconfig) = cluster::remote_kubeconfig() {
+            return Self::start_remote(kubeconfig).await;
+        }
+        let sandbox = builder.start().await.map_err(|e| anyhow!("sandbox: {e}"))?;
+        let client = sandbox
+            .client()
+            .map_err(|e| anyhow!("sandbox client: {e}"))?;
+        install_crds(&client).await?;
+        let mut env = Self {
+            sandbox: Cluster::Sandbox(sandbox),
+            client,
+            ns: NS.to_string(),
+            metrics: Metrics::new(),
+            controller: None,
+            _namespace: None,
+        };
+        env.start_controller();
+        Ok(env)
+    }
+
+    /// The CRDs and a running controller on the cluster `kubeconfig` names,
+    /// in a fresh namespace deleted when the `Env` is dropped.
+    pub async fn start_remote(kubeconfig: PathBuf) -> Result<Self> {
+        let remote = cluster::connect(&kubeconfig).await?;
+        let mut env = Self {
+            sandbox: Cluster::Remote {
+                kubeconfig,
+                config: Box::new(remote.config),
+            },
+            client: remote.client,
+            ns: remote.namespace,
+            metrics: Metrics::new(),
+            controller: None,
+            _namespace: Some(remote.guard),
         };
         env.start_controller();
         Ok(env)
