@@ -227,17 +227,7 @@ fn verify_plans(pkg: &Package, r: &mut Report) {
         let mut phase_names = BTreeSet::new();
         for phase in &plan.phases {
             let where_phase = format!("{where_plan} phase {}", phase.name);
-            if phase.name.trim().is_empty() {
-                r.error(
-                    OPERATOR_FILE,
-                    format!("{where_plan} has a phase without a name"),
-                );
-            } else if !phase_names.insert(phase.name.as_str()) {
-                r.error(
-                    OPERATOR_FILE,
-                    format!("{where_plan} has more than one phase named {}", phase.name),
-                );
-            }
+            check_child_name(r, &mut phase_names, &phase.name, &where_plan, "phase");
             if let Err(e) = Strategy::parse(phase.strategy.as_deref()) {
                 r.error(OPERATOR_FILE, format!("{where_phase}: {e}"));
             }
@@ -246,17 +236,7 @@ fn verify_plans(pkg: &Package, r: &mut Report) {
             }
             let mut step_names = BTreeSet::new();
             for step in &phase.steps {
-                if step.name.trim().is_empty() {
-                    r.error(
-                        OPERATOR_FILE,
-                        format!("{where_phase} has a step without a name"),
-                    );
-                } else if !step_names.insert(step.name.as_str()) {
-                    r.error(
-                        OPERATOR_FILE,
-                        format!("{where_phase} has more than one step named {}", step.name),
-                    );
-                }
+                check_child_name(r, &mut step_names, &step.name, &where_phase, "step");
                 if step.tasks.is_empty() {
                     r.warning(
                         OPERATOR_FILE,
@@ -285,5 +265,26 @@ fn verify_plans(pkg: &Package, r: &mut Report) {
                 format!("task {} is not used by any plan", task.name),
             );
         }
+    }
+}
+
+/// Reports a `kind` (phase, step) of `owner` that has no name or repeats one.
+fn check_child_name<'a>(
+    r: &mut Report,
+    seen: &mut BTreeSet<&'a str>,
+    name: &'a str,
+    owner: &str,
+    kind: &str,
+) {
+    if name.trim().is_empty() {
+        r.error(
+            OPERATOR_FILE,
+            format!("{owner} has a {kind} without a name"),
+        );
+    } else if !seen.insert(name) {
+        r.error(
+            OPERATOR_FILE,
+            format!("{owner} has more than one {kind} named {name}"),
+        );
     }
 }
