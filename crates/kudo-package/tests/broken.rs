@@ -40,6 +40,12 @@ const CASES: &[(&str, Severity, &str, &str)] = &[
         "task app is defined more than once",
     ),
     (
+        "duplicate-step",
+        Severity::Error,
+        "operator.yaml",
+        "plan deploy phase main has more than one step named everything",
+    ),
+    (
         "duplicate-parameter",
         Severity::Error,
         "params.yaml",
