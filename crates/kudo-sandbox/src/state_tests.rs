@@ -367,3 +367,38 @@ fn status_write_that_changes_nothing_keeps_the_generation_and_version() {
     let again = write_status(&mut s);
     assert_eq!(again["metadata"], first["metadata"]);
 }
+
+#[test]
+fn dependents_of_non_controller_owners_go_when_their_last_owner_goes() {
+    let mut s = state();
+    let cm = res(&s, "", "v1", "configmaps");
+    let mut uids = Vec::new();
+    for name in ["parent-a", "parent-b"] {
+        let owner = create(&mut s, &cm, "default", json!({"metadata": {"name": name}}));
+        uids.push(objects::uid(&owner).to_string());
+    }
+    let reference = |name: &str, uid: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": uid,
+               "controller": false, "blockOwnerDeletion": true})
+    };
+    create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "child", "ownerReferences": [
+            reference("parent-a", &uids[0]), reference("parent-b", &uids[1])]}}),
+    );
+    let delete = |s: &mut State, name: &str| {
+        let p = s
+            .plan_delete(&cm, "v1", "default", name, &DeleteOptions::default())
+            .unwrap();
+        s.commit(p, false).unwrap();
+    };
+    delete(&mut s, "parent-a");
+    assert!(
+        s.store.get("", "configmaps", "default", "child").is_some(),
+        "one owner is still there"
+    );
+    delete(&mut s, "parent-b");
+    assert!(s.store.get("", "configmaps", "default", "child").is_none());
+}
