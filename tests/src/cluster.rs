@@ -28,6 +28,10 @@ use tokio_util::sync::CancellationToken;
 pub const KUBECONFIG_VAR: &str = "KUDO_E2E_KUBECONFIG";
 /// Environment variable overriding the wait timeouts, in seconds.
 pub const TIMEOUT_VAR: &str = "KUDO_E2E_TIMEOUT_SECS";
+/// Set to run on a cluster that has a `kudo-system` namespace anyway.
+pub const ALLOW_INSTALLED_VAR: &str = "KUDO_E2E_ALLOW_INSTALLED_MANAGER";
+/// Namespace both KUDO and kudo-manager (deploy/) install into.
+const MANAGER_NAMESPACE: &str = "kudo-system";
 /// Label on the namespaces the tests create on a real cluster.
 pub const NAMESPACE_LABEL: &str = "kudo-e2e.kudo.dev/test";
 
@@ -156,6 +160,7 @@ pub(crate) async fn connect(kubeconfig: &Path) -> Result<Remote> {
     scoped.default_namespace = namespace.clone();
     let client = Client::try_from(scoped.clone())
         .with_context(|| format!("a client for the cluster of {}", kubeconfig.display()))?;
+    refuse_installed_manager(&client).await?;
     install_crds_established(&client).await?;
     let ns: Namespace = serde_json::from_value(serde_json::json!({
         "metadata": {"name": namespace, "labels": {NAMESPACE_LABEL: "true"}}
@@ -174,6 +179,27 @@ pub(crate) async fn connect(kubeconfig: &Path) -> Result<Remote> {
             _serial: serial,
         },
     })
+}
+
+/// The in-process controller watches every namespace; a manager already
+/// running in the cluster would act on the test Instances too.
+async fn refuse_installed_manager(client: &Client) -> Result<()> {
+    if std::env::var_os(ALLOW_INSTALLED_VAR).is_some() {
+        return Ok(());
+    }
+    let found = Api::<Namespace>::all(client.clone())
+        .get_opt(MANAGER_NAMESPACE)
+        .await
+        .with_context(|| format!("looking for namespace {MANAGER_NAMESPACE}"))?;
+    match found {
+        None => Ok(()),
+        Some(_) => Err(anyhow!(
+            "namespace {MANAGER_NAMESPACE} exists, so KUDO or kudo-manager is probably running in \
+             this cluster and would reconcile the test Instances alongside the tests' own \
+             controller; use a cluster without it (e.g. a fresh kind cluster), or set \
+             {ALLOW_INSTALLED_VAR}=1 if nothing there watches kudo.dev Instances"
+        )),
+    }
 }
 
 async fn load_config(kubeconfig: &Path) -> Result<Config> {
@@ -388,5 +414,33 @@ mod tests {
             gone(cluster_scoped.clone()).await,
             "{cluster_scoped} outlived the Instance that created it"
         );
+    }
+
+    #[tokio::test]
+    async fn refuses_a_cluster_where_a_manager_is_installed() {
+        if std::env::var_os(ALLOW_INSTALLED_VAR).is_some() {
+            eprintln!("SKIPPED: {ALLOW_INSTALLED_VAR} is set, so the check is off");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (kubeconfig, _stop) = remote_sandbox(dir.path());
+        let client = Client::try_from(load_config(&kubeconfig).await.unwrap()).unwrap();
+        let ns: Namespace =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": MANAGER_NAMESPACE}}))
+                .unwrap();
+        Api::<Namespace>::all(client)
+            .create(&PostParams::default(), &ns)
+            .await
+            .unwrap();
+        let err = Env::start_remote(kubeconfig)
+            .await
+            .err()
+            .expect("a cluster with kudo-system must be refused");
+        let message = format!("{err:#}");
+        assert!(
+            message.contains("namespace kudo-system exists"),
+            "{message}"
+        );
+        assert!(message.contains(ALLOW_INSTALLED_VAR), "{message}");
     }
 }
