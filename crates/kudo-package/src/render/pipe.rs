@@ -120,7 +120,14 @@ pub(crate) fn render_pipe(
         .filter(|p| !p.is_empty())
         .ok_or_else(|| err("no `pod` template given".into()))?;
     validate_pipe_specs(&task.spec.pipe).map_err(err)?;
-    let mut objects = super::render_resources(ov, task_name, &[pod_template.to_string()], ctx)?;
+    // Not `render_resources`: KUDO names the pipe pod itself, so packages
+    // (cowsay, for one) leave metadata.name out of the template.
+    let text = super::render_template(ov, task_name, pod_template, &ctx.template_data())?;
+    let mut objects = crate::yaml::parse_documents(&text).map_err(|detail| RenderError::Yaml {
+        task: task_name.to_string(),
+        template: pod_template.to_string(),
+        detail,
+    })?;
     if objects.len() != 1 || objects[0].get("kind").and_then(Value::as_str) != Some("Pod") {
         return Err(err(format!(
             "template {pod_template} must render exactly one Pod"

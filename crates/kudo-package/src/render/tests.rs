@@ -189,7 +189,8 @@ fn task_errors_name_the_task_and_template() {
 
 #[test]
 fn pipe_task_builds_the_pod_and_names_artifacts() {
-    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: gen\nspec:\n  volumes:\n  - name: out\n    emptyDir: {}\n  initContainers:\n  - name: g\n    image: busybox\n    volumeMounts:\n    - name: out\n      mountPath: /out\n";
+    // No metadata.name, as in KUDO's cowsay package: the pipe pod is named by KUDO.
+    let pod = "apiVersion: v1\nkind: Pod\nspec:\n  volumes:\n  - name: out\n    emptyDir: {}\n  initContainers:\n  - name: g\n    image: busybox\n    volumeMounts:\n    - name: out\n      mountPath: /out\n";
     let spec = TaskSpec {
         pod: Some("pod.yaml".into()),
         pipe: vec![PipeSpec {
