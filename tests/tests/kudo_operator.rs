@@ -22,7 +22,7 @@ fn t() -> Duration {
 
 /// Both OperatorVersions (as `kubectl kudo install` installs dependencies
 /// first), then the parent Instance; returns once the parent's deploy is COMPLETE.
-async fn deployed_parent(params: &[(&str, &str)]) -> (Env, Instance) {
+async fn deployed_parent() -> (Env, Instance) {
     // The child's Deployment takes a while to become ready, so a parent that
     // did not wait for the child would visibly run ahead of it.
     let env =
@@ -32,7 +32,7 @@ async fn deployed_parent(params: &[(&str, &str)]) -> (Env, Instance) {
     env.install_operator_version(fixture("child-op"))
         .await
         .unwrap();
-    env.install(fixture("parent-op"), "parent", params)
+    env.install(fixture("parent-op"), "parent", &[])
         .await
         .unwrap();
     let parent = env
@@ -44,17 +44,32 @@ async fn deployed_parent(params: &[(&str, &str)]) -> (Env, Instance) {
     (env, parent)
 }
 
+/// Change parent parameters and wait for the deploy run they trigger.
+async fn rerun_parent_with(env: &Env, previous_run: Option<String>, params: serde_json::Value) {
+    env.patch_spec("parent", json!({ "parameters": params }))
+        .await
+        .unwrap();
+    env.wait_for("parent", "a new deploy run COMPLETE", t(), |i| {
+        completed_new_run(i, "deploy", previous_run.as_deref())
+    })
+    .await
+    .unwrap();
+}
+
 fn parameters(inst: &Instance) -> BTreeMap<String, String> {
     inst.spec.parameters.clone().unwrap_or_default()
 }
 
-fn child_config(env: &Env) -> Api<ConfigMap> {
-    env.api()
+/// The greeting in the ConfigMap the child's deploy applied.
+async fn child_greeting(env: &Env) -> Option<String> {
+    let api: Api<ConfigMap> = env.api();
+    let cm = api.get("parent-child-op-child").await.unwrap();
+    cm.data?.get("greeting").cloned()
 }
 
 #[tokio::test]
 async fn parent_plan_creates_the_child_instance_and_waits_for_its_deploy() {
-    let (env, parent) = deployed_parent(&[]).await;
+    let (env, parent) = deployed_parent().await;
     let child = env.instances().get(CHILD).await.unwrap();
 
     let labels = child.metadata.labels.clone().unwrap_or_default();
@@ -96,19 +111,12 @@ async fn parent_plan_creates_the_child_instance_and_waits_for_its_deploy() {
         after_child.0 >= child_done.0,
         "after-child started at {after_child:?}, before the child's deploy finished at {child_done:?}"
     );
-    let cm = child_config(&env)
-        .get("parent-child-op-child")
-        .await
-        .unwrap();
-    assert_eq!(
-        cm.data.unwrap().get("greeting").map(String::as_str),
-        Some("hello")
-    );
+    assert_eq!(child_greeting(&env).await.as_deref(), Some("hello"));
 }
 
 #[tokio::test]
 async fn parent_parameter_change_updates_the_child_and_runs_its_plan() {
-    let (env, parent) = deployed_parent(&[]).await;
+    let (env, parent) = deployed_parent().await;
     // A child parameter set by hand, which the parent's parameter file does not name.
     env.patch_spec(CHILD, json!({"parameters": {"EXTRA": "set by hand"}}))
         .await
@@ -130,17 +138,7 @@ async fn parent_parameter_change_updates_the_child_and_runs_its_plan() {
     let child_run = plan_uid(&child, "deploy");
     let parent_run = plan_uid(&parent, "deploy");
 
-    env.patch_spec(
-        "parent",
-        json!({"parameters": {"CHILD_GREETING": "bonjour"}}),
-    )
-    .await
-    .unwrap();
-    env.wait_for("parent", "a new deploy run COMPLETE", t(), |i| {
-        completed_new_run(i, "deploy", parent_run.as_deref())
-    })
-    .await
-    .unwrap();
+    rerun_parent_with(&env, parent_run, json!({"CHILD_GREETING": "bonjour"})).await;
     let child = env
         .wait_for(CHILD, "a new child deploy run COMPLETE", t(), |i| {
             completed_new_run(i, "deploy", child_run.as_deref())
@@ -155,14 +153,7 @@ async fn parent_parameter_change_updates_the_child_and_runs_its_plan() {
         Some("set by hand"),
         "parameters are merged into the child, never removed: {params:?}"
     );
-    let cm = child_config(&env)
-        .get("parent-child-op-child")
-        .await
-        .unwrap();
-    assert_eq!(
-        cm.data.unwrap().get("greeting").map(String::as_str),
-        Some("bonjour")
-    );
+    assert_eq!(child_greeting(&env).await.as_deref(), Some("bonjour"));
 }
 
 #[tokio::test]
@@ -170,17 +161,10 @@ async fn parent_parameter_change_updates_the_child_and_runs_its_plan() {
             parent's parameterFile stops rendering is removed from the child; KUDO merge-patches \
             and keeps it (executor/mod.rs, KudoOperator arm -> apply::run)"]
 async fn parameter_the_parent_stops_rendering_stays_on_the_child() {
-    let (env, parent) = deployed_parent(&[]).await;
+    let (env, parent) = deployed_parent().await;
     let parent_run = plan_uid(&parent, "deploy");
     // An empty CHILD_SIZE leaves SIZE out of the rendered parameter file.
-    env.patch_spec("parent", json!({"parameters": {"CHILD_SIZE": ""}}))
-        .await
-        .unwrap();
-    env.wait_for("parent", "a new deploy run COMPLETE", t(), |i| {
-        completed_new_run(i, "deploy", parent_run.as_deref())
-    })
-    .await
-    .unwrap();
+    rerun_parent_with(&env, parent_run, json!({"CHILD_SIZE": ""})).await;
     let child = env.instances().get(CHILD).await.unwrap();
     assert_eq!(
         parameters(&child).get("SIZE").map(String::as_str),
@@ -191,7 +175,7 @@ async fn parameter_the_parent_stops_rendering_stays_on_the_child() {
 
 #[tokio::test]
 async fn deleting_the_parent_removes_the_child() {
-    let (env, _) = deployed_parent(&[]).await;
+    let (env, _) = deployed_parent().await;
     assert!(env.instances().get_opt(CHILD).await.unwrap().is_some());
     env.instances()
         .delete("parent", &DeleteParams::background())
