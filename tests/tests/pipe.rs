@@ -215,3 +215,65 @@ async fn a_failing_exec_fails_the_step_with_its_stderr() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn restarting_the_pipe_step_reuses_this_runs_artifacts_without_a_new_pod() {
+    let env = Env::start().await.unwrap();
+    give_files(
+        &env,
+        "again",
+        vec![
+            (PAGE, "<h1>hello from again</h1>\n"),
+            (CREDS, "USER=admin\n"),
+        ],
+    );
+    env.install(fixture("pipe-op"), "again", &[]).await.unwrap();
+    run_pipe_pod(&env, "again").await;
+    env.wait_for("again", "deploy COMPLETE", t(), |i| {
+        plan_status(i, "deploy") == Some(S::Complete)
+    })
+    .await
+    .unwrap();
+    let configmaps: Api<ConfigMap> = env.api();
+    let copied = configmaps
+        .get(&artifact_name("again", "indexhtml"))
+        .await
+        .unwrap();
+
+    // Same plan execution (same uid): the artifacts already carry it, so the
+    // step completes without a pipe pod. A pod would stay Pending here (no
+    // test marks it Running) and the plan would never complete.
+    env.patch_spec(
+        "again",
+        json!({"planOperations": [{"id": "r1", "action": "restart",
+            "plan": "deploy", "phase": "main", "step": "generate"}]}),
+    )
+    .await
+    .unwrap();
+    let inst = env
+        .wait_for("again", "the restarted step to complete", t(), |i| {
+            let status = i.status.as_ref();
+            status.is_some_and(|s| s.operations.iter().any(|o| o.id == "r1"))
+                && step_status(i, "deploy", "main", "generate") == Some(S::Complete)
+                && plan_status(i, "deploy") == Some(S::Complete)
+        })
+        .await
+        .unwrap();
+    let record = inst.status.unwrap().operations;
+    assert!(
+        record
+            .iter()
+            .any(|o| o.id == "r1" && o.result.contains("restarted")),
+        "{record:?}"
+    );
+    let pods: Api<Pod> = env.api();
+    assert!(pods.get_opt(&pod_name("again")).await.unwrap().is_none());
+    let after = configmaps
+        .get(&artifact_name("again", "indexhtml"))
+        .await
+        .unwrap();
+    assert_eq!(
+        after.metadata.resource_version, copied.metadata.resource_version,
+        "the artifact was not copied again"
+    );
+}
