@@ -45,11 +45,17 @@ async fn run_pipe_pod(env: &Env, instance: &str) {
     if env.sandbox.as_sandbox().is_none() {
         return;
     }
+    wait_pipe_pod_pending(env, instance).await;
+    mark_pipe_pod_ready(env, instance).await;
+}
+
+/// Waits until the pipe pod exists and the step says it waits for it.
+async fn wait_pipe_pod_pending(env: &Env, instance: &str) {
     let pods: Api<Pod> = env.api();
     let name = pod_name(instance);
     tokio::time::timeout(
         t(),
-        await_condition(pods.clone(), &name, |p: Option<&Pod>| p.is_some()),
+        await_condition(pods, &name, |p: Option<&Pod>| p.is_some()),
     )
     .await
     .unwrap_or_else(|_| panic!("the manager did not create pipe pod {name}"))
@@ -60,8 +66,13 @@ async fn run_pipe_pod(env: &Env, instance: &str) {
     })
     .await
     .unwrap();
+}
+
+/// What the kubelet reports once the init container has run.
+async fn mark_pipe_pod_ready(env: &Env, instance: &str) {
+    let pods: Api<Pod> = env.api();
     pods.patch_status(
-        &name,
+        &pod_name(instance),
         &PatchParams::default(),
         &Patch::Merge(json!({"status": {"phase": "Running",
             "conditions": [{"type": "Ready", "status": "True"}]}})),
@@ -276,4 +287,36 @@ async fn restarting_the_pipe_step_reuses_this_runs_artifacts_without_a_new_pod()
         after.metadata.resource_version, copied.metadata.resource_version,
         "the artifact was not copied again"
     );
+}
+
+#[tokio::test]
+async fn a_refused_exec_request_is_retried_until_it_succeeds() {
+    if kudo_e2e::skip_on_real_cluster("needs the sandbox's fault injection (500 on exec)") {
+        return;
+    }
+    let env = Env::start().await.unwrap();
+    give_files(&env, "flaky", vec![(PAGE, "<p>x</p>"), (CREDS, "A=1\n")]);
+    env.install(fixture("pipe-op"), "flaky", &[]).await.unwrap();
+    wait_pipe_pod_pending(&env, "flaky").await;
+    // Exec is `create pods/exec`: every one now fails with 500.
+    env.sandbox
+        .set_faults(kudo_sandbox::Faults::none().fail(kudo_sandbox::Verb::Create, 1.0, 500))
+        .unwrap();
+    mark_pipe_pod_ready(&env, "flaky").await;
+    let inst = env
+        .wait_for("flaky", "step generate ERROR", t(), |i| {
+            step_status(i, "deploy", "main", "generate") == Some(S::Error)
+        })
+        .await
+        .unwrap();
+    let message = step_message(&inst, "generate");
+    assert!(message.contains("exec `stat -c %s"), "{message}");
+    env.sandbox
+        .set_faults(kudo_sandbox::Faults::none())
+        .unwrap();
+    env.wait_for("flaky", "deploy COMPLETE after the retry", t(), |i| {
+        plan_status(i, "deploy") == Some(S::Complete)
+    })
+    .await
+    .unwrap();
 }
