@@ -16,7 +16,8 @@ use serde_json::Value;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
-use tokio_tungstenite::tungstenite::protocol::Role;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 
 use crate::Sandbox;
 use crate::exec_fs::{self, CommandOutput, PodFs};
@@ -243,7 +244,12 @@ async fn stream(req: Request<Incoming>, request: ExecRequest, output: CommandOut
         tracing::debug!(error = %e, "exec: the client went away");
         return;
     }
-    let _ = ws.close(None).await;
+    // kubectl reads a close without a code (1005) as a broken stream.
+    let normal = CloseFrame {
+        code: CloseCode::Normal,
+        reason: "".into(),
+    };
+    let _ = ws.close(Some(normal)).await;
 }
 
 #[cfg(test)]

@@ -136,3 +136,46 @@ async fn exec_on_a_pod_that_is_not_running_is_refused() {
     assert_eq!(code(&err), 400);
     assert!(err.to_string().contains("not running"), "{err}");
 }
+
+#[tokio::test]
+async fn kubectl_exec_reads_the_fake_files() {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("kubectl").is_file()));
+    if !on_path {
+        eprintln!("SKIPPED: kubectl is not on PATH");
+        return;
+    }
+    let (sandbox, client) = start().await;
+    running_pod(&client, "p").await;
+    sandbox.set_pod_files("default", "p", [("/out/a.txt", "from the sandbox\n")]);
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    sandbox.write_kubeconfig(&kubeconfig).unwrap();
+    let run = |args: &'static [&'static str]| {
+        let mut cmd = tokio::process::Command::new("kubectl");
+        cmd.args(args)
+            .env("KUBECONFIG", &kubeconfig)
+            .env("HOME", dir.path());
+        cmd
+    };
+    let out = run(&["exec", "p", "-c", "waiter", "--", "cat", "/out/a.txt"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "from the sandbox\n");
+    let failed = run(&["exec", "p", "--", "cat", "/out/none"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&failed.stderr).contains("can't open '/out/none'"),
+        "{}",
+        String::from_utf8_lossy(&failed.stderr)
+    );
+}
