@@ -1,37 +1,74 @@
 //! The contract between the engine and the manager: what goes into
-//! [`decide`](crate::decide) and what comes out.
+//! [`decide`](crate::decide) and [`decide_in_place`](crate::decide_in_place)
+//! and what comes out.
 //!
 //! The manager's reconcile loop:
-//! 1. `decide` with the Instance, its OperatorVersion, what was observed so
+//! 1. decide with the Instance, its OperatorVersion, what was observed so
 //!    far in this reconcile (initially nothing) and `now`;
 //! 2. execute the returned [`Action`]s, recording each task's
 //!    [`TaskResult`] in [`Observed`];
-//! 3. call `decide` again with the observations, until it returns no task
-//!    to run that has not been run in this reconcile;
-//! 4. write `Decision::status` if it differs from the stored status, and
-//!    requeue after `Decision::requeue_after` (if any).
+//! 3. decide again with the observations, until no task is returned that
+//!    has not been run in this reconcile;
+//! 4. write the status if it changed, and requeue after `requeue_after`
+//!    (if any).
 //!
-//! Pass the *stored* Instance in every pass of one reconcile: each pass
+//! # Two entry points
+//!
+//! [`decide`](crate::decide) reads the stored status from
+//! `input.instance.status` and returns a new one in [`Decision`]. It copies
+//! the whole status tree on every call (milliseconds at 10,000 steps). Pass
+//! the *stored* Instance in every pass of one reconcile: each pass
 //! recomputes the whole decision from it plus `observed`, so the Events and
 //! finalizer actions to perform are those of the last pass (earlier passes
-//! repeat them). Passing the previous pass's status instead also works: an
-//! outcome applied twice changes nothing (a step already waiting for its
-//! retry ignores a repeated transient error).
+//! repeat them).
+//!
+//! [`decide_in_place`](crate::decide_in_place) takes the status as a
+//! separate working copy and updates it where it is; `input.instance.status`
+//! is not read. [`Effects::changed`] says whether the call changed the
+//! working copy (tracked while it is mutated, no deep comparison). The
+//! intended use is one working copy per reconcile, cloned once from the
+//! stored status and fed back into every pass:
+//! - each pass continues from the previous one; an outcome applied twice
+//!   changes nothing (a step already waiting for its retry ignores a
+//!   repeated transient error, a COMPLETE task is not looked up again);
+//! - Events are reported once, in the pass where they happen: emit the
+//!   Events of every pass (warnings about a missing OperatorVersion or a
+//!   failed cleanup repeat in every pass; drop identical repeats);
+//! - finalizer actions, RunTask actions and `requeue_after` are those of
+//!   the last pass;
+//! - the status differs from the stored one if any pass reported `changed`.
+//!
+//! Feeding back lets later passes see what earlier ones consumed, so a
+//! reconcile can get further than the stored-Instance loop of `decide`,
+//! which the next reconcile would otherwise do: a request waiting in spec
+//! behind the plan started in this reconcile is already queued (or, naming
+//! the same plan, restarts it); the Ready condition's `lastTransitionTime`
+//! records a transition within the reconcile; a finished plan restarted
+//! and finished again within one reconcile gets its `finishedAt` and
+//! `PlanFinished` Event (the stored-Instance loop misses them, because the
+//! stored status already shows that execution as finished). Timestamps are
+//! those of the pass in which something happened.
+//!
+//! `decide(input)` is exactly `decide_in_place` on a clone of the stored
+//! status.
 //!
 //! `EngineConfig::default_maintenance_windows` should be checked with
 //! [`crate::windows::validate`] when the manager starts; an invalid window
 //! holds every step (with a blocker naming it).
 
+use std::borrow::Borrow;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kudo_api::{AppliedObject, Instance, InstanceStatus, MaintenanceWindow, OperatorVersion};
 
-/// Everything `decide` looks at.
+/// Everything `decide` looks at (`decide_in_place` takes the status
+/// separately and ignores `instance.status`).
 #[derive(Debug, Clone, Copy)]
 pub struct Input<'a> {
     /// The Instance: metadata (generation, deletionTimestamp, finalizers),
-    /// spec and the stored status.
+    /// spec and (for `decide` only) the stored status.
     pub instance: &'a Instance,
     /// The OperatorVersion `spec.operatorVersion` names; `None` if it does
     /// not exist (the plan cannot run; status says why).
@@ -89,6 +126,73 @@ pub struct TaskKey {
     pub task: String,
 }
 
+/// The names of a task key, borrowed; the order is [`TaskKey`]'s field
+/// order, so comparing them orders keys exactly as `TaskKey` does.
+pub(crate) trait KeyParts {
+    fn parts(&self) -> [&str; 5];
+}
+
+impl KeyParts for TaskKey {
+    fn parts(&self) -> [&str; 5] {
+        [&self.plan, &self.uid, &self.phase, &self.step, &self.task]
+    }
+}
+
+/// A [`TaskKey`] of borrowed names, to look up [`Observed::tasks`] without
+/// allocating one.
+pub(crate) struct TaskKeyRef<'a> {
+    pub plan: &'a str,
+    pub uid: &'a str,
+    pub phase: &'a str,
+    pub step: &'a str,
+    pub task: &'a str,
+}
+
+impl KeyParts for TaskKeyRef<'_> {
+    fn parts(&self) -> [&str; 5] {
+        [self.plan, self.uid, self.phase, self.step, self.task]
+    }
+}
+
+impl TaskKeyRef<'_> {
+    /// The owned key, for an action that leaves the engine.
+    pub fn to_owned_key(&self) -> TaskKey {
+        TaskKey {
+            plan: self.plan.to_string(),
+            uid: self.uid.to_string(),
+            phase: self.phase.to_string(),
+            step: self.step.to_string(),
+            task: self.task.to_string(),
+        }
+    }
+}
+
+impl<'a> Borrow<dyn KeyParts + 'a> for TaskKey {
+    fn borrow(&self) -> &(dyn KeyParts + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn KeyParts + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn KeyParts + '_ {}
+
+impl PartialOrd for dyn KeyParts + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn KeyParts + '_ {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
+
 /// What running a task produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskOutcome {
@@ -125,6 +229,16 @@ pub struct TaskResult {
 pub struct Observed {
     /// Task results by task.
     pub tasks: BTreeMap<TaskKey, TaskResult>,
+}
+
+impl Observed {
+    /// The result recorded for `key`, looked up without allocating.
+    pub(crate) fn get(&self, key: &TaskKeyRef<'_>) -> Option<&TaskResult> {
+        if self.tasks.is_empty() {
+            return None;
+        }
+        self.tasks.get(key as &dyn KeyParts)
+    }
 }
 
 /// Kubernetes Event type.
@@ -172,4 +286,15 @@ pub struct Decision {
     /// When to look again even without a watch event (retry backoff,
     /// window opening, suppression ending); `None` while idle.
     pub requeue_after: Option<Duration>,
+}
+
+/// What `decide_in_place` returns besides the updated status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Effects {
+    /// What to do now (as [`Decision::actions`]).
+    pub actions: Vec<Action>,
+    /// When to look again (as [`Decision::requeue_after`]).
+    pub requeue_after: Option<Duration>,
+    /// Whether the call changed the status it was given.
+    pub changed: bool,
 }

@@ -1,26 +1,39 @@
-//! `decide`: one pure step of the reconcile loop.
+//! `decide_in_place`: one pure step of the reconcile loop, updating the
+//! status where it is; `decide` is the same on a copy.
 
 use std::time::Duration;
 
 use kudo_api::names::{CLEANUP_FINALIZER, CLEANUP_PLAN, DEPLOY_PLAN};
-use kudo_api::{Blocker, BlockerKind, ExecutionStatus as S, Instance, InstanceStatus};
+use kudo_api::{
+    Blocker, BlockerKind, ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion,
+};
 
-use crate::decision::{Action, Decision, EventType, Input};
+use crate::decision::{Action, Decision, Effects, EventType, Input};
 use crate::holds::{start_hold, step_hold, wake};
-use crate::lifecycle::{finish_active, start};
+use crate::lifecycle::{Before, finish_active, start};
 use crate::select::{self, Selection, Trigger};
-use crate::tree::sync_plan;
+use crate::tree::{sync_plan, sync_plan_in_place};
 use crate::walk::{Walk, WalkOutput};
 use crate::{operations, ready, suppression, windows};
 
 /// See [`crate::decide`].
 pub fn decide(input: Input<'_>) -> Decision {
+    let mut status = input.instance.status.clone().unwrap_or_default();
+    let effects = decide_in_place(input, &mut status);
+    Decision {
+        status,
+        actions: effects.actions,
+        requeue_after: effects.requeue_after,
+    }
+}
+
+/// See [`crate::decide_in_place`].
+pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
     let inst = input.instance;
     let now = input.now;
-    let empty = InstanceStatus::default();
-    let stored = inst.status.as_ref().unwrap_or(&empty);
-    let mut st = without_plans(stored);
+    let before = Before::of(st);
     let mut out = WalkOutput::default();
+    let mut changed = false;
     let deleting = inst.metadata.deletion_timestamp.is_some();
     let has_finalizer = inst
         .metadata
@@ -31,7 +44,7 @@ pub fn decide(input: Input<'_>) -> Decision {
 
     let Some(ov) = input.operator_version else {
         let name = select::spec_ov_name(inst);
-        out.blockers.push(other(format!(
+        out.push_blocker(other(format!(
             "OperatorVersion {name:?} not found in namespace {}; install it or fix spec.operatorVersion",
             inst.metadata.namespace.as_deref().unwrap_or("default")
         )));
@@ -43,33 +56,22 @@ pub fn decide(input: Input<'_>) -> Decision {
             ));
             out.actions.push(Action::RemoveFinalizer);
         }
-        st.plan_status = stored.plan_status.clone();
-        st.blockers = out.blockers;
-        return Decision {
-            status: st,
+        changed |= replace(&mut st.blockers, out.take_blockers());
+        return Effects {
             actions: out.actions,
             requeue_after: None,
+            changed,
         };
     };
 
-    st.plan_status = ov
-        .spec
-        .plans
-        .iter()
-        .map(|(name, plan)| {
-            (
-                name.clone(),
-                sync_plan(name, plan, stored.plan_status.get(name)),
-            )
-        })
-        .collect();
-    adopt_kudo_status(inst, &mut st);
+    changed |= sync_plans(ov, st);
+    changed |= adopt_kudo_status(inst, st);
 
     // Clearing a suppression comes first so that a waiting plan can start
     // in this pass; the other operations act on the plan as started.
     let mut applied_ops = operations::Applied::default();
     let clears = |o: &kudo_api::PlanOperation| o.action == kudo_api::PlanAction::ClearSuppression;
-    operations::apply_new(inst, ov, &mut st, now, clears, &mut applied_ops);
+    changed |= operations::apply_new(inst, ov, st, now, clears, &mut applied_ops);
 
     let has_cleanup = ov.spec.plan(CLEANUP_PLAN).is_some();
     if !deleting && has_cleanup && !has_finalizer {
@@ -84,18 +86,20 @@ pub fn decide(input: Input<'_>) -> Decision {
     );
 
     let mut queued = false;
-    match select::select(inst, ov, &st) {
+    match select::select(inst, ov, st) {
         Selection::Nothing => {}
-        Selection::ConsumeOnly => st.applied_parameters = Some(select::spec_params(inst)),
-        Selection::Invalid(message) => out.blockers.push(other(message)),
+        Selection::ConsumeOnly => {
+            changed |= replace(&mut st.applied_parameters, Some(select::spec_params(inst)));
+        }
+        Selection::Invalid(message) => out.push_blocker(other(message)),
         Selection::Start(req) => {
-            let running = running_plan(&st);
+            let running = running_plan(st);
             let may_start = match running.as_deref() {
                 None => true,
                 Some(name) if name == req.plan || req.trigger == Trigger::Cleanup => true,
                 Some(name) => {
                     queued = true;
-                    out.blockers.push(Blocker {
+                    out.push_blocker(Blocker {
                         plan: Some(req.plan.clone()),
                         ..other(format!(
                             "plan {:?} ({}) waits until plan {name:?} is COMPLETE or FATAL_ERROR",
@@ -106,18 +110,21 @@ pub fn decide(input: Input<'_>) -> Decision {
                 }
             };
             if may_start {
-                let hold = start_hold(&req, &st, manual_suppression, &window, now, &mut out);
+                let hold = start_hold(&req, st, manual_suppression, &window, now, &mut out);
                 match hold {
-                    Some(b) => out.blockers.push(b),
-                    None => start(inst, &mut st, &req, input.config, now, &mut out),
+                    Some(b) => out.push_blocker(b),
+                    None => {
+                        start(inst, st, &req, input.config, now, &mut out);
+                        changed = true;
+                    }
                 }
             }
         }
     }
 
-    operations::apply_new(inst, ov, &mut st, now, |o| !clears(o), &mut applied_ops);
+    changed |= operations::apply_new(inst, ov, st, now, |o| !clears(o), &mut applied_ops);
 
-    if let Some(active) = st.active_plan.clone()
+    if let Some(active) = &st.active_plan
         && let (Some(plan), Some(ps)) = (
             ov.spec.plan(&active.name),
             st.plan_status.get_mut(&active.name),
@@ -148,22 +155,24 @@ pub fn decide(input: Input<'_>) -> Decision {
         .run(ps, plan, &mut out);
         if let Some(h) = hold
             && ps.status() == S::Waiting
-            && !out.blockers.contains(&h)
+            && !out.has_blocker(&h)
         {
-            out.blockers.push(h);
+            out.push_blocker(h);
         }
     }
+    changed |= out.changed;
 
-    finish_active(stored, &mut st, &applied_ops, input.config, now, &mut out);
-    if queued && running_plan(&st).is_none() {
+    changed |= finish_active(&before, st, &applied_ops, input.config, now, &mut out);
+    if queued && running_plan(st).is_none() {
         // The plan in the way just ended: look again at once for the queued one.
         wake(&mut out, now);
     }
 
     for (name, ps) in &mut st.plan_status {
-        let before = stored.plan_status.get(name);
-        if before.is_none_or(|b| b.status != ps.status || b.message != ps.message) {
+        let was = before.plan(name);
+        if was.is_none_or(|b| b.status != ps.status || b.message != ps.message) {
             ps.last_updated_timestamp = Some(crate::time(now));
+            changed = true;
         }
     }
 
@@ -172,7 +181,7 @@ pub fn decide(input: Input<'_>) -> Decision {
         && let Some(conds) =
             ready::ready_condition(&st.conditions, &active.name, ps.status(), &ps.message, now)
     {
-        st.conditions = conds;
+        changed |= replace(&mut st.conditions, conds);
     }
 
     if deleting && has_finalizer {
@@ -201,49 +210,61 @@ pub fn decide(input: Input<'_>) -> Decision {
     if let Some(active) = &mut st.active_plan
         && let Some(ps) = st.plan_status.get(&active.name)
     {
-        active.status = ps.status();
+        changed |= replace(&mut active.status, ps.status());
     }
-    st.blockers = out.blockers;
-    st.observed_generation = inst.metadata.generation.or(st.observed_generation);
+    changed |= replace(&mut st.blockers, out.take_blockers());
+    let generation = inst.metadata.generation.or(st.observed_generation);
+    changed |= replace(&mut st.observed_generation, generation);
     let requeue_after = out
         .wake_at
         .map(|at| Duration::try_from(at.duration_since(now)).unwrap_or(Duration::ZERO));
-    Decision {
-        status: st,
+    Effects {
         actions: out.actions,
         requeue_after,
+        changed,
     }
 }
 
-/// A copy of `st` without the plan statuses (they are rebuilt from the
-/// OperatorVersion, cloning each only once).
-fn without_plans(st: &InstanceStatus) -> InstanceStatus {
-    InstanceStatus {
-        plan_status: Default::default(),
-        conditions: st.conditions.clone(),
-        active_plan: st.active_plan.clone(),
-        applied_parameters: st.applied_parameters.clone(),
-        applied_operator_version: st.applied_operator_version.clone(),
-        last_plan_execution_uid: st.last_plan_execution_uid.clone(),
-        last_successful: st.last_successful.clone(),
-        auto_suppression: st.auto_suppression.clone(),
-        blockers: st.blockers.clone(),
-        history: st.history.clone(),
-        operations: st.operations.clone(),
-        observed_generation: st.observed_generation,
+/// Sets `slot` to `value` if they differ; whether it did.
+fn replace<T: PartialEq>(slot: &mut T, value: T) -> bool {
+    if *slot == value {
+        return false;
     }
+    *slot = value;
+    true
+}
+
+/// Gives every OperatorVersion plan a status of its shape and drops the
+/// statuses of plans it no longer has; whether anything changed.
+fn sync_plans(ov: &OperatorVersion, st: &mut InstanceStatus) -> bool {
+    let plans = &ov.spec.plans;
+    let mut changed = false;
+    let count = st.plan_status.len();
+    st.plan_status.retain(|name, _| plans.contains_key(name));
+    changed |= st.plan_status.len() != count;
+    for (name, plan) in plans {
+        match st.plan_status.get_mut(name) {
+            Some(ps) => changed |= sync_plan_in_place(name, plan, ps),
+            None => {
+                st.plan_status
+                    .insert(name.clone(), sync_plan(name, plan, None));
+                changed = true;
+            }
+        }
+    }
+    changed
 }
 
 /// A status written by KUDO (plans ran, nothing recorded as applied) is
 /// taken over as it is: the current spec counts as applied.
-fn adopt_kudo_status(inst: &Instance, st: &mut InstanceStatus) {
-    if st.applied_operator_version.is_none()
+fn adopt_kudo_status(inst: &Instance, st: &mut InstanceStatus) -> bool {
+    let adopt = st.applied_operator_version.is_none()
         && st.active_plan.is_none()
         && st
             .plan_status
             .get(DEPLOY_PLAN)
-            .is_some_and(|p| p.status().is_terminal())
-    {
+            .is_some_and(|p| p.status().is_terminal());
+    if adopt {
         st.applied_operator_version = Some(select::spec_ov_name(inst));
         st.applied_parameters = Some(select::spec_params(inst));
         st.last_plan_execution_uid = inst
@@ -252,6 +273,7 @@ fn adopt_kudo_status(inst: &Instance, st: &mut InstanceStatus) {
             .as_ref()
             .and_then(|p| p.uid.clone());
     }
+    adopt
 }
 
 pub(crate) fn running_plan(st: &InstanceStatus) -> Option<String> {

@@ -9,6 +9,8 @@
 //!  OperatorVersion ────────┼─► decide(input) ─► Decision { status, actions, requeue_after }
 //!  Observed task outcomes ─┤
 //!  now ────────────────────┘
+//!
+//!  Instance (spec), OV, observed, now + &mut status ─► decide_in_place ─► Effects { actions, requeue_after, changed }
 //! ```
 //!
 //! Pure: no tokio, no kube client, no clock (`now` is a parameter).
@@ -71,7 +73,8 @@ pub mod walk;
 pub mod windows;
 
 pub use decision::{
-    Action, Decision, EngineConfig, EventType, Input, Observed, TaskKey, TaskOutcome, TaskResult,
+    Action, Decision, Effects, EngineConfig, EventType, Input, Observed, TaskKey, TaskOutcome,
+    TaskResult,
 };
 pub use error::EngineError;
 
@@ -79,8 +82,22 @@ pub use error::EngineError;
 /// and the crate docs for the rules). Pure and deterministic: the same input
 /// gives the same decision, and an idle Instance gets its stored status back
 /// unchanged.
+///
+/// Copies the stored status (`input.instance.status`) into the Decision:
+/// exactly [`decide_in_place`] on a clone of it.
 pub fn decide(input: Input<'_>) -> Decision {
     engine::decide(input)
+}
+
+/// Decides what to do next for one Instance, updating `status` where it is
+/// instead of copying it: `status` is the working copy (initially a clone
+/// of the stored status) and `input.instance.status` is not read. The
+/// returned [`Effects`] carry the actions, the requeue time and whether
+/// `status` changed. Feed the same working copy into every pass of one
+/// reconcile; see [`decision`] for what to do with the Events and actions
+/// of each pass.
+pub fn decide_in_place(input: Input<'_>, status: &mut kudo_api::InstanceStatus) -> Effects {
+    engine::decide_in_place(input, status)
 }
 
 /// Wraps a timestamp as a Kubernetes `metav1.Time`.

@@ -16,6 +16,43 @@ use crate::select::{self, Consumes, PlanRequest};
 use crate::tree::reset_plan;
 use crate::walk::WalkOutput;
 
+/// What the plan statuses were when a call began: whether a plan reached
+/// its end in this call, and whether its status or message changed.
+pub(crate) struct Before {
+    plans: Vec<PlanBefore>,
+}
+
+/// One plan status as it was when the call began.
+pub(crate) struct PlanBefore {
+    name: String,
+    pub status: Option<S>,
+    pub message: String,
+    pub uid: Option<String>,
+}
+
+impl Before {
+    /// Notes the plan statuses of `st` (a few short strings per plan; the
+    /// phases and steps are not copied).
+    pub fn of(st: &InstanceStatus) -> Self {
+        let plans = st
+            .plan_status
+            .iter()
+            .map(|(name, ps)| PlanBefore {
+                name: name.clone(),
+                status: ps.status,
+                message: ps.message.clone(),
+                uid: ps.uid.clone(),
+            })
+            .collect();
+        Self { plans }
+    }
+
+    /// The plan called `name`, as it was.
+    pub fn plan(&self, name: &str) -> Option<&PlanBefore> {
+        self.plans.iter().find(|p| p.name == name)
+    }
+}
+
 pub(crate) fn start(
     inst: &Instance,
     st: &mut InstanceStatus,
@@ -111,32 +148,36 @@ pub(crate) fn close_history(
     }
 }
 
-/// Bookkeeping when the active plan reached COMPLETE or FATAL_ERROR in this pass.
+/// Bookkeeping when the active plan reached COMPLETE or FATAL_ERROR in this
+/// pass; whether it changed the status.
 pub(crate) fn finish_active(
-    stored: &InstanceStatus,
+    before: &Before,
     st: &mut InstanceStatus,
     applied: &operations::Applied,
     config: &EngineConfig,
     now: Timestamp,
     out: &mut WalkOutput,
-) {
-    let Some(active) = st.active_plan.clone() else {
-        return;
+) -> bool {
+    let Some(active) = &st.active_plan else {
+        return false;
     };
-    let Some(ps) = st.plan_status.get_mut(&active.name) else {
-        return;
+    let Some(ps) = st.plan_status.get(&active.name) else {
+        return false;
     };
     let result = ps.status();
     if !result.is_terminal() {
-        return;
+        return false;
     }
-    let already = stored
-        .plan_status
-        .get(&active.name)
-        .is_some_and(|p| p.uid == ps.uid && p.status().is_terminal());
+    let already = before
+        .plan(&active.name)
+        .is_some_and(|p| p.uid == ps.uid && p.status.unwrap_or_default().is_terminal());
     if already {
-        return;
+        return false;
     }
+    let active = active.clone();
+    let Some(ps) = st.plan_status.get_mut(&active.name) else {
+        return false;
+    };
     ps.finished_at = Some(crate::time(now));
     let (uid, message) = (ps.uid.clone(), ps.message.clone());
     close_history(st, uid.as_deref(), result, &message, now);
@@ -149,7 +190,7 @@ pub(crate) fn finish_active(
         ),
     ));
     if active.name == CLEANUP_PLAN {
-        return;
+        return true;
     }
     if result == S::Complete {
         st.last_successful = Some(AppliedConfig {
@@ -178,4 +219,5 @@ pub(crate) fn finish_active(
             uid,
         });
     }
+    true
 }

@@ -33,7 +33,8 @@ pub struct Applied {
 }
 
 /// Applies the operations of `instance.spec` not yet recorded in `status`
-/// for which `wanted` holds.
+/// for which `wanted` holds; whether any was applied (each one applied is
+/// recorded, so the status changed).
 pub fn apply_new(
     instance: &Instance,
     ov: &OperatorVersion,
@@ -41,7 +42,8 @@ pub fn apply_new(
     now: jiff::Timestamp,
     wanted: impl Fn(&PlanOperation) -> bool,
     applied: &mut Applied,
-) {
+) -> bool {
+    let mut any = false;
     for op in instance.spec.plan_operations.iter().filter(|o| wanted(o)) {
         if status.operations.iter().any(|r| r.id == op.id) {
             continue;
@@ -53,9 +55,11 @@ pub fn apply_new(
             applied_at: crate::time(now),
             result,
         });
+        any = true;
     }
     let excess = status.operations.len().saturating_sub(KEPT_OPERATIONS);
     status.operations.drain(..excess);
+    any || excess > 0
 }
 
 fn who(op: &PlanOperation) -> String {

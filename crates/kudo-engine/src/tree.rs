@@ -25,12 +25,16 @@
 
 use kudo_api::{ExecutionStatus as S, PhaseStatus, Plan, PlanStatus, StepStatus, TaskStatus, Time};
 
-/// Aggregates child statuses (see the module docs).
-pub fn aggregate(children: impl IntoIterator<Item = S> + Clone, paused: bool) -> S {
-    let any = |s: S| children.clone().into_iter().any(|c| c == s);
+/// Aggregates child statuses (see the module docs), in one pass over them.
+pub fn aggregate(children: impl IntoIterator<Item = S>, paused: bool) -> S {
+    let mut seen = 0u8;
+    for child in children {
+        seen |= bit(child);
+    }
+    let any = |s: S| seen & bit(s) != 0;
     if any(S::FatalError) {
         S::FatalError
-    } else if children.clone().into_iter().all(|c| c == S::Complete) {
+    } else if seen & !bit(S::Complete) == 0 {
         S::Complete
     } else if any(S::Error) {
         S::Error
@@ -49,29 +53,51 @@ pub fn aggregate(children: impl IntoIterator<Item = S> + Clone, paused: bool) ->
     }
 }
 
-/// Rebuilds `existing` to match `plan`: phases and steps in OperatorVersion
+/// One bit per status, for [`aggregate`]'s set of seen statuses.
+fn bit(s: S) -> u8 {
+    1 << (s as u8)
+}
+
+/// A plan status built for `plan` from `existing` (see
+/// [`sync_plan_in_place`]).
+pub fn sync_plan(name: &str, plan: &Plan, existing: Option<&PlanStatus>) -> PlanStatus {
+    let mut out = existing.cloned().unwrap_or_default();
+    sync_plan_in_place(name, plan, &mut out);
+    out
+}
+
+/// Brings `ps` in line with `plan`: phases and steps in OperatorVersion
 /// order, statuses kept by name, new entries NEVER_RUN (or PENDING when
 /// the plan is running), entries the OperatorVersion dropped removed.
-pub fn sync_plan(name: &str, plan: &Plan, existing: Option<&PlanStatus>) -> PlanStatus {
-    if let Some(e) = existing.filter(|e| same_shape(e, plan)) {
-        // The common case: one clone, no lookups.
-        let mut out = e.clone();
-        if out.name != name {
-            out.name = name.to_string();
-        }
-        out.status.get_or_insert(S::NeverRun);
-        return out;
+/// Returns whether anything changed. When the shape already matches (the
+/// common case) this only compares names and allocates nothing.
+pub fn sync_plan_in_place(name: &str, plan: &Plan, ps: &mut PlanStatus) -> bool {
+    let mut changed = false;
+    if ps.name != name {
+        ps.name = name.to_string();
+        changed = true;
     }
-    let mut out = existing.cloned().unwrap_or_default();
-    out.name = name.to_string();
-    let fresh = if out.status().is_running() {
+    if ps.status.is_none() {
+        ps.status = Some(S::NeverRun);
+        changed = true;
+    }
+    if same_shape(ps, plan) {
+        return changed;
+    }
+    reshape(ps, plan);
+    true
+}
+
+/// Rebuilds the phases, steps and tasks of `ps` in the order of `plan`,
+/// moving existing entries by name.
+fn reshape(ps: &mut PlanStatus, plan: &Plan) {
+    let fresh = if ps.status().is_running() {
         S::Pending
     } else {
         S::NeverRun
     };
-    out.status.get_or_insert(S::NeverRun);
-    let mut old_phases = std::mem::take(&mut out.phases);
-    out.phases = plan
+    let mut old_phases = std::mem::take(&mut ps.phases);
+    ps.phases = plan
         .phases
         .iter()
         .map(|phase| {
@@ -119,7 +145,6 @@ pub fn sync_plan(name: &str, plan: &Plan, existing: Option<&PlanStatus>) -> Plan
             ps
         })
         .collect();
-    out
 }
 
 /// Whether `ps` lists exactly the phases, steps and tasks of `plan`, in order.

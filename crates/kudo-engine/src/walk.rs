@@ -14,12 +14,15 @@
 //!   a missing canary approval); a held step is WAITING with the reason.
 //!   Started steps (IN_PROGRESS, ERROR) keep running under every hold.
 
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
 use jiff::Timestamp;
 use kudo_api::{
-    Blocker, BlockerKind, ExecutionStatus as S, Plan, PlanStatus, StepStatus, Strategy,
+    Blocker, BlockerKind, ExecutionStatus as S, PhaseStatus, Plan, PlanStatus, StepStatus, Strategy,
 };
 
-use crate::decision::{Action, EngineConfig, EventType, Observed, TaskKey, TaskOutcome};
+use crate::decision::{Action, EngineConfig, EventType, Observed, TaskKeyRef, TaskOutcome};
 use crate::tree::aggregate;
 
 /// What a walk produced besides the status changes.
@@ -27,21 +30,79 @@ use crate::tree::aggregate;
 pub struct WalkOutput {
     /// RunTask and Event actions.
     pub actions: Vec<Action>,
-    /// Why steps cannot start.
-    pub blockers: Vec<Blocker>,
+    /// Why steps cannot start (add with [`WalkOutput::push_blocker`] or
+    /// [`WalkOutput::block`] so that the duplicate check stays right).
+    blockers: Vec<Blocker>,
+    /// Hashes of `blockers`: a blocker whose hash is new is not a
+    /// duplicate, so most checks do not scan the list (a plan waiting for
+    /// canary approvals has a blocker per step).
+    blocker_hashes: HashSet<u64>,
     /// Earliest time something changes by itself (a retry is due).
     pub wake_at: Option<Timestamp>,
+    /// Whether the walk changed the plan status it was given.
+    pub changed: bool,
 }
 
 impl WalkOutput {
-    fn block(&mut self, b: Blocker) {
-        if !self.blockers.contains(&b) {
-            self.blockers.push(b);
+    /// Adds a blocker, even if an equal one is listed.
+    pub fn push_blocker(&mut self, b: Blocker) {
+        self.blocker_hashes.insert(blocker_hash(&b));
+        self.blockers.push(b);
+    }
+
+    /// Adds a blocker unless an equal one is listed.
+    pub fn block(&mut self, b: Blocker) {
+        if !self.has_blocker(&b) {
+            self.push_blocker(b);
         }
+    }
+
+    /// Whether an equal blocker is listed.
+    pub fn has_blocker(&self, b: &Blocker) -> bool {
+        self.blocker_hashes.contains(&blocker_hash(b)) && self.blockers.contains(b)
+    }
+
+    /// The blockers, in the order they were added.
+    pub fn blockers(&self) -> &[Blocker] {
+        &self.blockers
+    }
+
+    /// Takes the blockers out.
+    pub fn take_blockers(&mut self) -> Vec<Blocker> {
+        self.blocker_hashes.clear();
+        std::mem::take(&mut self.blockers)
     }
 
     fn wake(&mut self, t: Timestamp) {
         self.wake_at = Some(self.wake_at.map_or(t, |w| w.min(t)));
+    }
+}
+
+fn blocker_hash(b: &Blocker) -> u64 {
+    let mut h = DefaultHasher::new();
+    b.kind.hash(&mut h);
+    b.message.hash(&mut h);
+    b.until.as_ref().map(|t| t.0).hash(&mut h);
+    b.plan.hash(&mut h);
+    b.phase.hash(&mut h);
+    b.step.hash(&mut h);
+    h.finish()
+}
+
+/// Sets `slot` to `to`, recording whether that changed it.
+pub(crate) fn set_status(slot: &mut Option<S>, to: S, changed: &mut bool) {
+    if *slot != Some(to) {
+        *slot = Some(to);
+        *changed = true;
+    }
+}
+
+/// Sets `slot` to `to` (reusing its buffer), recording whether that changed it.
+pub(crate) fn set_message(slot: &mut String, to: &str, changed: &mut bool) {
+    if slot != to {
+        slot.clear();
+        slot.push_str(to);
+        *changed = true;
     }
 }
 
@@ -78,13 +139,16 @@ pub struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Advances `ps` (a running execution of `plan`) as far as it can go now.
+    /// Advances `ps` (a running execution of `plan`) as far as it can go
+    /// now. Statuses are only written where they change (see
+    /// [`WalkOutput::changed`]); steps that cannot move cost a status check.
     pub fn run(&self, ps: &mut PlanStatus, plan: &Plan, out: &mut WalkOutput) {
         let plan_strategy = match Strategy::parse(plan.strategy.as_deref()) {
             Ok(s) => s,
             Err(e) => {
-                ps.status = Some(S::FatalError);
-                ps.message = format!("plan {:?}: {e}", self.plan_name);
+                set_status(&mut ps.status, S::FatalError, &mut out.changed);
+                let message = format!("plan {:?}: {e}", self.plan_name);
+                set_message(&mut ps.message, &message, &mut out.changed);
                 return;
             }
         };
@@ -95,98 +159,114 @@ impl Walk<'_> {
             let strategy = match Strategy::parse(phase_def.strategy.as_deref()) {
                 Ok(s) => s,
                 Err(e) => {
-                    phase.status = Some(S::FatalError);
-                    phase.message = format!("phase {:?}: {e}", phase.name);
+                    set_status(&mut phase.status, S::FatalError, &mut out.changed);
+                    let message = format!("phase {:?}: {e}", phase.name);
+                    set_message(&mut phase.message, &message, &mut out.changed);
                     earlier_complete = false;
                     continue;
                 }
             };
-            let phase_paused = phase.paused == Some(true);
-            let approvals = phase.canary_approvals.unwrap_or(0);
-            let mut steps_before_complete = true;
-            for (index, step) in phase.steps.iter_mut().enumerate() {
-                let status = step.status();
-                if status.is_terminal() {
-                    steps_before_complete &= status == S::Complete;
-                    continue;
-                }
-                if !matches!(status, S::InProgress | S::Error) {
-                    let eligible = reachable && (!strategy.is_serial() || steps_before_complete);
-                    if !eligible {
-                        steps_before_complete = false;
-                        step.status = Some(S::Pending);
-                        step.message.clear();
-                        continue;
-                    }
-                    let needed = if index == 0 { 1 } else { 2 };
-                    let held = if plan_paused {
-                        Some(blocker(
-                            BlockerKind::Paused,
-                            format!(
-                                "plan {:?} is paused; resume it with kubectl kudo plan resume",
-                                self.plan_name
-                            ),
-                            self.plan_name,
-                            None,
-                        ))
-                    } else if phase_paused {
-                        Some(blocker(
-                            BlockerKind::Paused,
-                            format!(
-                                "phase {:?} of plan {:?} is paused; resume it with kubectl kudo plan resume --phase {}",
-                                phase.name, self.plan_name, phase.name
-                            ),
-                            self.plan_name,
-                            Some(&phase.name),
-                        ))
-                    } else if let Some(h) = self.hold {
-                        Some(h.clone())
-                    } else if strategy.is_canary() && approvals < needed {
-                        Some(blocker(
-                            BlockerKind::CanaryApproval,
-                            format!(
-                                "phase {:?} of plan {:?} waits for canary approval {} of 2 (step {:?}); \
-                                 approve with kubectl kudo plan continue --plan {} --phase {}",
-                                phase.name,
-                                self.plan_name,
-                                approvals + 1,
-                                step.name,
-                                self.plan_name,
-                                phase.name
-                            ),
-                            self.plan_name,
-                            Some(&phase.name),
-                        ))
-                    } else {
-                        None
-                    };
-                    if let Some(b) = held {
-                        steps_before_complete = false;
-                        step.status = Some(S::Waiting);
-                        step.message = b.message.clone();
-                        out.block(b);
-                        continue;
-                    }
-                    step.status = Some(S::InProgress);
-                    step.message.clear();
-                    step.started_at = Some(crate::time(self.now));
-                }
-                self.run_step(&phase.name, step, out);
-                steps_before_complete &= step.status() == S::Complete;
-            }
-            phase.status = Some(aggregate(
-                phase.steps.iter().map(StepStatus::status),
-                phase_paused,
-            ));
-            phase.message = if phase_paused && phase.status() == S::Waiting {
-                "paused".to_string()
-            } else {
-                String::new()
-            };
+            self.run_phase(phase, strategy, reachable, plan_paused, out);
             earlier_complete &= phase.status() == S::Complete;
         }
-        ps.status = Some(aggregate(ps.phases.iter().map(|p| p.status()), plan_paused));
-        ps.message = plan_message(ps, plan_paused);
+        let status = aggregate(ps.phases.iter().map(PhaseStatus::status), plan_paused);
+        set_status(&mut ps.status, status, &mut out.changed);
+        let message = plan_message(ps, plan_paused);
+        set_message(&mut ps.message, &message, &mut out.changed);
+    }
+
+    fn run_phase(
+        &self,
+        phase: &mut PhaseStatus,
+        strategy: Strategy,
+        reachable: bool,
+        plan_paused: bool,
+        out: &mut WalkOutput,
+    ) {
+        let phase_paused = phase.paused == Some(true);
+        let approvals = phase.canary_approvals.unwrap_or(0);
+        // A hold on every step of this phase; built once, and only if one
+        // applies.
+        let phase_hold = if plan_paused {
+            Some(blocker(
+                BlockerKind::Paused,
+                format!(
+                    "plan {:?} is paused; resume it with kubectl kudo plan resume",
+                    self.plan_name
+                ),
+                self.plan_name,
+                None,
+            ))
+        } else if phase_paused {
+            Some(blocker(
+                BlockerKind::Paused,
+                format!(
+                    "phase {:?} of plan {:?} is paused; resume it with kubectl kudo plan resume --phase {}",
+                    phase.name, self.plan_name, phase.name
+                ),
+                self.plan_name,
+                Some(&phase.name),
+            ))
+        } else {
+            self.hold.cloned()
+        };
+        let mut steps_before_complete = true;
+        for (index, step) in phase.steps.iter_mut().enumerate() {
+            let status = step.status();
+            if status.is_terminal() {
+                steps_before_complete &= status == S::Complete;
+                continue;
+            }
+            if !matches!(status, S::InProgress | S::Error) {
+                let eligible = reachable && (!strategy.is_serial() || steps_before_complete);
+                if !eligible {
+                    steps_before_complete = false;
+                    set_status(&mut step.status, S::Pending, &mut out.changed);
+                    set_message(&mut step.message, "", &mut out.changed);
+                    continue;
+                }
+                let needed = if index == 0 { 1 } else { 2 };
+                if let Some(b) = &phase_hold {
+                    steps_before_complete = false;
+                    hold_step(step, b, out);
+                    continue;
+                }
+                if strategy.is_canary() && approvals < needed {
+                    steps_before_complete = false;
+                    let b = blocker(
+                        BlockerKind::CanaryApproval,
+                        format!(
+                            "phase {:?} of plan {:?} waits for canary approval {} of 2 (step {:?}); \
+                             approve with kubectl kudo plan continue --plan {} --phase {}",
+                            phase.name,
+                            self.plan_name,
+                            approvals + 1,
+                            step.name,
+                            self.plan_name,
+                            phase.name
+                        ),
+                        self.plan_name,
+                        Some(&phase.name),
+                    );
+                    hold_step(step, &b, out);
+                    continue;
+                }
+                step.status = Some(S::InProgress);
+                step.message.clear();
+                step.started_at = Some(crate::time(self.now));
+                out.changed = true;
+            }
+            self.run_step(&phase.name, step, out);
+            steps_before_complete &= step.status() == S::Complete;
+        }
+        let status = aggregate(phase.steps.iter().map(StepStatus::status), phase_paused);
+        set_status(&mut phase.status, status, &mut out.changed);
+        let message = if phase_paused && status == S::Waiting {
+            "paused"
+        } else {
+            ""
+        };
+        set_message(&mut phase.message, message, &mut out.changed);
     }
 
     fn run_step(&self, phase: &str, step: &mut StepStatus, out: &mut WalkOutput) {
@@ -214,32 +294,38 @@ impl Walk<'_> {
             if step.tasks[i].status == Some(S::Complete) {
                 continue;
             }
-            let key = TaskKey {
-                plan: self.plan_name.to_string(),
-                uid: self.uid.to_string(),
-                phase: phase.to_string(),
-                step: step.name.clone(),
-                task: step.tasks[i].name.clone(),
+            let key = TaskKeyRef {
+                plan: self.plan_name,
+                uid: self.uid,
+                phase,
+                step: &step.name,
+                task: &step.tasks[i].name,
             };
-            let Some(result) = self.observed.tasks.get(&key) else {
+            let Some(result) = self.observed.get(&key) else {
                 out.actions.push(Action::RunTask {
-                    key,
+                    key: key.to_owned_key(),
                     previously_applied: step.tasks[i].objects.clone(),
                 });
                 return;
             };
+            // Only a task still in progress is run again, under its own key.
+            let rerun = matches!(result.outcome, TaskOutcome::InProgress { .. })
+                .then(|| key.to_owned_key());
             let task = &mut step.tasks[i];
-            task.objects.clone_from(&result.objects);
+            if task.objects != result.objects {
+                task.objects.clone_from(&result.objects);
+                out.changed = true;
+            }
             match &result.outcome {
                 TaskOutcome::Done => {
-                    task.status = Some(S::Complete);
-                    task.message.clear();
+                    set_status(&mut task.status, S::Complete, &mut out.changed);
+                    set_message(&mut task.message, "", &mut out.changed);
                 }
                 TaskOutcome::InProgress { message } => {
-                    task.status = Some(S::InProgress);
-                    task.message.clone_from(message);
-                    step.status = Some(S::InProgress);
-                    step.message.clone_from(message);
+                    set_status(&mut task.status, S::InProgress, &mut out.changed);
+                    set_message(&mut task.message, message, &mut out.changed);
+                    set_status(&mut step.status, S::InProgress, &mut out.changed);
+                    set_message(&mut step.message, message, &mut out.changed);
                     out.block(Blocker {
                         kind: BlockerKind::WaitingForResource,
                         message: message.clone(),
@@ -248,10 +334,12 @@ impl Walk<'_> {
                         phase: Some(phase.to_string()),
                         step: Some(step.name.clone()),
                     });
-                    out.actions.push(Action::RunTask {
-                        key,
-                        previously_applied: step.tasks[i].objects.clone(),
-                    });
+                    if let Some(key) = rerun {
+                        out.actions.push(Action::RunTask {
+                            key,
+                            previously_applied: step.tasks[i].objects.clone(),
+                        });
+                    }
                     return;
                 }
                 TaskOutcome::Transient { message } => {
@@ -263,6 +351,7 @@ impl Walk<'_> {
                     step.message.clone_from(message);
                     step.attempts = Some(attempts);
                     step.next_retry_at = Some(crate::time(at));
+                    out.changed = true;
                     out.wake(at);
                     out.actions.push(step_failed(
                         self.plan_name,
@@ -292,6 +381,7 @@ impl Walk<'_> {
                     step.message.clone_from(message);
                     step.next_retry_at = None;
                     step.finished_at = Some(crate::time(self.now));
+                    out.changed = true;
                     out.actions.push(step_failed(
                         self.plan_name,
                         phase,
@@ -307,6 +397,16 @@ impl Walk<'_> {
         step.message.clear();
         step.next_retry_at = None;
         step.finished_at = Some(crate::time(self.now));
+        out.changed = true;
+    }
+}
+
+/// Holds a step that has not started: WAITING with the blocker's message.
+fn hold_step(step: &mut StepStatus, b: &Blocker, out: &mut WalkOutput) {
+    set_status(&mut step.status, S::Waiting, &mut out.changed);
+    set_message(&mut step.message, &b.message, &mut out.changed);
+    if !out.has_blocker(b) {
+        out.push_blocker(b.clone());
     }
 }
 
