@@ -1,44 +1,45 @@
 //! Turning a request body into an Instance review, or into the error
 //! answer that explains why it is not one.
 //!
-//! The common case decodes in one pass straight into `Instance`s. Only when
-//! that fails is the body decoded again, loosely (`DynamicObject`, then raw
-//! JSON), to find the uid to echo and to say precisely what is wrong.
+//! The common case decodes in one pass into the slim request of
+//! [`super::wire`]. Only when that fails is the body decoded again, loosely
+//! (`DynamicObject`, then full `Instance`s, then raw JSON), to find the uid
+//! to echo and to say precisely what is wrong.
 
-use kube::core::admission::{
-    AdmissionRequest, AdmissionResponse, AdmissionReview, META_API_VERSION_V1, META_KIND,
-};
-use kube::core::{DynamicObject, GroupVersionKind, Status};
+use std::borrow::Cow;
+
+use kube::core::admission::{AdmissionReview, META_API_VERSION_V1, META_KIND};
+use kube::core::{DynamicObject, GroupVersionKind};
 use kudo_api::Instance;
 use kudo_api::names::{GROUP, VERSION};
 
-/// An answer sent instead of a review (boxed: it is large and rare).
-pub(crate) type ErrorAnswer = Box<AdmissionReview<DynamicObject>>;
+use super::answer::Answer;
+use super::wire::{self, WireKind, WireRequest};
 
-/// Decodes the body into a request carrying Instances.
-pub(crate) fn decode(body: &[u8]) -> Result<AdmissionRequest<Instance>, ErrorAnswer> {
-    let review = match serde_json::from_slice::<AdmissionReview<Instance>>(body) {
+/// Decodes the body into the request to review, or the error answer.
+pub(crate) fn decode(body: &[u8]) -> Result<WireRequest<'_>, Answer<'static>> {
+    let review = match wire::parse(body) {
         Ok(review) => review,
         Err(typed_error) => return Err(explain(body, &typed_error)),
     };
-    check_review_type(&review.types.api_version, &review.types.kind, || {
-        review.request.as_ref().map(|r| r.uid.clone())
+    check_review_type(&review.api_version, &review.kind, || {
+        review.request.as_ref().map(|r| r.uid.to_string())
     })?;
-    review.try_into().map_err(|_| {
-        answer(
+    review.request.ok_or_else(|| {
+        Answer::bad_request(
+            Cow::Borrowed(""),
             "the AdmissionReview has no request".to_string(),
-            String::new(),
         )
     })
 }
 
 /// The message for a request of a kind this webhook does not review, if it is one.
-pub(crate) fn foreign_kind(kind: &GroupVersionKind) -> Option<String> {
+pub(crate) fn foreign_kind(kind: &WireKind<'_>) -> Option<String> {
     if kind.group == GROUP && kind.kind == "Instance" {
         return None;
     }
     let gv = if kind.group.is_empty() {
-        kind.version.clone()
+        kind.version.to_string()
     } else {
         format!("{}/{}", kind.group, kind.version)
     };
@@ -49,23 +50,15 @@ pub(crate) fn foreign_kind(kind: &GroupVersionKind) -> Option<String> {
     ))
 }
 
-/// A 400 answer for a request we could not review.
-pub(crate) fn bad_request(message: &str) -> Status {
-    Status::failure(message, "BadRequest").with_code(400)
-}
-
-fn answer(message: String, uid: String) -> ErrorAnswer {
-    let mut response = AdmissionResponse::invalid(&message);
-    response.uid = uid;
-    response.result = bad_request(&message);
-    Box::new(response.into_review())
+fn answer(message: String, uid: String) -> Answer<'static> {
+    Answer::bad_request(Cow::Owned(uid), message)
 }
 
 fn check_review_type(
     api_version: &str,
     kind: &str,
     uid: impl FnOnce() -> Option<String>,
-) -> Result<(), ErrorAnswer> {
+) -> Result<(), Answer<'static>> {
     if api_version == META_API_VERSION_V1 && kind == META_KIND {
         return Ok(());
     }
@@ -80,7 +73,7 @@ fn check_review_type(
 }
 
 /// Why the body is not an Instance review, as precisely as we can tell.
-fn explain(body: &[u8], typed_error: &serde_json::Error) -> ErrorAnswer {
+fn explain(body: &[u8], typed_error: &serde_json::Error) -> Answer<'static> {
     let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
         Ok(review) => review,
         Err(err) => {
@@ -102,7 +95,7 @@ fn explain(body: &[u8], typed_error: &serde_json::Error) -> ErrorAnswer {
             String::new(),
         );
     };
-    if let Some(message) = foreign_kind(&request.kind) {
+    if let Some(message) = foreign_kind(&gvk(&request.kind)) {
         return answer(message, request.uid);
     }
     for (field, object) in [
@@ -119,6 +112,14 @@ fn explain(body: &[u8], typed_error: &serde_json::Error) -> ErrorAnswer {
         format!("the AdmissionReview cannot be read: {typed_error}"),
         request.uid,
     )
+}
+
+fn gvk(kind: &GroupVersionKind) -> WireKind<'_> {
+    WireKind {
+        group: Cow::Borrowed(&kind.group),
+        version: Cow::Borrowed(&kind.version),
+        kind: Cow::Borrowed(&kind.kind),
+    }
 }
 
 /// Best effort: the uid of a review that failed to decode, so the API

@@ -16,6 +16,7 @@
 //!   a webhook on 127.0.0.1 registered by URL (dev and `--local-webhook`).
 //! - Certificates and the configuration object: [`crate::certs`].
 
+mod answer;
 mod decode;
 mod error;
 mod ov_source;
@@ -23,6 +24,7 @@ mod register;
 mod review;
 mod server;
 mod tls;
+mod wire;
 
 pub use error::WebhookError;
 pub use ov_source::{

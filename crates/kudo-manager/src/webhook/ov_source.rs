@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 
 use kube::Api;
 use kudo_api::OperatorVersion;
@@ -17,11 +18,12 @@ pub struct OperatorVersionReadError(pub String);
 /// Reads OperatorVersions for a review.
 pub trait OperatorVersionSource: Send + Sync + 'static {
     /// The OperatorVersion `namespace/name`; `Ok(None)` when it does not exist.
+    /// Shared (`Arc`) so an in-memory source hands it out without copying.
     fn get(
         &self,
         namespace: &str,
         name: &str,
-    ) -> impl Future<Output = Result<Option<OperatorVersion>, OperatorVersionReadError>> + Send;
+    ) -> impl Future<Output = Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError>> + Send;
 }
 
 /// Uncached reads through the API server: a cache could miss an
@@ -31,10 +33,11 @@ impl OperatorVersionSource for kube::Client {
         &self,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<OperatorVersion>, OperatorVersionReadError> {
+    ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
         Api::<OperatorVersion>::namespaced(self.clone(), namespace)
             .get_opt(name)
             .await
+            .map(|ov| ov.map(Arc::new))
             .map_err(|err| OperatorVersionReadError(err.to_string()))
     }
 }
@@ -42,7 +45,7 @@ impl OperatorVersionSource for kube::Client {
 /// A fixed set of OperatorVersions, by `(namespace, name)`.
 #[derive(Clone, Debug, Default)]
 pub struct StaticOperatorVersions {
-    versions: BTreeMap<(String, String), OperatorVersion>,
+    versions: BTreeMap<(String, String), Arc<OperatorVersion>>,
 }
 
 impl StaticOperatorVersions {
@@ -60,7 +63,7 @@ impl StaticOperatorVersions {
             .clone()
             .unwrap_or_else(|| "default".to_string());
         let name = ov.metadata.name.clone().unwrap_or_default();
-        self.versions.insert((namespace, name), ov);
+        self.versions.insert((namespace, name), Arc::new(ov));
     }
 }
 
@@ -79,7 +82,7 @@ impl OperatorVersionSource for StaticOperatorVersions {
         &self,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<OperatorVersion>, OperatorVersionReadError> {
+    ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
         Ok(self
             .versions
             .get(&(namespace.to_string(), name.to_string()))
@@ -93,7 +96,7 @@ pub struct FnSource<F>(pub F);
 
 impl<F> OperatorVersionSource for FnSource<F>
 where
-    F: Fn(&str, &str) -> Result<Option<OperatorVersion>, OperatorVersionReadError>
+    F: Fn(&str, &str) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError>
         + Send
         + Sync
         + 'static,
@@ -102,7 +105,7 @@ where
         &self,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<OperatorVersion>, OperatorVersionReadError> {
+    ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
         (self.0)(namespace, name)
     }
 }

@@ -8,15 +8,18 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::Resource;
-use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kube::core::{DynamicObject, Status};
+use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionReview, Operation};
 use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::admission::Verdict;
 
+use super::answer::Answer;
 use super::decode::{decode, foreign_kind};
 use super::ov_source::OperatorVersionSource;
+use super::wire::WireRequest;
 
 /// Reviews Instance changes with OperatorVersions from `S`.
 #[derive(Clone, Debug)]
@@ -56,33 +59,38 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
     /// Answers a raw request body with the AdmissionReview to send back.
     pub async fn review_bytes(&self, body: &[u8]) -> AdmissionReview<DynamicObject> {
-        let mut request = match decode(body) {
-            Ok(request) => request,
-            Err(answer) => return *answer,
-        };
-        let objects = (request.old_object.take(), request.object.take());
-        let response = match self.review_request(&request, objects).await {
-            Ok(Verdict::Allowed { warnings }) => allowed(&request, warnings),
-            Ok(Verdict::Denied { message }) => denied(&request, message),
-            Err(failure) => failed(&request, failure),
-        };
-        log_outcome(&request, &response);
-        response.into_review()
+        self.answer(body).await.into_review()
     }
 
-    /// Like [`Reviewer::review_bytes`], serialised as JSON.
+    /// Like [`Reviewer::review_bytes`], serialised as JSON (the server's path).
     pub async fn review_to_json(&self, body: &[u8]) -> Vec<u8> {
-        let review = self.review_bytes(body).await;
-        serde_json::to_vec(&review).unwrap_or_else(|err| {
-            // Serialising our own response cannot really fail; answer something valid anyway.
-            let fallback = AdmissionResponse::invalid(format!("cannot encode the answer: {err}"));
-            serde_json::to_vec(&fallback.into_review()).unwrap_or_default()
-        })
+        self.answer(body).await.to_json()
+    }
+
+    async fn answer<'b>(&self, body: &'b [u8]) -> Answer<'b> {
+        let mut request = match decode(body) {
+            Ok(request) => request,
+            Err(answer) => return answer,
+        };
+        let objects = (
+            request.old_object.take().map(Instance::from),
+            request.object.take().map(Instance::from),
+        );
+        let verdict = self.review_request(&request, objects).await;
+        let uid = std::mem::take(&mut request.uid);
+        let answer = match verdict {
+            Ok(Verdict::Allowed { warnings }) => Answer::allowed(uid, warnings),
+            Ok(Verdict::Denied { message }) => Answer::refused(uid, 403, "Forbidden", message),
+            Err(Failure::BadRequest(message)) => Answer::bad_request(uid, message),
+            Err(Failure::Internal(message)) => Answer::refused(uid, 500, "InternalError", message),
+        };
+        log_outcome(&request, &answer);
+        answer
     }
 
     async fn review_request(
         &self,
-        request: &AdmissionRequest<Instance>,
+        request: &WireRequest<'_>,
         objects: (Option<Instance>, Option<Instance>),
     ) -> Result<Verdict, Failure> {
         let now = (self.clock)();
@@ -99,8 +107,8 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             return Ok(Verdict::Allowed { warnings: vec![] });
         }
         let namespace = instance_namespace(&new, request);
-        let new_ref = ov_ref(&new, &namespace);
-        let old_ref = old.as_ref().map(|old| ov_ref(old, &namespace));
+        let new_ref = ov_ref(&new, namespace);
+        let old_ref = old.as_ref().map(|old| ov_ref(old, namespace));
         let new_ov = self.read(new_ref.as_ref()).await?;
         let same_ov = old_ref
             .as_ref()
@@ -110,9 +118,9 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             _ => None,
         };
         let old_ov = if same_ov {
-            new_ov.as_ref()
+            new_ov.as_deref()
         } else {
-            other_old_ov.as_ref()
+            other_old_ov.as_deref()
         };
         // The engine is pure and must not panic; if it ever does, answer an
         // error for this request instead of dropping the connection.
@@ -121,7 +129,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                 old.as_ref(),
                 &new,
                 old_ov,
-                new_ov.as_ref(),
+                new_ov.as_deref(),
                 Some(now),
             )
         }))
@@ -139,7 +147,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     async fn read(
         &self,
         reference: Option<&(String, String)>,
-    ) -> Result<Option<OperatorVersion>, Failure> {
+    ) -> Result<Option<Arc<OperatorVersion>>, Failure> {
         let Some((namespace, name)) = reference else {
             return Ok(None);
         };
@@ -163,7 +171,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 type Pair = (Option<Instance>, Instance);
 
 fn instances(
-    request: &AdmissionRequest<Instance>,
+    request: &WireRequest<'_>,
     (old, new): (Option<Instance>, Option<Instance>),
     now: jiff::Timestamp,
 ) -> Result<Option<Pair>, Failure> {
@@ -204,14 +212,15 @@ fn instances(
     }
 }
 
-fn instance_namespace(instance: &Instance, request: &AdmissionRequest<Instance>) -> String {
-    instance
-        .metadata
-        .namespace
-        .clone()
-        .filter(|ns| !ns.is_empty())
-        .or_else(|| request.namespace.clone().filter(|ns| !ns.is_empty()))
-        .unwrap_or_else(|| "default".to_string())
+fn instance_namespace<'a>(instance: &'a Instance, request: &'a WireRequest<'_>) -> &'a str {
+    [
+        instance.metadata.namespace.as_deref(),
+        request.namespace.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|ns| !ns.is_empty())
+    .unwrap_or("default")
 }
 
 /// `(namespace, name)` of the OperatorVersion an Instance names; the
@@ -227,41 +236,17 @@ fn ov_ref(instance: &Instance, instance_namespace: &str) -> Option<(String, Stri
     Some((namespace, name))
 }
 
-fn allowed<T: Resource>(request: &AdmissionRequest<T>, warnings: Vec<String>) -> AdmissionResponse {
-    let mut response = AdmissionResponse::from(request);
-    if !warnings.is_empty() {
-        response.warnings = Some(warnings);
-    }
-    response
-}
-
-fn denied<T: Resource>(request: &AdmissionRequest<T>, message: String) -> AdmissionResponse {
-    let mut response = AdmissionResponse::from(request).deny(message);
-    response.result = Status::failure(&response.result.message, "Forbidden").with_code(403);
-    response
-}
-
-fn failed<T: Resource>(request: &AdmissionRequest<T>, failure: Failure) -> AdmissionResponse {
-    let (message, reason, code) = match failure {
-        Failure::BadRequest(message) => (message, "BadRequest", 400),
-        Failure::Internal(message) => (message, "InternalError", 500),
-    };
-    let mut response = AdmissionResponse::from(request);
-    response.allowed = false;
-    response.result = Status::failure(&message, reason).with_code(code);
-    response
-}
-
-fn log_outcome<T: Resource>(request: &AdmissionRequest<T>, response: &AdmissionResponse) {
+fn log_outcome(request: &WireRequest<'_>, answer: &Answer<'_>) {
     let namespace = request.namespace.as_deref().unwrap_or("");
-    if response.allowed {
-        tracing::debug!(uid = %request.uid, namespace, name = %request.name, "admitted");
-    } else if response.result.code >= 500 {
-        tracing::warn!(uid = %request.uid, namespace, name = %request.name,
-            reason = %response.result.message, "review failed");
-    } else {
-        tracing::info!(uid = %request.uid, namespace, name = %request.name,
-            reason = %response.result.message, "denied");
+    let (uid, name) = (&answer.uid, &request.name);
+    match &answer.refusal {
+        None => tracing::debug!(%uid, namespace, %name, "admitted"),
+        Some(refusal) if refusal.code >= 500 => {
+            tracing::warn!(%uid, namespace, %name, reason = %refusal.message, "review failed");
+        }
+        Some(refusal) => {
+            tracing::info!(%uid, namespace, %name, reason = %refusal.message, "denied");
+        }
     }
 }
 
@@ -296,7 +281,9 @@ mod tests {
         })
     }
 
-    fn response(review: &AdmissionReview<DynamicObject>) -> &AdmissionResponse {
+    fn response(
+        review: &AdmissionReview<DynamicObject>,
+    ) -> &kube::core::admission::AdmissionResponse {
         review.response.as_ref().unwrap()
     }
 
@@ -329,7 +316,7 @@ mod tests {
                 &self,
                 _: &str,
                 _: &str,
-            ) -> Result<Option<OperatorVersion>, OperatorVersionReadError> {
+            ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
                 tokio::time::sleep(Duration::from_secs(60)).await;
                 Ok(None)
             }
