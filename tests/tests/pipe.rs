@@ -99,6 +99,11 @@ async fn wait_generate_fatal(env: &Env, instance: &str) -> String {
         .await
         .unwrap();
     assert_eq!(plan_status(&inst, "deploy"), Some(S::FatalError));
+    let pods: Api<Pod> = env.api();
+    assert!(
+        pods.get_opt(&pod_name(instance)).await.unwrap().is_none(),
+        "the pipe pod of a failed step is deleted, so a restart starts afresh"
+    );
     step_message(&inst, "generate")
 }
 

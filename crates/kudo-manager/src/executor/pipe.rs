@@ -41,10 +41,27 @@ pub(super) async fn run(
             outcome: TaskOutcome::InProgress { message },
             objects: vec![pod_id],
         },
-        Err(outcome) => TaskResult {
-            outcome,
-            objects: vec![pod_id],
-        },
+        Err(outcome) => {
+            if matches!(outcome, TaskOutcome::Fatal { .. }) {
+                discard_pod(ctx, &pod_id).await;
+            }
+            TaskResult {
+                outcome,
+                objects: vec![pod_id],
+            }
+        }
+    }
+}
+
+/// After a fatal failure the pod goes too, so that restarting the step runs
+/// the init container again instead of failing on the same pod (the
+/// failure's details are in the step message). Best effort.
+async fn discard_pod(ctx: &Context, pod: &AppliedObject) {
+    let ns = pod.namespace.clone().unwrap_or_default();
+    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let label = object_label("Pod", Some(&ns), &pod.name);
+    if let Err(outcome) = delete_pod(&pods, &pod.name, &label).await {
+        tracing::warn!(pod = %label, ?outcome, "could not delete the pipe pod of a failed step");
     }
 }
 
