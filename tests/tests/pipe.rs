@@ -81,6 +81,20 @@ async fn mark_pipe_pod_ready(env: &Env, instance: &str) {
     .unwrap();
 }
 
+/// Installs `instance` of pipe-op, runs its pipe pod and waits until
+/// deploy is COMPLETE.
+async fn deploy(env: &Env, instance: &str) -> Instance {
+    env.install(fixture("pipe-op"), instance, &[])
+        .await
+        .unwrap();
+    run_pipe_pod(env, instance).await;
+    env.wait_for(instance, "deploy COMPLETE", t(), |i| {
+        plan_status(i, "deploy") == Some(S::Complete)
+    })
+    .await
+    .unwrap()
+}
+
 fn step_message(inst: &Instance, step: &str) -> String {
     inst.status
         .as_ref()
@@ -120,14 +134,7 @@ async fn pipe_task_copies_files_into_labelled_artifacts_and_deletes_its_pod() {
             (CREDS, "# generated\nUSER=admin\nPASSWORD=s3cret\n"),
         ],
     );
-    env.install(fixture("pipe-op"), "web", &[]).await.unwrap();
-    run_pipe_pod(&env, "web").await;
-    let inst = env
-        .wait_for("web", "deploy COMPLETE", t(), |i| {
-            plan_status(i, "deploy") == Some(S::Complete)
-        })
-        .await
-        .unwrap();
+    let inst = deploy(&env, "web").await;
 
     let configmaps: Api<ConfigMap> = env.api();
     let cm = configmaps
@@ -243,13 +250,7 @@ async fn restarting_the_pipe_step_reuses_this_runs_artifacts_without_a_new_pod()
             (CREDS, "USER=admin\n"),
         ],
     );
-    env.install(fixture("pipe-op"), "again", &[]).await.unwrap();
-    run_pipe_pod(&env, "again").await;
-    env.wait_for("again", "deploy COMPLETE", t(), |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
+    deploy(&env, "again").await;
     let configmaps: Api<ConfigMap> = env.api();
     let copied = configmaps
         .get(&artifact_name("again", "indexhtml"))
