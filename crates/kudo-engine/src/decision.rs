@@ -298,3 +298,76 @@ pub struct Effects {
     /// Whether the call changed the status it was given.
     pub changed: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(parts: [&str; 5]) -> TaskKey {
+        let [plan, uid, phase, step, task] = parts.map(str::to_string);
+        TaskKey {
+            plan,
+            uid,
+            phase,
+            step,
+            task,
+        }
+    }
+
+    fn done() -> TaskResult {
+        TaskResult {
+            outcome: TaskOutcome::Done,
+            objects: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn borrowed_lookup_finds_exactly_the_key_with_the_same_names() {
+        // Keys that differ in one field each, and names that are prefixes
+        // of each other, so a wrong ordering would lose some of them.
+        let keys = [
+            ["deploy", "u1", "p", "s", "t"],
+            ["deploy", "u1", "p", "s", "t2"],
+            ["deploy", "u1", "p", "s1", "t"],
+            ["deploy", "u1", "p1", "s", "t"],
+            ["deploy", "u2", "p", "s", "t"],
+            ["deploy2", "u1", "p", "s", "t"],
+            ["deplo", "yu1", "p", "s", "t"],
+            ["", "", "", "", ""],
+        ];
+        let mut observed = Observed::default();
+        for (i, k) in keys.iter().enumerate() {
+            let mut result = done();
+            result.objects.push(AppliedObject {
+                name: i.to_string(),
+                ..Default::default()
+            });
+            observed.tasks.insert(key(*k), result);
+        }
+        for (i, [plan, uid, phase, step, task]) in keys.iter().enumerate() {
+            let found = observed.get(&TaskKeyRef {
+                plan,
+                uid,
+                phase,
+                step,
+                task,
+            });
+            assert_eq!(
+                found.map(|r| r.objects[0].name.clone()),
+                Some(i.to_string())
+            );
+        }
+        let missing = TaskKeyRef {
+            plan: "deploy",
+            uid: "u1",
+            phase: "p",
+            step: "s",
+            task: "t3",
+        };
+        assert!(observed.get(&missing).is_none());
+        assert_eq!(
+            missing.to_owned_key(),
+            key(["deploy", "u1", "p", "s", "t3"])
+        );
+    }
+}

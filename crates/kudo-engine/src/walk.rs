@@ -455,3 +455,59 @@ fn plan_message(ps: &PlanStatus, paused: bool) -> String {
         })
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocker(message: &str) -> Blocker {
+        Blocker {
+            kind: BlockerKind::Paused,
+            message: message.to_string(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn block_skips_equal_blockers_and_keeps_the_order() {
+        let mut out = WalkOutput::default();
+        out.block(blocker("a"));
+        out.block(blocker("b"));
+        out.block(blocker("a"));
+        let other_kind = Blocker {
+            kind: BlockerKind::Backoff,
+            ..blocker("a")
+        };
+        out.block(other_kind.clone());
+        assert_eq!(out.blockers(), [blocker("a"), blocker("b"), other_kind]);
+        assert!(out.has_blocker(&blocker("b")));
+        assert!(!out.has_blocker(&blocker("c")));
+    }
+
+    #[test]
+    fn push_blocker_keeps_duplicates_and_take_empties_the_list() {
+        let mut out = WalkOutput::default();
+        out.push_blocker(blocker("a"));
+        out.push_blocker(blocker("a"));
+        assert_eq!(out.blockers().len(), 2);
+        assert_eq!(out.take_blockers().len(), 2);
+        assert!(!out.has_blocker(&blocker("a")));
+        out.block(blocker("a"));
+        assert_eq!(out.blockers(), [blocker("a")]);
+    }
+
+    #[test]
+    fn setters_report_only_real_changes() {
+        let mut changed = false;
+        let mut status = Some(S::Pending);
+        set_status(&mut status, S::Pending, &mut changed);
+        let mut message = String::from("same");
+        set_message(&mut message, "same", &mut changed);
+        assert!(!changed);
+        set_message(&mut message, "other", &mut changed);
+        assert!(changed && message == "other");
+        let mut changed = false;
+        set_status(&mut status, S::Waiting, &mut changed);
+        assert!(changed && status == Some(S::Waiting));
+    }
+}

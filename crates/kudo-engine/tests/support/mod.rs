@@ -13,6 +13,7 @@ use kudo_api::{
 };
 use kudo_engine::{
     Action, Decision, EngineConfig, Input, Observed, TaskKey, TaskOutcome, TaskResult, decide,
+    decide_in_place,
 };
 
 /// A phase: name, strategy, step count, tasks per step.
@@ -157,21 +158,57 @@ impl Sim {
         self.inst.status.as_ref().unwrap()
     }
 
-    pub fn decide_once(&self, observed: &Observed) -> Decision {
-        decide(Input {
+    pub fn input<'a>(&'a self, observed: &'a Observed) -> Input<'a> {
+        Input {
             instance: &self.inst,
             operator_version: Some(&self.ov),
             observed,
             now: self.now,
             config: &self.config,
-        })
+        }
     }
 
+    /// `decide` on the stored Instance, checked against `decide_in_place`
+    /// on a copy of the stored status: same decision, and `changed` says
+    /// exactly whether the status differs from the stored one.
+    pub fn decide_once(&self, observed: &Observed) -> Decision {
+        let d = decide(self.input(observed));
+        let stored = self.inst.status.clone().unwrap_or_default();
+        let mut status = stored.clone();
+        let effects = decide_in_place(self.input(observed), &mut status);
+        assert_eq!(status, d.status, "decide_in_place gave another status");
+        assert_eq!(
+            effects.actions, d.actions,
+            "decide_in_place gave other actions"
+        );
+        assert_eq!(effects.requeue_after, d.requeue_after);
+        assert_eq!(
+            effects.changed,
+            status != stored,
+            "decide_in_place reported changed={} wrongly",
+            effects.changed
+        );
+        d
+    }
+
+    /// One reconcile as the manager does it with `decide` on the stored
+    /// Instance. Alongside, a working copy is fed through
+    /// `decide_in_place` with the same observations, checking in every
+    /// pass that `changed` says exactly whether that pass changed it.
     pub fn reconcile(&mut self, outcome: impl Fn(&TaskKey) -> TaskOutcome) -> Decision {
         let mut observed = Observed::default();
         let mut ran = BTreeSet::new();
+        let mut working = self.inst.status.clone().unwrap_or_default();
         for _ in 0..10_000 {
             let d = self.decide_once(&observed);
+            let before = working.clone();
+            let effects = decide_in_place(self.input(&observed), &mut working);
+            assert_eq!(
+                effects.changed,
+                working != before,
+                "fed-back decide_in_place reported changed={} wrongly",
+                effects.changed
+            );
             let new: Vec<TaskKey> = d
                 .actions
                 .iter()
