@@ -476,7 +476,11 @@ impl State {
         }
         if let Some(unchanged) = self.unchanged_by(&p) {
             // Like kube-apiserver: a write that changes nothing is not stored,
-            // so neither resourceVersion nor watchers see it.
+            // so neither resourceVersion nor watchers see it. A repeated
+            // delete still gets its (idempotent) follow-ups.
+            if p.op == Operation::Delete && !dry_run {
+                self.after_delete_marked(&p.res, &Arc::new(unchanged.clone()), p.propagation);
+            }
             return Ok(unchanged);
         }
         if dry_run {
@@ -523,10 +527,11 @@ impl State {
 }
 
 impl State {
-    /// The stored object when an update would leave it and its field
-    /// ownership exactly as they are.
+    /// The stored object when an update (or the delete of an object already
+    /// being deleted) would leave it and its field ownership exactly as they are.
     fn unchanged_by(&self, p: &Planned) -> Option<Value> {
-        let (Operation::Update, Some(old), Some(new)) = (p.op, &p.old, &p.new) else {
+        let (Operation::Update | Operation::Delete, Some(old), Some(new)) = (p.op, &p.old, &p.new)
+        else {
             return None;
         };
         let stored = self

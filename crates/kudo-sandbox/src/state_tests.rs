@@ -402,3 +402,31 @@ fn dependents_of_non_controller_owners_go_when_their_last_owner_goes() {
     delete(&mut s, "parent-b");
     assert!(s.store.get("", "configmaps", "default", "child").is_none());
 }
+
+#[test]
+fn deleting_an_object_already_being_deleted_again_changes_nothing() {
+    let mut s = state();
+    let cm = res(&s, "", "v1", "configmaps");
+    create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "held", "finalizers": ["x/y"]}}),
+    );
+    let delete = |s: &mut State| {
+        let p = s
+            .plan_delete(&cm, "v1", "default", "held", &DeleteOptions::default())
+            .unwrap();
+        s.commit(p, false).unwrap()
+    };
+    let marked = delete(&mut s);
+    assert!(is_deleting(&marked));
+    let again = delete(&mut s);
+    assert_eq!(again, marked);
+    assert!(
+        s.store
+            .changes_since(object_rv(&marked))
+            .unwrap()
+            .is_empty()
+    );
+}
