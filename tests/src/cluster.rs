@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Environment variable naming the kubeconfig of a real cluster to test against.
 pub const KUBECONFIG_VAR: &str = "KUDO_E2E_KUBECONFIG";
-/// Environment variable overriding the wait timeouts, in seconds.
+/// Environment variable raising the wait timeouts, in seconds.
 pub const TIMEOUT_VAR: &str = "KUDO_E2E_TIMEOUT_SECS";
 /// Set to run on a cluster that has a `kudo-system` namespace anyway.
 pub const ALLOW_INSTALLED_VAR: &str = "KUDO_E2E_ALLOW_INSTALLED_MANAGER";
