@@ -157,9 +157,6 @@ async fn parent_parameter_change_updates_the_child_and_runs_its_plan() {
 }
 
 #[tokio::test]
-#[ignore = "kudo-manager bug: KudoOperator children are server-side applied, so a parameter the \
-            parent's parameterFile stops rendering is removed from the child; KUDO merge-patches \
-            and keeps it (executor/mod.rs, KudoOperator arm -> apply::run)"]
 async fn parameter_the_parent_stops_rendering_stays_on_the_child() {
     let (env, parent) = deployed_parent().await;
     let parent_run = plan_uid(&parent, "deploy");

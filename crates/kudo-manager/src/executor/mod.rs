@@ -2,6 +2,7 @@
 //! [`TaskResult`]. Rendering is kudo-package's; health is [`crate::health`].
 
 mod apply;
+mod child;
 mod delete;
 mod pipe;
 mod pipe_artifact;
@@ -60,18 +61,7 @@ async fn run_task_inner(
             fatal,
             done,
         } => result(dummy_outcome(want_err, fatal, done, &key.task), Vec::new()),
-        RenderedTask::KudoOperator { instance } => match serde_json::to_value(&instance) {
-            Ok(child) => apply::run(ctx, vec![child], previously_applied).await,
-            Err(e) => result(
-                TaskOutcome::Fatal {
-                    message: format!(
-                        "task {}: child Instance could not be serialised: {e}",
-                        key.task
-                    ),
-                },
-                Vec::new(),
-            ),
-        },
+        RenderedTask::KudoOperator { instance } => child::run(ctx, instance).await,
         RenderedTask::Pipe { pod, files } => pipe::run(ctx, inst, ov, key, pod, files).await,
     };
     match &res.outcome {

@@ -1,0 +1,110 @@
+//! KudoOperator tasks: create the child Instance, or merge its spec into
+//! the existing one.
+//!
+//! KUDO merge-patches `{spec: ...}` onto an existing child, so parameters
+//! the parent stops passing (or that someone set on the child by hand) are
+//! kept. A server-side apply would remove fields this manager applied
+//! before and no longer sends, so children are not applied.
+
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kudo_api::Instance;
+use kudo_api::names::FIELD_MANAGER;
+use kudo_engine::{TaskOutcome, TaskResult};
+use serde_json::{Value, json};
+
+use super::apply::object_identity;
+use crate::classify::{object_label, outcome_for};
+use crate::context::Context;
+use crate::health::{self, Health};
+
+/// Create or merge-patch the child Instance, then judge its health.
+pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {
+    let body = match serde_json::to_value(&child) {
+        Ok(v) => v,
+        Err(e) => return fatal(format!("child Instance could not be serialised: {e}")),
+    };
+    let id = object_identity(&body);
+    let label = object_label(&id.kind, id.namespace.as_deref(), &id.name);
+    let api: Api<Instance> = match &id.namespace {
+        Some(ns) => Api::namespaced(ctx.client.clone(), ns),
+        None => Api::default_namespaced(ctx.client.clone()),
+    };
+    let stored = match api.get_opt(&id.name).await {
+        Ok(None) => {
+            let params = PostParams {
+                field_manager: Some(FIELD_MANAGER.to_string()),
+                ..Default::default()
+            };
+            api.create(&params, &child).await
+        }
+        Ok(Some(_)) => {
+            let params = PatchParams {
+                field_manager: Some(FIELD_MANAGER.to_string()),
+                ..Default::default()
+            };
+            api.patch(&id.name, &params, &Patch::Merge(spec_patch(&body)))
+                .await
+        }
+        Err(e) => Err(e),
+    };
+    let stored = match stored.map(|s| serde_json::to_value(&s)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => return fatal(format!("{label}: the stored child is unreadable: {e}")),
+        Err(e) => {
+            return TaskResult {
+                outcome: outcome_for(&label, &e),
+                objects: Vec::new(),
+            };
+        }
+    };
+    let outcome = match health::evaluate(&stored) {
+        Health::Healthy => TaskOutcome::Done,
+        Health::Progressing(message) => TaskOutcome::InProgress { message },
+        Health::Failed(message) => TaskOutcome::Fatal { message },
+    };
+    TaskResult {
+        outcome,
+        objects: vec![id],
+    }
+}
+
+/// The merge patch KUDO sends to an existing child: its whole spec and
+/// nothing else (labels and owner references were set at creation).
+fn spec_patch(child: &Value) -> Value {
+    match child.get("spec") {
+        Some(spec) => json!({ "spec": spec }),
+        // `spec: null` would delete the child's spec; send nothing instead.
+        None => json!({}),
+    }
+}
+
+fn fatal(message: String) -> TaskResult {
+    TaskResult {
+        outcome: TaskOutcome::Fatal { message },
+        objects: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_patch_carries_only_the_spec() {
+        let child = json!({
+            "apiVersion": "kudo.dev/v1beta1",
+            "kind": "Instance",
+            "metadata": {"name": "p-child", "labels": {"kudo.dev/operator": "child"}},
+            "spec": {"operatorVersion": {"name": "child-1.0"}, "parameters": {"SIZE": "2"}},
+        });
+        assert_eq!(
+            spec_patch(&child),
+            json!({"spec": {"operatorVersion": {"name": "child-1.0"}, "parameters": {"SIZE": "2"}}})
+        );
+    }
+
+    #[test]
+    fn spec_patch_never_deletes_the_spec() {
+        assert_eq!(spec_patch(&json!({"kind": "Instance"})), json!({}));
+    }
+}
