@@ -9,7 +9,8 @@
 //!
 //! `cargo bench -p kudo-manager --bench webhook`; knobs:
 //! `WEBHOOK_BENCH_SECS` (default 5), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
-//! `WEBHOOK_BENCH_RATE` (default 1000).
+//! `WEBHOOK_BENCH_RATE` (default 1000), `WEBHOOK_BENCH_ONLY` (`webhook` or
+//! `bare`: load only that server, for a profiler).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::convert::Infallible;
@@ -71,8 +72,20 @@ fn review_body() -> Bytes {
 fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
     let reviewer = Reviewer::new(operator_versions(), Duration::from_secs(1));
     let body = review_body();
-    // Where the time goes: decoding, and the engine's rules alone.
-    c.bench_function("webhook/decode AdmissionReview<DynamicObject>", |b| {
+    // Where the time goes: decoding as kube's types did before (the
+    // review path now decodes slim structs), and the engine's rules alone.
+    c.bench_function(
+        "webhook/decode kube AdmissionReview<Instance> (before)",
+        |b| {
+            b.iter(|| {
+            serde_json::from_slice::<kube::core::admission::AdmissionReview<kudo_api::Instance>>(
+                &body,
+            )
+            .unwrap()
+        });
+        },
+    );
+    c.bench_function("webhook/decode kube AdmissionReview<DynamicObject>", |b| {
         b.iter(|| {
             serde_json::from_slice::<
                 kube::core::admission::AdmissionReview<kube::core::DynamicObject>,
@@ -369,6 +382,17 @@ fn main() {
         );
         assert!(String::from_utf8_lossy(&reply).contains("\"allowed\":false"));
 
+        let only = std::env::var("WEBHOOK_BENCH_ONLY").unwrap_or_default();
+        if !only.is_empty() {
+            let addr = if only == "bare" {
+                bare_addr
+            } else {
+                webhook_addr
+            };
+            let rps = throughput(addr, config.clone(), body.clone(), connections, duration).await;
+            println!("{only} only: {rps:.0} req/s");
+            std::process::exit(0);
+        }
         let bare_rps = throughput(
             bare_addr,
             config.clone(),

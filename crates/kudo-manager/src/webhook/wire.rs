@@ -48,10 +48,12 @@ pub(crate) struct WireRequest<'a> {
     pub operation: Operation,
     #[allow(dead_code)] // required, never read
     user_info: IgnoredAny,
+    /// The rules never read the new object's status (the API server keeps
+    /// it equal to the old one on spec writes): skipped.
     #[serde(default)]
-    pub object: Option<WireInstance>,
+    pub object: Option<WireInstance<IgnoredAny>>,
     #[serde(default)]
-    pub old_object: Option<WireInstance>,
+    pub old_object: Option<WireInstance<InstanceStatus>>,
 }
 
 /// `request.kind`.
@@ -66,13 +68,18 @@ pub(crate) struct WireKind<'a> {
 }
 
 /// An Instance with only the metadata the admission rules read; `metadata`
-/// and `spec` are required as in the derived `Instance`.
+/// and `spec` are required as in the derived `Instance`. `S` is
+/// `InstanceStatus`, or `IgnoredAny` where the status is not read.
 #[derive(Debug, Deserialize)]
-pub(crate) struct WireInstance {
+pub(crate) struct WireInstance<S> {
     metadata: WireMeta,
     spec: InstanceSpec,
-    #[serde(default)]
-    status: Option<InstanceStatus>,
+    #[serde(default = "none")]
+    status: Option<S>,
+}
+
+fn none<S>() -> Option<S> {
+    None
 }
 
 /// The metadata fields `kudo_engine` reads (name and namespace for
@@ -92,8 +99,21 @@ struct WireMeta {
     deletion_timestamp: Option<Time>,
 }
 
-impl From<WireInstance> for Instance {
-    fn from(wire: WireInstance) -> Self {
+impl From<WireInstance<InstanceStatus>> for Instance {
+    fn from(wire: WireInstance<InstanceStatus>) -> Self {
+        let status = wire.status;
+        let mut instance = Instance::from(WireInstance::<IgnoredAny> {
+            metadata: wire.metadata,
+            spec: wire.spec,
+            status: None,
+        });
+        instance.status = status;
+        instance
+    }
+}
+
+impl From<WireInstance<IgnoredAny>> for Instance {
+    fn from(wire: WireInstance<IgnoredAny>) -> Self {
         let WireMeta {
             name,
             namespace,
@@ -111,14 +131,21 @@ impl From<WireInstance> for Instance {
                 ..ObjectMeta::default()
             },
             spec: wire.spec,
-            status: wire.status,
+            status: None,
         }
     }
 }
 
 /// Decodes a body; the error is serde's, with line and column.
+///
+/// The body is checked to be UTF-8 once, up front (vectorised), so the
+/// parser need not check every string again; bodies that are not UTF-8 go
+/// through the byte parser, which says where the bad byte is.
 pub(crate) fn parse(body: &[u8]) -> Result<WireReview<'_>, serde_json::Error> {
-    serde_json::from_slice(body)
+    match std::str::from_utf8(body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(body),
+    }
 }
 
 #[cfg(test)]
@@ -142,7 +169,7 @@ mod tests {
             "spec": {"operatorVersion": {"name": "zk-1"}, "parameters": {"A": "1"}},
             "status": {"appliedOperatorVersion": "zk-1"}
         });
-        let wire: WireInstance = serde_json::from_value(object.clone()).unwrap();
+        let wire: WireInstance<InstanceStatus> = serde_json::from_value(object.clone()).unwrap();
         let slim = Instance::from(wire);
         let full = full_instance(&object);
         assert_eq!(slim.spec, full.spec);
@@ -191,9 +218,28 @@ mod tests {
     }
 
     #[test]
+    fn the_new_objects_status_is_skipped_and_the_old_ones_kept() {
+        let object = serde_json::json!({
+            "metadata": {"name": "zk"}, "spec": {},
+            "status": {"appliedOperatorVersion": "zk-1"}
+        });
+        let new: WireInstance<IgnoredAny> = serde_json::from_value(object.clone()).unwrap();
+        let old: WireInstance<InstanceStatus> = serde_json::from_value(object).unwrap();
+        assert!(Instance::from(new).status.is_none());
+        let status = Instance::from(old).status.unwrap();
+        assert_eq!(status.applied_operator_version.as_deref(), Some("zk-1"));
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_with_its_position() {
+        let err = parse(b"{\"apiVersion\":\"\xff\"}").unwrap_err();
+        assert!(err.to_string().contains("column"), "{err}");
+    }
+
+    #[test]
     fn a_missing_spec_is_an_error_as_for_the_full_instance() {
         let object = serde_json::json!({"metadata": {"name": "zk"}});
-        assert!(serde_json::from_value::<WireInstance>(object.clone()).is_err());
+        assert!(serde_json::from_value::<WireInstance<IgnoredAny>>(object.clone()).is_err());
         assert!(serde_json::from_value::<Instance>(object).is_err());
     }
 }
