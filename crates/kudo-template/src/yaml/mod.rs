@@ -19,6 +19,8 @@ mod tests;
 
 pub use order::key_order;
 
+use std::borrow::Cow;
+
 use crate::value::{Value, format_float_g};
 
 /// yaml.v2's indentation step.
@@ -98,8 +100,20 @@ fn is_collection(v: &Value<'_>) -> bool {
     (v.is_map() || v.is_list()) && v.len() != Some(0)
 }
 
-fn sorted_entries<'a>(v: &Value<'a>) -> Vec<(String, Value<'a>)> {
-    let mut entries = v.map_entries().unwrap_or_default();
+/// Map entries in yaml.v2's key order; keys of input JSON stay borrowed.
+fn sorted_entries<'a>(v: &Value<'a>) -> Vec<(Cow<'a, str>, Value<'a>)> {
+    let mut entries: Vec<(Cow<'a, str>, Value<'a>)> = match v {
+        Value::Json(serde_json::Value::Object(o)) => o
+            .iter()
+            .map(|(k, v)| (Cow::Borrowed(k.as_str()), Value::from_json(v)))
+            .collect(),
+        _ => v
+            .map_entries()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (Cow::Owned(k), v))
+            .collect(),
+    };
     entries.sort_by(|a, b| key_order(&a.0, &b.0));
     entries
 }

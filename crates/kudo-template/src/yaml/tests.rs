@@ -74,7 +74,7 @@ fn timestamps_are_quoted_only_in_layouts_go_time_parse_accepts() {
 
 #[test]
 fn numbers_go_cannot_parse_stay_plain() {
-    assert_plain(&["1e999", ".5e999", "-0xFFFFFFFFFFFFFFFF", "0x+5"]);
+    assert_plain(&["1e999", ".5e999", "-0xFFFFFFFFFFFFFFFF", "0x+5", "-+5"]);
     assert_double_quoted(&["1e99", "0xFFFFFFFFFFFFFFFF", "0B101", "-0b1"]);
 }
 
