@@ -8,7 +8,8 @@
 //! finished, so a slow server cannot hide queueing).
 //!
 //! `cargo bench -p kudo-manager --bench webhook`; knobs:
-//! `WEBHOOK_BENCH_SECS` (default 5), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
+//! `WEBHOOK_BENCH_SECS` (default 5, per server and round),
+//! `WEBHOOK_BENCH_ROUNDS` (default 3), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
 //! `WEBHOOK_BENCH_RATE` (default 1000), `WEBHOOK_BENCH_ONLY` (`webhook` or
 //! `bare`: load only that server, for a profiler).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -393,22 +394,35 @@ fn main() {
             println!("{only} only: {rps:.0} req/s");
             std::process::exit(0);
         }
-        let bare_rps = throughput(
-            bare_addr,
-            config.clone(),
-            body.clone(),
-            connections,
-            duration,
-        )
-        .await;
-        let webhook_rps = throughput(
-            webhook_addr,
-            config.clone(),
-            body.clone(),
-            connections,
-            duration,
-        )
-        .await;
+        // Alternate the two servers in rounds so that background load on
+        // the machine hits both alike; report the totals.
+        let rounds = env_or("WEBHOOK_BENCH_ROUNDS", 3).max(1);
+        let (mut bare_sum, mut webhook_sum) = (0.0, 0.0);
+        for round in 1..=rounds {
+            let bare = throughput(
+                bare_addr,
+                config.clone(),
+                body.clone(),
+                connections,
+                duration,
+            )
+            .await;
+            let webhook = throughput(
+                webhook_addr,
+                config.clone(),
+                body.clone(),
+                connections,
+                duration,
+            )
+            .await;
+            println!(
+                "  round {round}: webhook {webhook:.0}/s, bare {bare:.0}/s, ratio {:.1}%",
+                100.0 * webhook / bare
+            );
+            bare_sum += bare;
+            webhook_sum += webhook;
+        }
+        let (bare_rps, webhook_rps) = (bare_sum / rounds as f64, webhook_sum / rounds as f64);
         let bare_lat =
             latency_at_rate(bare_addr, config.clone(), body.clone(), rate, duration).await;
         let webhook_lat =
