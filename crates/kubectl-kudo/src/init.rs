@@ -2,10 +2,10 @@
 //! certificates are passed in, the caller talks to the cluster.
 //!
 //! Names, ports and the webhook configuration come from
-//! `kudo_manager::certs`, so init, the manager and `deploy/` agree.
+//! `kudo_certs`, so init, the manager and `deploy/` agree.
 
-use kudo_manager::certs::{
-    self, CertificateAuthority, DEFAULT_WEBHOOK_PORT, MANAGER_POD_LABELS, SECRET_NAME,
+use kudo_certs::{
+    self as certs, CertificateAuthority, DEFAULT_WEBHOOK_PORT, MANAGER_POD_LABELS, SECRET_NAME,
     ServingCertificate, WEBHOOK_PORT_NAME, WebhookTarget,
 };
 use serde_json::{Map, Value, json};

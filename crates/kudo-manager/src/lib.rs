@@ -12,7 +12,6 @@
 //!        └──AdmissionReview──► webhook ──► engine::admission::review │
 //! ```
 
-pub mod certs;
 pub mod classify;
 pub mod error;
 pub mod health;

@@ -1,5 +1,5 @@
 //! deploy/webhook.yaml, deploy/service.yaml and deploy/certificate.yaml must
-//! say exactly what the builders in `kudo_manager::certs` produce (which
+//! say exactly what the builders in `kudo_certs` produce (which
 //! `kubectl kudo init` uses), so the two ways to install cannot drift.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::core::v1::Service;
-use kudo_manager::certs::{
+use kudo_certs::{
     DEFAULT_NAMESPACE, WebhookTarget, cert_manager_objects, inject_ca_from_cert_manager,
     webhook_configuration, webhook_service,
 };

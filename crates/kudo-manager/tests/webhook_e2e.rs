@@ -14,7 +14,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use kudo_api::{Instance, OperatorVersion};
-use kudo_manager::certs::LOCAL_WEBHOOK_CONFIGURATION_NAME;
+use kudo_certs::LOCAL_WEBHOOK_CONFIGURATION_NAME;
 use kudo_manager::webhook::serve_local;
 use kudo_sandbox::Sandbox;
 use serde_json::{Value, json};

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use kudo_api::OperatorVersion;
-use kudo_manager::certs::{CertificateAuthority, local_sans};
+use kudo_certs::{CertificateAuthority, local_sans};
 use kudo_manager::webhook::{
     LocalTls, StaticOperatorVersions, WebhookConfig, serve_listener, write_local_tls,
 };

@@ -10,7 +10,7 @@ use kube::api::{
 };
 use kube::{Api, ResourceExt};
 use kudo_api::Instance;
-use kudo_manager::certs::{self, CA_SECRET_NAME, CertificateAuthority, SERVICE_NAME};
+use kudo_certs::{self as certs, CA_SECRET_NAME, CertificateAuthority, SERVICE_NAME};
 use serde_json::Value;
 
 use super::FIELD_MANAGER;

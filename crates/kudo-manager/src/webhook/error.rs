@@ -42,15 +42,9 @@ pub enum WebhookError {
         #[source]
         source: rustls::Error,
     },
-    /// Generating a certificate failed.
-    #[error("generating {what}: {source}")]
-    Generate {
-        /// `CA certificate` or `serving certificate`.
-        what: &'static str,
-        /// The rcgen error.
-        #[source]
-        source: rcgen::Error,
-    },
+    /// Generating or reading a certificate failed.
+    #[error(transparent)]
+    Certs(#[from] kudo_certs::CertError),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}; is another process using the port?")]
     Bind {
@@ -91,7 +85,7 @@ impl WebhookError {
             Self::File { .. }
             | Self::Pem { .. }
             | Self::Tls { .. }
-            | Self::Generate { .. }
+            | Self::Certs(_)
             | Self::Config(_) => false,
         }
     }

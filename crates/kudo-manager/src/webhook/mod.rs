@@ -14,7 +14,7 @@
 //! - [`serve`] / [`serve_listener`]: the server, until a shutdown future completes.
 //! - [`register_local_webhook`], [`unregister_local_webhook`], [`serve_local`]:
 //!   a webhook on 127.0.0.1 registered by URL (dev and `--local-webhook`).
-//! - Certificates and the configuration object: [`crate::certs`].
+//! - Certificates and the configuration object: the `kudo-certs` crate.
 
 mod answer;
 mod decode;

@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 
 use super::WebhookError;
 use super::server::{WebhookConfig, serve_listener};
-use crate::certs::{
+use kudo_certs::{
     CertificateAuthority, LOCAL_WEBHOOK_CONFIGURATION_NAME, WebhookTarget, local_sans,
     webhook_configuration,
 };

@@ -184,7 +184,7 @@ fn load_pair(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::certs::{CertificateAuthority, local_sans};
+    use kudo_certs::{CertificateAuthority, local_sans};
 
     fn write_pair(dir: &Path, ca: &CertificateAuthority) -> (PathBuf, PathBuf, String) {
         let leaf = ca.issue(&local_sans()).unwrap();

@@ -1,16 +1,19 @@
-//! Certificates and the ValidatingWebhookConfiguration for the admission
-//! webhook, shared by `kubectl kudo init` (real clusters), `kudo-manager
-//! run --local-webhook` and `kudo-manager dev` (a URL on 127.0.0.1).
+//! Certificates and the ValidatingWebhookConfiguration for the kudo-rs
+//! admission webhook, shared by `kubectl kudo init` (real clusters),
+//! `kudo-manager run --local-webhook` and `kudo-manager dev` (a URL on
+//! 127.0.0.1). A crate of its own so the CLI does not depend on the manager.
 //!
 //! A small CA signs one serving certificate; the CA certificate goes into
 //! the configuration's `caBundle` so the API server trusts the webhook.
 //! Everything is PEM text in and out, so callers can put it in a Secret,
-//! write it to files or hand it to [`crate::webhook::serve`].
+//! write it to files or hand it to the manager's webhook server.
 
+mod error;
 mod generate;
 mod manifests;
 mod webhook_config;
 
+pub use error::CertError;
 pub use generate::{
     CertificateAuthority, ServingCertificate, VALIDITY_DAYS, local_sans, service_sans,
 };

@@ -1,14 +1,13 @@
 //! A small CA and the serving certificate it signs (rcgen, ECDSA P-256).
 
 use std::net::IpAddr;
-use std::path::PathBuf;
 
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose, SanType, date_time_ymd,
 };
 
-use crate::webhook::WebhookError;
+use crate::CertError;
 
 /// How long generated certificates are valid, from today (KUDO's
 /// self-signed mode used 7 days, after which every Instance write failed).
@@ -69,7 +68,7 @@ pub fn local_sans() -> Vec<String> {
 
 impl CertificateAuthority {
     /// Creates a new CA valid for [`VALIDITY_DAYS`] from today.
-    pub fn generate() -> Result<Self, WebhookError> {
+    pub fn generate() -> Result<Self, CertError> {
         let key = KeyPair::generate().map_err(|source| generate_error("CA key", source))?;
         let cert = ca_params()
             .self_signed(&key)
@@ -83,15 +82,15 @@ impl CertificateAuthority {
     /// Loads a CA created by [`CertificateAuthority::generate`] (for
     /// example from the Secret written by `kubectl kudo init`), to issue a
     /// new serving certificate without changing the `caBundle`.
-    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Self, WebhookError> {
+    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Self, CertError> {
         if !cert_pem.contains("-----BEGIN CERTIFICATE-----") {
-            return Err(WebhookError::Pem {
-                path: PathBuf::from("CA certificate"),
+            return Err(CertError::Pem {
+                what: "CA certificate",
                 problem: "no CERTIFICATE block found".to_string(),
             });
         }
-        KeyPair::from_pem(key_pem).map_err(|source| WebhookError::Pem {
-            path: PathBuf::from("CA private key"),
+        KeyPair::from_pem(key_pem).map_err(|source| CertError::Pem {
+            what: "CA private key",
             problem: format!("not a usable private key: {source}"),
         })?;
         Ok(Self {
@@ -112,9 +111,9 @@ impl CertificateAuthority {
 
     /// Issues a serving certificate for these names (DNS names or IP
     /// addresses), valid for [`VALIDITY_DAYS`] from today.
-    pub fn issue(&self, names: &[String]) -> Result<ServingCertificate, WebhookError> {
-        let ca_key = KeyPair::from_pem(&self.key_pem).map_err(|source| WebhookError::Pem {
-            path: PathBuf::from("CA private key"),
+    pub fn issue(&self, names: &[String]) -> Result<ServingCertificate, CertError> {
+        let ca_key = KeyPair::from_pem(&self.key_pem).map_err(|source| CertError::Pem {
+            what: "CA private key",
             problem: format!("not a usable private key: {source}"),
         })?;
         let issuer = Issuer::new(ca_params(), ca_key);
@@ -129,8 +128,8 @@ impl CertificateAuthority {
     }
 }
 
-fn generate_error(what: &'static str, source: rcgen::Error) -> WebhookError {
-    WebhookError::Generate { what, source }
+fn generate_error(what: &'static str, source: rcgen::Error) -> CertError {
+    CertError::Generate { what, source }
 }
 
 fn ca_params() -> CertificateParams {
@@ -149,9 +148,9 @@ fn ca_params() -> CertificateParams {
     params
 }
 
-fn serving_params(names: &[String]) -> Result<CertificateParams, WebhookError> {
+fn serving_params(names: &[String]) -> Result<CertificateParams, CertError> {
     let Some(first) = names.first() else {
-        return Err(WebhookError::Config(
+        return Err(CertError::Names(
             "a serving certificate needs at least one DNS name or IP address".to_string(),
         ));
     };
@@ -173,7 +172,7 @@ fn serving_params(names: &[String]) -> Result<CertificateParams, WebhookError> {
     Ok(params)
 }
 
-fn san(name: &str) -> Result<SanType, WebhookError> {
+fn san(name: &str) -> Result<SanType, CertError> {
     if let Ok(ip) = name.parse::<IpAddr>() {
         return Ok(SanType::IpAddress(ip));
     }
