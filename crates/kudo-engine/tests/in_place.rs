@@ -26,6 +26,16 @@ fn running(steps: usize) -> Sim {
     sim
 }
 
+/// A parallel deploy plan of two phases of `steps` steps each.
+fn two_parallel_phases(strategy: &str, steps: usize) -> Sim {
+    let phases = [
+        phase("one", Some(strategy), steps),
+        phase("two", Some(strategy), steps),
+    ];
+    let deploy = plan(Some("parallel"), &phases);
+    Sim::new(instance("a"), ov("a", vec![("deploy", deploy)], vec![]))
+}
+
 fn working_copy(sim: &Sim) -> InstanceStatus {
     sim.inst.status.clone().unwrap()
 }
@@ -187,23 +197,7 @@ fn a_pause_applied_in_place_is_one_change_then_none() {
 
 #[test]
 fn a_paused_plan_lists_its_pause_once_however_many_steps_wait() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov(
-            "a",
-            vec![(
-                "deploy",
-                plan(
-                    Some("parallel"),
-                    &[
-                        phase("one", Some("parallel"), 50),
-                        phase("two", Some("parallel"), 50),
-                    ],
-                ),
-            )],
-            vec![],
-        ),
-    );
+    let mut sim = two_parallel_phases("parallel", 50);
     sim.edit(|s| {
         s.plan_operations
             .push(op("p1", PlanAction::Pause, None, None))
@@ -223,23 +217,7 @@ fn a_paused_plan_lists_its_pause_once_however_many_steps_wait() {
 
 #[test]
 fn canary_phases_waiting_for_approval_list_one_blocker_per_step() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov(
-            "a",
-            vec![(
-                "deploy",
-                plan(
-                    Some("parallel"),
-                    &[
-                        phase("one", Some("parallel-canary"), 40),
-                        phase("two", Some("parallel-canary"), 40),
-                    ],
-                ),
-            )],
-            vec![],
-        ),
-    );
+    let mut sim = two_parallel_phases("parallel-canary", 40);
     let d = sim.all_done();
     let canary = d
         .status
