@@ -36,7 +36,11 @@
 //!   failed cleanup repeat in every pass; drop identical repeats);
 //! - finalizer actions, RunTask actions and `requeue_after` are those of
 //!   the last pass;
-//! - the status differs from the stored one if any pass reported `changed`.
+//! - the status can differ from the stored one only if some pass reported
+//!   `changed`; a later pass can undo an earlier change (the first pass of
+//!   a reconcile drops a WaitingForResource blocker that the next pass,
+//!   with the task re-checked, adds back), so when some pass changed it,
+//!   compare with the stored status once before writing.
 //!
 //! Feeding back lets later passes see what earlier ones consumed, so a
 //! reconcile can get further than the stored-Instance loop of `decide`,
