@@ -2,19 +2,32 @@
 //! Apply steps, run by the in-process controller, against 100 sequential
 //! server-side applies by a bare kube client (the floor any plan runner has
 //! to pay). Target: plan < 1.5 × bare.
+//!
+//! Both are timed the same way, end to end: the plan from the Instance
+//! create until a watch sees `deploy` COMPLETE, the bare run from the first
+//! apply until the last response. Before the timed runs, one probe plan
+//! prints what the controller sent per step (API requests by verb and
+//! resource, reconciles, engine decisions), counted by a layer on the
+//! controller's own client.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
+use kube::client::ClientBuilder;
 use kudo_api::ExecutionStatus;
-use kudo_e2e::{Env, NS, plan_status};
+use kudo_e2e::{Env, NS, kudo_engine_config, plan_status};
+use kudo_manager::admin::Readiness;
+use kudo_manager::controller::{self, ControllerConfig};
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 const STEPS: usize = 100;
 
@@ -54,13 +67,155 @@ fn write_package(dir: &Path) {
     }
 }
 
+/// Requests by `VERB resource[/subresource]` (WATCH for watch requests).
+type Counts = Arc<Mutex<BTreeMap<String, usize>>>;
+
+fn request_key<B>(req: &http::Request<B>) -> String {
+    let path = req.uri().path();
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    // /api/v1/[namespaces/NS/]PLURAL[/NAME[/SUB]] or /apis/G/V/[namespaces/NS/]PLURAL[/NAME[/SUB]]
+    let skip = if segments.first() == Some(&"api") {
+        2
+    } else {
+        3
+    };
+    let rest = segments.get(skip..).unwrap_or_default();
+    let rest = match rest {
+        ["namespaces", _, tail @ ..] if !tail.is_empty() => tail,
+        other => other,
+    };
+    let resource = match rest {
+        [plural, _, sub, ..] => format!("{plural}/{sub}"),
+        [plural, ..] => (*plural).to_string(),
+        [] => path.to_string(),
+    };
+    let watch = req.uri().query().is_some_and(|q| q.contains("watch=true"));
+    let verb = if watch {
+        "WATCH"
+    } else {
+        req.method().as_str()
+    };
+    format!("{verb} {resource}")
+}
+
+/// A client for the sandbox that counts every request it sends.
+fn counting_client(env: &Env) -> (kube::Client, Counts) {
+    let counts: Counts = Arc::default();
+    let layer = tower::util::MapRequestLayer::new({
+        let counts = counts.clone();
+        move |req: http::Request<kube::client::Body>| {
+            *counts.lock().unwrap().entry(request_key(&req)).or_default() += 1;
+            req
+        }
+    });
+    let config = env.sandbox.kube_config().unwrap();
+    let client = ClientBuilder::try_from(config)
+        .unwrap()
+        .with_layer(&layer)
+        .build();
+    (client, counts)
+}
+
+fn new_instance(name: &str) -> kudo_api::Instance {
+    let mut inst = kudo_api::Instance::new(
+        name,
+        kudo_api::InstanceSpec {
+            operator_version: kudo_api::ObjectReference {
+                name: Some("hundred-0.1.0".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    inst.metadata.namespace = Some(NS.into());
+    inst
+}
+
+/// Create an Instance and wait (watch) until its deploy plan is COMPLETE.
+async fn run_plan(env: &Env, name: &str) {
+    env.instances()
+        .create(&Default::default(), &new_instance(name))
+        .await
+        .unwrap();
+    env.wait_for(name, "deploy COMPLETE", Duration::from_secs(120), |i| {
+        plan_status(i, "deploy") == Some(ExecutionStatus::Complete)
+    })
+    .await
+    .unwrap();
+}
+
+/// 100 sequential server-side applies of the same ConfigMaps the plan writes.
+async fn bare_applies(client: &kube::Client, prefix: &str) {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), NS);
+    for i in 0..STEPS {
+        let name = format!("{prefix}-cm{i}");
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name}, "data": {"step": i.to_string()}});
+        api.patch(
+            &name,
+            &PatchParams::apply("bench").force(),
+            &Patch::Apply(&cm),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+/// Run one plan and print what the controller did for it, per step.
+async fn probe(env: &Env, counts: &Counts, metrics: &kudo_manager::metrics::Metrics) {
+    // Let the controller's start-up requests (discovery, initial lists) pass.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    counts.lock().unwrap().clear();
+    let reconciles = metrics.reconciles.get();
+    let decisions = metrics.decisions.get();
+    let start = Instant::now();
+    run_plan(env, "probe").await;
+    let wall = start.elapsed();
+    // The reconcile our last status write triggers (if any) comes after COMPLETE.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let counts = counts.lock().unwrap().clone();
+    let total: usize = counts.values().sum();
+    let per_step = |n: usize| n as f64 / STEPS as f64;
+    eprintln!("probe: {STEPS}-step plan in {wall:?}");
+    eprintln!(
+        "probe: {total} API requests ({:.2}/step), {} reconciles, {} engine decisions ({:.2}/step)",
+        per_step(total),
+        metrics.reconciles.get() - reconciles,
+        metrics.decisions.get() - decisions,
+        per_step(usize::try_from(metrics.decisions.get() - decisions).unwrap()),
+    );
+    for (key, n) in &counts {
+        eprintln!("probe:   {key:<40} {n:>5} ({:.2}/step)", per_step(*n));
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let env = rt.block_on(Env::start()).unwrap();
+    let env = rt.block_on(Env::start_without_controller()).unwrap();
     let pkg = tempfile::tempdir().unwrap();
     write_package(pkg.path());
     rt.block_on(env.install_operator_version(pkg.path().to_path_buf()))
         .unwrap();
+    // The client's buffer task needs the runtime.
+    let (client, counts) = {
+        let _guard = rt.enter();
+        counting_client(&env)
+    };
+    let stop = CancellationToken::new();
+    let controller = rt.spawn(controller::run(
+        client,
+        ControllerConfig {
+            engine: kudo_engine_config(),
+            concurrency: 0,
+        },
+        env.metrics.clone(),
+        Readiness::default(),
+        {
+            let stop = stop.clone();
+            async move { stop.cancelled().await }
+        },
+    ));
+    rt.block_on(probe(&env, &counts, &env.metrics));
     let counter = AtomicUsize::new(0);
 
     let mut group = c.benchmark_group("hundred_configmaps");
@@ -70,22 +225,10 @@ fn bench(c: &mut Criterion) {
     group.bench_function("bare_ssa_100_sequential", |b| {
         b.iter_custom(|iters| {
             rt.block_on(async {
-                let api: Api<ConfigMap> = Api::namespaced(env.client.clone(), NS);
                 let start = Instant::now();
                 for _ in 0..iters {
                     let run = counter.fetch_add(1, Ordering::Relaxed);
-                    for i in 0..STEPS {
-                        let name = format!("bare{run}-cm{i}");
-                        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
-                            "metadata": {"name": name}, "data": {"step": i.to_string()}});
-                        api.patch(
-                            &name,
-                            &PatchParams::apply("bench").force(),
-                            &Patch::Apply(&cm),
-                        )
-                        .await
-                        .unwrap();
-                    }
+                    bare_applies(&env.client, &format!("bare{run}")).await;
                 }
                 start.elapsed()
             })
@@ -97,32 +240,15 @@ fn bench(c: &mut Criterion) {
                 let start = Instant::now();
                 for _ in 0..iters {
                     let name = format!("h{}", counter.fetch_add(1, Ordering::Relaxed));
-                    let mut inst = kudo_api::Instance::new(
-                        &name,
-                        kudo_api::InstanceSpec {
-                            operator_version: kudo_api::ObjectReference {
-                                name: Some("hundred-0.1.0".into()),
-                                ..Default::default()
-                            },
-                            ..Default::default()
-                        },
-                    );
-                    inst.metadata.namespace = Some(NS.into());
-                    env.instances()
-                        .create(&Default::default(), &inst)
-                        .await
-                        .unwrap();
-                    env.wait_for(&name, "deploy COMPLETE", Duration::from_secs(120), |i| {
-                        plan_status(i, "deploy") == Some(ExecutionStatus::Complete)
-                    })
-                    .await
-                    .unwrap();
+                    run_plan(&env, &name).await;
                 }
                 start.elapsed()
             })
         });
     });
     group.finish();
+    stop.cancel();
+    let _ = rt.block_on(controller);
 }
 
 criterion_group!(benches, bench);

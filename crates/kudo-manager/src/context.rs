@@ -14,8 +14,10 @@ use kudo_engine::EngineConfig;
 use crate::discovery::ApiCache;
 use crate::metrics::Metrics;
 
-/// An Instance as we wrote it, with the resourceVersion it replaced.
-pub(crate) type OwnWrite = (String, Arc<Instance>);
+/// An Instance as we last wrote it, with the resourceVersions our writes
+/// replaced since the cache last caught up (several when one reconcile
+/// wrote status more than once).
+pub(crate) type OwnWrite = (Vec<String>, Arc<Instance>);
 
 /// Shared state of the controller.
 pub struct Context {
@@ -34,11 +36,54 @@ pub struct Context {
     /// How long to wait for a CRD applied in a task to be Established.
     pub crd_timeout: Duration,
     /// Instances as this manager last wrote them, keyed by object, with the
-    /// resourceVersion they replaced: a cached copy still at that version is
-    /// stale (the watch has not caught up with our own write yet).
+    /// resourceVersions they replaced: a cached copy still at one of those
+    /// versions is stale (the watch has not caught up with our writes yet).
     pub(crate) written: Mutex<HashMap<ObjectRef<Instance>, OwnWrite>>,
     /// Instances with a running plan (`namespace/name`), for the gauge.
     pub(crate) running: Mutex<HashSet<String>>,
+    /// Status and finalizer writes this manager made to Instances.
+    pub(crate) own_instance_writes: OwnWrites,
+    /// Server-side applies this manager made (owned objects, child Instances).
+    pub(crate) own_applies: OwnWrites,
+}
+
+/// Object versions this manager wrote itself, so that the watch event each
+/// write produces does not trigger another reconcile: the write's response
+/// already told the reconcile that made it everything that event carries.
+/// Keyed by `(uid, resourceVersion)`; an entry goes when its event arrives.
+#[derive(Debug, Default)]
+pub struct OwnWrites {
+    versions: Mutex<HashSet<(String, String)>>,
+}
+
+/// Entries kept at most; events that never come (a relist skipped them)
+/// would otherwise pile up. Forgetting only costs an extra reconcile.
+const OWN_WRITES_LIMIT: usize = 10_000;
+
+impl OwnWrites {
+    /// Remember that this manager wrote `uid` at `resource_version`.
+    pub fn record(&self, uid: Option<&str>, resource_version: Option<&str>) {
+        let (Some(uid), Some(rv)) = (uid, resource_version) else {
+            return;
+        };
+        if let Ok(mut versions) = self.versions.lock() {
+            if versions.len() >= OWN_WRITES_LIMIT {
+                versions.clear();
+            }
+            versions.insert((uid.to_string(), rv.to_string()));
+        }
+    }
+
+    /// Whether a watched object is exactly a version this manager wrote
+    /// (each recorded version matches once).
+    pub fn is_own(&self, uid: Option<&str>, resource_version: Option<&str>) -> bool {
+        let (Some(uid), Some(rv)) = (uid, resource_version) else {
+            return false;
+        };
+        self.versions
+            .lock()
+            .is_ok_and(|mut v| v.remove(&(uid.to_string(), rv.to_string())))
+    }
 }
 
 impl Context {
@@ -63,6 +108,8 @@ impl Context {
             crd_timeout: Duration::from_secs(60),
             written: Mutex::default(),
             running: Mutex::default(),
+            own_instance_writes: OwnWrites::default(),
+            own_applies: OwnWrites::default(),
         }
     }
 
@@ -76,5 +123,45 @@ impl Context {
             .as_deref()
             .or(inst.metadata.namespace.as_deref())?;
         self.operator_versions.get(&ObjectRef::new(name).within(ns))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_write_matches_its_event_once() {
+        let own = OwnWrites::default();
+        own.record(Some("u1"), Some("7"));
+        assert!(
+            !own.is_own(Some("u1"), Some("8")),
+            "another version is not ours"
+        );
+        assert!(
+            !own.is_own(Some("u2"), Some("7")),
+            "another object is not ours"
+        );
+        assert!(own.is_own(Some("u1"), Some("7")));
+        assert!(!own.is_own(Some("u1"), Some("7")), "matched already");
+    }
+
+    #[test]
+    fn objects_without_uid_or_version_are_never_own() {
+        let own = OwnWrites::default();
+        own.record(None, Some("7"));
+        own.record(Some("u1"), None);
+        assert!(!own.is_own(None, Some("7")));
+        assert!(!own.is_own(Some("u1"), None));
+    }
+
+    #[test]
+    fn recorded_writes_are_bounded() {
+        let own = OwnWrites::default();
+        for i in 0..=OWN_WRITES_LIMIT {
+            own.record(Some("u"), Some(&i.to_string()));
+        }
+        assert!(own.is_own(Some("u"), Some(&OWN_WRITES_LIMIT.to_string())));
+        assert!(!own.is_own(Some("u"), Some("0")), "cleared when full");
     }
 }

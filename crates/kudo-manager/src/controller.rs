@@ -4,17 +4,21 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
+use std::fmt::Debug;
+
+use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
 use kube::api::Api;
+use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{Controller, WatchStreamExt, watcher};
-use kube::{Client, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use kudo_api::names::{API_VERSION, HERITAGE_LABEL, HERITAGE_VALUE};
 use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::EngineConfig;
+use serde::de::DeserializeOwned;
 
 use crate::admin::Readiness;
 use crate::context::Context;
@@ -63,7 +67,6 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<()> {
     check_crds(&client).await?;
-    let owned = watcher::Config::default().labels(&format!("{HERITAGE_LABEL}={HERITAGE_VALUE}"));
 
     let (ov_store, ov_writer) = reflector::store::<OperatorVersion>();
     let ov_events = reflector::reflector(
@@ -76,18 +79,33 @@ pub async fn run(
     .default_backoff()
     .touched_objects();
 
-    let controller = Controller::new(
-        Api::<Instance>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .with_config(kube::runtime::controller::Config::default().concurrency(config.concurrency));
-    let instances = controller.store();
     let ctx = Arc::new(Context::new(
         client.clone(),
         metrics,
         config.engine,
         ov_store.clone(),
     ));
+    let (instances, instance_writer) = reflector::store::<Instance>();
+    // Our own status writes update the cache but trigger nothing.
+    let instance_events = watcher(
+        Api::<Instance>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(instance_writer)
+    .applied_objects()
+    .try_filter({
+        let ctx = ctx.clone();
+        move |i| {
+            let own = ctx.own_instance_writes.is_own(
+                i.metadata.uid.as_deref(),
+                i.metadata.resource_version.as_deref(),
+            );
+            std::future::ready(!own)
+        }
+    });
+    let controller = Controller::for_stream(instance_events, instances.clone())
+        .with_config(kube::runtime::controller::Config::default().concurrency(config.concurrency));
 
     {
         let (instances, ov_store, ready) = (instances.clone(), ov_store.clone(), ready.clone());
@@ -103,13 +121,13 @@ pub async fn run(
 
     let by_ov = instances.clone();
     controller
-        .owns(Api::<Deployment>::all(client.clone()), owned.clone())
-        .owns(Api::<StatefulSet>::all(client.clone()), owned.clone())
-        .owns(Api::<DaemonSet>::all(client.clone()), owned.clone())
-        .owns(Api::<Job>::all(client.clone()), owned.clone())
-        .owns(Api::<Service>::all(client.clone()), owned.clone())
-        .owns(Api::<Pod>::all(client.clone()), owned.clone())
-        .owns(Api::<ConfigMap>::all(client.clone()), owned)
+        .owns_stream(owned::<Deployment>(&client, &ctx))
+        .owns_stream(owned::<StatefulSet>(&client, &ctx))
+        .owns_stream(owned::<DaemonSet>(&client, &ctx))
+        .owns_stream(owned::<Job>(&client, &ctx))
+        .owns_stream(owned::<Service>(&client, &ctx))
+        .owns_stream(owned::<Pod>(&client, &ctx))
+        .owns_stream(owned::<ConfigMap>(&client, &ctx))
         .watches_stream(ov_events, move |ov: OperatorVersion| {
             let (name, ns) = (ov.name_any(), ov.namespace());
             by_ov
@@ -119,25 +137,17 @@ pub async fn run(
                 .map(|i| ObjectRef::from_obj(i.as_ref()))
                 .collect::<Vec<_>>()
         })
-        // Child Instances carry a non-controller owner reference to their parent.
-        .watches(
-            Api::<Instance>::all(client),
-            watcher::Config::default(),
-            |child: Instance| {
-                let ns = child.namespace();
-                child
-                    .owner_references()
-                    .iter()
-                    .filter(|o| o.kind == "Instance" && o.api_version == API_VERSION)
-                    .map(|o| {
-                        let r = ObjectRef::new(&o.name);
-                        match ns.as_deref() {
-                            Some(ns) => r.within(ns),
-                            None => r,
-                        }
-                    })
-                    .collect::<Vec<_>>()
-            },
+        // Child Instances carry a non-controller owner reference to their
+        // parent; their metadata is enough to map them.
+        .watches_stream(
+            not_own_applies(
+                watcher(
+                    Api::<PartialObjectMeta<Instance>>::all(client),
+                    watcher::Config::default(),
+                ),
+                &ctx,
+            ),
+            |child: PartialObjectMeta<Instance>| parents(&child),
         )
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
@@ -149,6 +159,65 @@ pub async fn run(
         .await;
     ready.set(false);
     Ok(())
+}
+
+/// Metadata events of objects of kind `K` labelled `heritage=kudo`, except
+/// the versions our own applies produced (the apply response already told
+/// the reconcile everything those events carry).
+fn owned<K>(
+    client: &Client,
+    ctx: &Arc<Context>,
+) -> impl Stream<Item = Result<PartialObjectMeta<K>, watcher::Error>> + Send + 'static
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let owned = watcher::Config::default().labels(&format!("{HERITAGE_LABEL}={HERITAGE_VALUE}"));
+    not_own_applies(
+        watcher(Api::<PartialObjectMeta<K>>::all(client.clone()), owned),
+        ctx,
+    )
+}
+
+fn not_own_applies<K>(
+    events: impl Stream<Item = Result<watcher::Event<PartialObjectMeta<K>>, watcher::Error>>
+    + Send
+    + 'static,
+    ctx: &Arc<Context>,
+) -> impl Stream<Item = Result<PartialObjectMeta<K>, watcher::Error>> + Send + 'static
+where
+    K: Resource + Send + 'static,
+    K::DynamicType: Default,
+{
+    let ctx = ctx.clone();
+    events
+        .default_backoff()
+        .touched_objects()
+        .try_filter(move |o| {
+            let own = ctx.own_applies.is_own(
+                o.metadata.uid.as_deref(),
+                o.metadata.resource_version.as_deref(),
+            );
+            std::future::ready(!own)
+        })
+}
+
+/// The parent Instances a child Instance names in its owner references.
+fn parents(child: &PartialObjectMeta<Instance>) -> Vec<ObjectRef<Instance>> {
+    let ns = child.metadata.namespace.as_deref();
+    child
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|o| o.kind == "Instance" && o.api_version == API_VERSION)
+        .map(|o| {
+            let r = ObjectRef::new(&o.name);
+            match ns {
+                Some(ns) => r.within(ns),
+                None => r,
+            }
+        })
+        .collect()
 }
 
 /// Whether an Instance names this OperatorVersion.
@@ -179,6 +248,35 @@ mod tests {
         );
         i.metadata.namespace = Some(ns.into());
         i
+    }
+
+    #[test]
+    fn child_instances_map_to_the_parent_instances_they_name() {
+        let owner = |kind: &str, name: &str| {
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                api_version: API_VERSION.into(),
+                kind: kind.into(),
+                name: name.into(),
+                uid: format!("uid-{name}"),
+                ..Default::default()
+            }
+        };
+        use kube::core::PartialObjectMetaExt;
+        let mut child = kube::api::ObjectMeta {
+            namespace: Some("team".into()),
+            owner_references: Some(vec![
+                owner("Instance", "parent"),
+                owner("Deployment", "not-an-instance"),
+            ]),
+            ..Default::default()
+        }
+        .into_response_partial::<Instance>();
+        assert_eq!(
+            parents(&child),
+            vec![ObjectRef::<Instance>::new("parent").within("team")]
+        );
+        child.metadata.owner_references = None;
+        assert!(parents(&child).is_empty());
     }
 
     #[test]

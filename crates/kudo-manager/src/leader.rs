@@ -1,6 +1,7 @@
 //! Leader election with a `coordination.k8s.io/v1` Lease, written with
 //! create/replace and resourceVersion so two replicas never both lead.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -80,6 +81,9 @@ pub struct Elector {
     api: Api<Lease>,
     config: LeaderConfig,
     leading: watch::Sender<bool>,
+    /// The Lease as our last successful write left it: while we lead, a
+    /// renewal is one PUT from it (a GET only after a conflict).
+    last_written: Mutex<Option<Lease>>,
 }
 
 impl Elector {
@@ -90,6 +94,7 @@ impl Elector {
             api,
             config,
             leading: watch::channel(false).0,
+            last_written: Mutex::default(),
         }
     }
 
@@ -100,8 +105,14 @@ impl Elector {
 
     /// Try once: acquire or renew. Returns whether we lead afterwards.
     pub async fn try_once(&self) -> Result<bool> {
-        let now = jiff::Timestamp::now();
-        let lease_secs = i32::try_from(self.config.lease_duration.as_secs()).unwrap_or(30);
+        let cached = self.last_written.lock().ok().and_then(|mut l| l.take());
+        if let Some(lease) = cached {
+            match self.write(lease, jiff::Timestamp::now()).await? {
+                // Someone else wrote the Lease since: look at it afresh.
+                None => {}
+                Some(leading) => return Ok(leading),
+            }
+        }
         let existing = self.api.get_opt(&self.config.name).await.map_err(|e| {
             Error::kube(
                 format!(
@@ -111,7 +122,8 @@ impl Elector {
                 e,
             )
         })?;
-        let Some(mut lease) = existing else {
+        let now = jiff::Timestamp::now();
+        let Some(lease) = existing else {
             let lease = Lease {
                 metadata: ObjectMeta {
                     name: Some(self.config.name.clone()),
@@ -120,7 +132,7 @@ impl Elector {
                 },
                 spec: Some(LeaseSpec {
                     holder_identity: Some(self.config.identity.clone()),
-                    lease_duration_seconds: Some(lease_secs),
+                    lease_duration_seconds: Some(self.lease_secs()),
                     acquire_time: Some(MicroTime(now)),
                     renew_time: Some(MicroTime(now)),
                     lease_transitions: Some(0),
@@ -128,17 +140,36 @@ impl Elector {
                 }),
             };
             return match self.api.create(&PostParams::default(), &lease).await {
-                Ok(_) => Ok(true),
+                Ok(created) => {
+                    self.remember(created);
+                    Ok(true)
+                }
                 Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
                 Err(e) => Err(Error::kube("creating the leader Lease", e)),
             };
         };
+        Ok(self.write(lease, now).await?.unwrap_or(false))
+    }
+
+    fn lease_secs(&self) -> i32 {
+        i32::try_from(self.config.lease_duration.as_secs()).unwrap_or(30)
+    }
+
+    fn remember(&self, lease: Lease) {
+        if let Ok(mut last) = self.last_written.lock() {
+            *last = Some(lease);
+        }
+    }
+
+    /// Renew or take over `lease` as read (or last written). `None`: the
+    /// write conflicted with another writer.
+    async fn write(&self, mut lease: Lease, now: jiff::Timestamp) -> Result<Option<bool>> {
         let spec = lease.spec.clone().unwrap_or_default();
         let mut new_spec = spec.clone();
         match lease_step(&spec, &self.config.identity, now) {
             LeaseStep::Follow { holder } => {
                 tracing::debug!(%holder, "another replica leads");
-                return Ok(false);
+                return Ok(Some(false));
             }
             LeaseStep::Renew => {}
             LeaseStep::Acquire => {
@@ -148,7 +179,7 @@ impl Elector {
             }
         }
         new_spec.renew_time = Some(MicroTime(now));
-        new_spec.lease_duration_seconds = Some(lease_secs);
+        new_spec.lease_duration_seconds = Some(self.lease_secs());
         lease.spec = Some(new_spec);
         // replace carries metadata.resourceVersion: a concurrent writer gets 409.
         match self
@@ -156,8 +187,11 @@ impl Elector {
             .replace(&self.config.name, &PostParams::default(), &lease)
             .await
         {
-            Ok(_) => Ok(true),
-            Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+            Ok(written) => {
+                self.remember(written);
+                Ok(Some(true))
+            }
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(None),
             Err(e) => Err(Error::kube("renewing the leader Lease", e)),
         }
     }
@@ -194,6 +228,9 @@ impl Elector {
 
     /// Give the lease up so another replica takes over at once.
     async fn release(&self) {
+        if let Ok(mut last) = self.last_written.lock() {
+            *last = None;
+        }
         let Ok(Some(mut lease)) = self.api.get_opt(&self.config.name).await else {
             return;
         };

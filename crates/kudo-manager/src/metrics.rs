@@ -49,6 +49,8 @@ pub struct Metrics {
     pub plans_finished: Family<PlanResultLabels, Counter>,
     /// Plans currently running (not terminal).
     pub active_plans: Gauge,
+    /// Engine `decide` calls (several per reconcile while a plan advances).
+    pub decisions: Counter,
 }
 
 impl Default for Metrics {
@@ -67,6 +69,7 @@ impl Metrics {
         let plans_started = Family::<PlanLabels, Counter>::default();
         let plans_finished = Family::<PlanResultLabels, Counter>::default();
         let active_plans = Gauge::default();
+        let decisions = Counter::default();
         registry.register("reconciles", "Instance reconciles run", reconciles.clone());
         registry.register(
             "reconcile_duration_seconds",
@@ -89,6 +92,7 @@ impl Metrics {
             "Plan executions currently running",
             active_plans.clone(),
         );
+        registry.register("decisions", "Engine decide calls", decisions.clone());
         Self {
             registry: Arc::new(registry),
             reconciles,
@@ -97,6 +101,7 @@ impl Metrics {
             plans_started,
             plans_finished,
             active_plans,
+            decisions,
         }
     }
 
@@ -156,6 +161,7 @@ mod tests {
         m.plan_started("deploy");
         m.plan_finished("deploy", "COMPLETE");
         m.active_plans.set(2);
+        m.decisions.inc();
         let text = m.render();
         assert!(text.contains("kudo_manager_reconciles_total 1"), "{text}");
         assert!(
@@ -169,6 +175,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("kudo_manager_active_plans 2"), "{text}");
+        assert!(text.contains("kudo_manager_decisions_total 1"), "{text}");
         assert!(
             text.contains("kudo_manager_reconcile_duration_seconds_count 1"),
             "{text}"

@@ -2,6 +2,7 @@
 //! nothing new is to run → finalizer, status, Events → requeue only when
 //! the decision asks.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,12 @@ const MAX_ROUNDS: usize = 500;
 /// While a task waits for an object the watches may not cover (cluster-scoped,
 /// not owned), look again after this long.
 const IN_PROGRESS_RECHECK: Duration = Duration::from_secs(10);
+/// A reconcile that keeps running quick steps writes status when this much
+/// time has passed since it started or last wrote, before the next task:
+/// progress shows in `kubectl kudo plan status`, and a crash loses at most
+/// this much recorded progress (those steps run again: their applies are
+/// idempotent).
+const STATUS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Reconcile one Instance (the kube-runtime entry point).
 pub async fn reconcile(cached: Arc<Instance>, ctx: Arc<Context>) -> Result<Requeue> {
@@ -46,12 +53,9 @@ fn current_copy(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
     let Ok(mut written) = ctx.written.lock() else {
         return cached;
     };
+    let cached_rv = cached.resource_version().unwrap_or_default();
     match written.get(&key) {
-        Some((stale_rv, fresh))
-            if cached.resource_version().as_deref() == Some(stale_rv.as_str()) =>
-        {
-            fresh.clone()
-        }
+        Some((stale, fresh)) if stale.contains(&cached_rv) => fresh.clone(),
         Some(_) => {
             written.remove(&key);
             cached
@@ -61,52 +65,62 @@ fn current_copy(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
 }
 
 async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue> {
-    let inst = current_copy(ctx, cached);
+    let mut inst = current_copy(ctx, cached);
     let ov = ctx.operator_version_of(&inst);
     let mut observed = Observed::default();
-    let mut deciding = Duration::ZERO;
-    let timer = Instant::now();
-    let mut decision = decide(ctx, &inst, ov.as_deref(), &observed);
-    deciding += timer.elapsed();
+    let mut timing = Timing::default();
+    let mut decision = timing.decide(ctx, &inst, ov.as_deref(), &observed);
+    // Tasks run in this reconcile, also across a mid-plan status write
+    // (which starts `observed` afresh): each runs at most once per reconcile,
+    // so a task that waits for an object ends the reconcile.
+    let mut ran: HashSet<TaskKey> = HashSet::new();
     let mut waiting_on_objects = false;
-    let mut rounds = 0;
+    let mut last_write = Instant::now();
     if let Some(ov) = ov.as_deref() {
         for _ in 0..MAX_ROUNDS {
-            rounds += 1;
-            let todo: Vec<(TaskKey, Vec<kudo_api::AppliedObject>)> = decision
-                .actions
-                .iter()
-                .filter_map(|a| match a {
-                    Action::RunTask {
-                        key,
-                        previously_applied,
-                    } if !observed.tasks.contains_key(key) => {
-                        Some((key.clone(), previously_applied.clone()))
-                    }
-                    _ => None,
-                })
-                .collect();
+            let todo = tasks_to_run(&decision, &ran);
             if todo.is_empty() {
                 break;
             }
+            if last_write.elapsed() >= STATUS_WRITE_INTERVAL {
+                // A long run of quick steps: record progress before going on.
+                let started = Instant::now();
+                let written = act(ctx, &inst, &decision).await?;
+                timing.writing += started.elapsed();
+                let Some(written) = written else {
+                    return Ok(Requeue::await_change());
+                };
+                inst = Arc::new(written);
+                observed = Observed::default();
+                last_write = Instant::now();
+                decision = timing.decide(ctx, &inst, Some(ov), &observed);
+                continue;
+            }
+            timing.rounds += 1;
+            let started = Instant::now();
             for (key, previously_applied) in todo {
                 let result = run_task(ctx, &inst, ov, &key, &previously_applied).await;
                 waiting_on_objects |= matches!(result.outcome, TaskOutcome::InProgress { .. });
+                ran.insert(key.clone());
                 observed.tasks.insert(key, result);
             }
-            let timer = Instant::now();
-            decision = decide(ctx, &inst, Some(ov), &observed);
-            deciding += timer.elapsed();
+            timing.executing += started.elapsed();
+            decision = timing.decide(ctx, &inst, Some(ov), &observed);
         }
     }
+    let started = Instant::now();
+    let exists = act(ctx, &inst, &decision).await?.is_some();
+    timing.writing += started.elapsed();
     tracing::debug!(
-        rounds,
-        tasks = observed.tasks.len(),
-        ?deciding,
+        rounds = timing.rounds,
+        tasks = ran.len(),
+        decisions = timing.decisions,
+        deciding = ?timing.deciding,
+        executing = ?timing.executing,
+        writing = ?timing.writing,
         "decided and executed"
     );
-    let after = act(ctx, &inst, &decision).await?;
-    let requeue = match (decision.requeue_after, waiting_on_objects && after) {
+    let requeue = match (decision.requeue_after, waiting_on_objects && exists) {
         (Some(d), true) => Some(d.min(IN_PROGRESS_RECHECK)),
         (Some(d), false) => Some(d),
         (None, true) => Some(IN_PROGRESS_RECHECK),
@@ -115,12 +129,57 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     Ok(requeue.map_or_else(Requeue::await_change, Requeue::requeue))
 }
 
+/// The tasks a decision asks for that this reconcile has not run yet.
+fn tasks_to_run(
+    decision: &Decision,
+    ran: &HashSet<TaskKey>,
+) -> Vec<(TaskKey, Vec<kudo_api::AppliedObject>)> {
+    decision
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::RunTask {
+                key,
+                previously_applied,
+            } if !ran.contains(key) => Some((key.clone(), previously_applied.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where the time of one reconcile went (for the debug log).
+#[derive(Debug, Default)]
+struct Timing {
+    rounds: usize,
+    decisions: usize,
+    deciding: Duration,
+    executing: Duration,
+    writing: Duration,
+}
+
+impl Timing {
+    fn decide(
+        &mut self,
+        ctx: &Context,
+        inst: &Instance,
+        ov: Option<&kudo_api::OperatorVersion>,
+        observed: &Observed,
+    ) -> Decision {
+        let started = Instant::now();
+        let decision = decide(ctx, inst, ov, observed);
+        self.deciding += started.elapsed();
+        self.decisions += 1;
+        decision
+    }
+}
+
 fn decide(
     ctx: &Context,
     inst: &Instance,
     ov: Option<&kudo_api::OperatorVersion>,
     observed: &Observed,
 ) -> Decision {
+    ctx.metrics.decisions.inc();
     kudo_engine::decide(Input {
         instance: inst,
         operator_version: ov,
@@ -130,9 +189,9 @@ fn decide(
     })
 }
 
-/// Carry out the decision's side effects. Returns whether the Instance
-/// still exists afterwards.
-async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool> {
+/// Carry out the decision's side effects. Returns the Instance as it is
+/// afterwards (as written, or unchanged), `None` once it is gone.
+async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<Option<Instance>> {
     let ns = inst.namespace().unwrap_or_default();
     let name = inst.name_any();
     let api: Api<Instance> = Api::namespaced(ctx.client.clone(), &ns);
@@ -153,6 +212,7 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool
         current = patch_json(&api, &name, patch)
             .await
             .map_err(|e| Error::kube(format!("adding the cleanup finalizer to {label}"), e))?;
+        record_own_write(ctx, &current);
     }
 
     let stored = inst.status.clone().unwrap_or_default();
@@ -173,10 +233,11 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool
         {
             Ok(written) => {
                 current = written;
+                record_own_write(ctx, &current);
                 remember_write(ctx, inst, &current);
             }
             // Gone already (finalizer removed elsewhere): nothing to record.
-            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(None),
             Err(e) => return Err(Error::kube(format!("writing the status of {label}"), e)),
         }
         count_plans(ctx, inst, &stored, &decision.status);
@@ -203,9 +264,9 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool
         match patch_json(&api, &name, patch).await {
             Ok(_) => {
                 tracing::info!("removed the cleanup finalizer");
-                return Ok(false);
+                return Ok(None);
             }
-            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(None),
             Err(e) => {
                 return Err(Error::kube(
                     format!("removing the cleanup finalizer from {label}"),
@@ -214,7 +275,7 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<bool
             }
         }
     }
-    Ok(true)
+    Ok(Some(current))
 }
 
 /// Cluster-scoped objects any task of any plan recorded as applied.
@@ -245,10 +306,26 @@ async fn patch_json(
         .await
 }
 
+/// The watch event of our own write needs no reconcile (see [`crate::context::OwnWrites`]).
+fn record_own_write(ctx: &Context, written: &Instance) {
+    ctx.own_instance_writes.record(
+        written.metadata.uid.as_deref(),
+        written.metadata.resource_version.as_deref(),
+    );
+}
+
 fn remember_write(ctx: &Context, before: &Instance, after: &Instance) {
-    if let (Some(rv), Ok(mut written)) = (before.resource_version(), ctx.written.lock()) {
-        written.insert(ObjectRef::from_obj(before), (rv, Arc::new(after.clone())));
-    }
+    let (Some(rv), Ok(mut written)) = (before.resource_version(), ctx.written.lock()) else {
+        return;
+    };
+    let key = ObjectRef::from_obj(before);
+    let mut stale = match written.remove(&key) {
+        // A second write in a row: versions before the first are stale too.
+        Some((stale, fresh)) if fresh.resource_version().as_ref() == Some(&rv) => stale,
+        _ => Vec::new(),
+    };
+    stale.push(rv);
+    written.insert(key, (stale, Arc::new(after.clone())));
 }
 
 async fn publish(
@@ -338,6 +415,43 @@ mod tests {
             namespace: ns.map(str::to_string),
             name: name.into(),
         }
+    }
+
+    fn run_task_action(step: &str) -> Action {
+        Action::RunTask {
+            key: TaskKey {
+                plan: "deploy".into(),
+                uid: "u".into(),
+                phase: "main".into(),
+                step: step.into(),
+                task: "t".into(),
+            },
+            previously_applied: vec![obj("ConfigMap", Some("ns"), step)],
+        }
+    }
+
+    #[test]
+    fn tasks_already_run_in_this_reconcile_are_not_run_again() {
+        let decision = Decision {
+            status: InstanceStatus::default(),
+            actions: vec![
+                run_task_action("a"),
+                Action::AddFinalizer,
+                run_task_action("b"),
+            ],
+            requeue_after: None,
+        };
+        let mut ran = HashSet::new();
+        let todo = tasks_to_run(&decision, &ran);
+        let steps: Vec<&str> = todo.iter().map(|(k, _)| k.step.as_str()).collect();
+        assert_eq!(steps, ["a", "b"]);
+        assert_eq!(todo[1].1, vec![obj("ConfigMap", Some("ns"), "b")]);
+        ran.insert(todo[0].0.clone());
+        let steps: Vec<String> = tasks_to_run(&decision, &ran)
+            .into_iter()
+            .map(|(k, _)| k.step)
+            .collect();
+        assert_eq!(steps, ["b"]);
     }
 
     #[test]

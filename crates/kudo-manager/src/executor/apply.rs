@@ -83,6 +83,8 @@ async fn api_for(
 }
 
 /// Server-side apply one object; returns the object as the server stored it.
+/// The response is read straight into JSON (health reads it from there),
+/// and its version is remembered so its watch event triggers nothing.
 pub async fn apply_object(
     ctx: &Context,
     obj: &Value,
@@ -91,10 +93,17 @@ pub async fn apply_object(
     let id = object_identity(obj);
     let (api, _) = api_for(ctx, &id, wait_for_kind).await?;
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    match api.patch(&id.name, &params, &Patch::Apply(obj)).await {
-        Ok(stored) => serde_json::to_value(&stored).map_err(|e| TaskOutcome::Transient {
-            message: format!("{}: unreadable response: {e}", label(&id)),
-        }),
+    let request = kube::core::Request::new(api.resource_url())
+        .patch(&id.name, &params, &Patch::Apply(obj))
+        .map_err(|e| TaskOutcome::Fatal {
+            message: format!("{}: cannot build the apply request: {e}", label(&id)),
+        })?;
+    match ctx.client.request::<Value>(request).await {
+        Ok(stored) => {
+            let meta = |field: &str| stored.get("metadata")?.get(field)?.as_str();
+            ctx.own_applies.record(meta("uid"), meta("resourceVersion"));
+            Ok(stored)
+        }
         Err(e) => Err(outcome_for(&label(&id), &e)),
     }
 }
