@@ -70,6 +70,7 @@ pub mod select;
 pub mod suppression;
 pub mod tree;
 pub mod walk;
+mod walk_output;
 pub mod windows;
 
 pub use decision::{
