@@ -194,11 +194,14 @@ impl Sim {
     /// One reconcile as the manager does it with `decide` on the stored
     /// Instance. Alongside, a working copy is fed through
     /// `decide_in_place` with the same observations, checking in every
-    /// pass that `changed` says exactly whether that pass changed it.
+    /// pass that `changed` says exactly whether that pass changed it, and at
+    /// the end that a copy differing from the stored status was reported.
     pub fn reconcile(&mut self, outcome: impl Fn(&TaskKey) -> TaskOutcome) -> Decision {
         let mut observed = Observed::default();
         let mut ran = BTreeSet::new();
-        let mut working = self.inst.status.clone().unwrap_or_default();
+        let stored = self.inst.status.clone().unwrap_or_default();
+        let mut working = stored.clone();
+        let mut any_changed = false;
         for _ in 0..10_000 {
             let d = self.decide_once(&observed);
             let before = working.clone();
@@ -209,6 +212,7 @@ impl Sim {
                 "fed-back decide_in_place reported changed={} wrongly",
                 effects.changed
             );
+            any_changed |= effects.changed;
             let new: Vec<TaskKey> = d
                 .actions
                 .iter()
@@ -218,6 +222,10 @@ impl Sim {
                 })
                 .collect();
             if new.is_empty() {
+                assert!(
+                    any_changed || working == stored,
+                    "the working copy differs from the stored status but no pass said so"
+                );
                 self.store(&d);
                 return d;
             }
