@@ -13,7 +13,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use kudo_api::names::CLEANUP_FINALIZER;
 use kudo_api::{Instance, InstanceStatus};
-use kudo_engine::{Action, Decision, EventType, Input, Observed, TaskKey, TaskOutcome};
+use kudo_engine::{Action, EventType, Input, Observed, TaskKey, TaskOutcome};
 use serde_json::json;
 use tracing::Instrument;
 
@@ -69,7 +69,8 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let ov = ctx.operator_version_of(&inst);
     let mut observed = Observed::default();
     let mut timing = Timing::default();
-    let mut decision = timing.decide(ctx, &inst, ov.as_deref(), &observed);
+    let mut work = Working::from_stored(&inst);
+    timing.decide(ctx, &inst, ov.as_deref(), &observed, &mut work);
     // Tasks run in this reconcile, also across a mid-plan status write
     // (which starts `observed` afresh): each runs at most once per reconcile,
     // so a task that waits for an object ends the reconcile.
@@ -78,22 +79,25 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let mut last_write = Instant::now();
     if let Some(ov) = ov.as_deref() {
         for _ in 0..MAX_ROUNDS {
-            let todo = tasks_to_run(&decision, &ran);
+            let todo = tasks_to_run(&work.actions, &ran);
             if todo.is_empty() {
                 break;
             }
             if last_write.elapsed() >= STATUS_WRITE_INTERVAL {
                 // A long run of quick steps: record progress before going on.
                 let started = Instant::now();
-                let written = act(ctx, &inst, &decision).await?;
+                let written = act(ctx, &inst, &work).await?;
                 timing.writing += started.elapsed();
                 let Some(written) = written else {
                     return Ok(Requeue::await_change());
                 };
+                // The working status is what was just written; its Events are out.
                 inst = Arc::new(written);
+                work.events.clear();
+                work.changed = false;
                 observed = Observed::default();
                 last_write = Instant::now();
-                decision = timing.decide(ctx, &inst, Some(ov), &observed);
+                timing.decide(ctx, &inst, Some(ov), &observed, &mut work);
                 continue;
             }
             timing.rounds += 1;
@@ -105,11 +109,11 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
                 observed.tasks.insert(key, result);
             }
             timing.executing += started.elapsed();
-            decision = timing.decide(ctx, &inst, Some(ov), &observed);
+            timing.decide(ctx, &inst, Some(ov), &observed, &mut work);
         }
     }
     let started = Instant::now();
-    let exists = act(ctx, &inst, &decision).await?.is_some();
+    let exists = act(ctx, &inst, &work).await?.is_some();
     timing.writing += started.elapsed();
     tracing::debug!(
         rounds = timing.rounds,
@@ -120,7 +124,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
         writing = ?timing.writing,
         "decided and executed"
     );
-    let requeue = match (decision.requeue_after, waiting_on_objects && exists) {
+    let requeue = match (work.requeue_after, waiting_on_objects && exists) {
         (Some(d), true) => Some(d.min(IN_PROGRESS_RECHECK)),
         (Some(d), false) => Some(d),
         (None, true) => Some(IN_PROGRESS_RECHECK),
@@ -129,13 +133,52 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     Ok(requeue.map_or_else(Requeue::await_change, Requeue::requeue))
 }
 
-/// The tasks a decision asks for that this reconcile has not run yet.
+/// What the passes of one reconcile have decided so far. The status is a
+/// working copy carried from pass to pass (`decide_in_place`), cloned from
+/// the stored one once per reconcile; Events accumulate over the passes
+/// (a pass does not repeat what an earlier one already recorded), the other
+/// actions and the requeue are the last pass's.
+#[derive(Debug)]
+struct Working {
+    status: InstanceStatus,
+    actions: Vec<Action>,
+    events: Vec<Action>,
+    requeue_after: Option<Duration>,
+    /// Some pass changed the status since it was last written or read.
+    changed: bool,
+}
+
+impl Working {
+    fn from_stored(inst: &Instance) -> Self {
+        Self {
+            status: inst.status.clone().unwrap_or_default(),
+            actions: Vec::new(),
+            events: Vec::new(),
+            requeue_after: None,
+            changed: false,
+        }
+    }
+
+    fn absorb(&mut self, effects: kudo_engine::Effects) {
+        self.changed |= effects.changed;
+        self.requeue_after = effects.requeue_after;
+        self.actions.clear();
+        for action in effects.actions {
+            match action {
+                Action::Event { .. } if self.events.contains(&action) => {}
+                Action::Event { .. } => self.events.push(action),
+                other => self.actions.push(other),
+            }
+        }
+    }
+}
+
+/// The tasks the last pass asks for that this reconcile has not run yet.
 fn tasks_to_run(
-    decision: &Decision,
+    actions: &[Action],
     ran: &HashSet<TaskKey>,
 ) -> Vec<(TaskKey, Vec<kudo_api::AppliedObject>)> {
-    decision
-        .actions
+    actions
         .iter()
         .filter_map(|a| match a {
             Action::RunTask {
@@ -164,47 +207,52 @@ impl Timing {
         inst: &Instance,
         ov: Option<&kudo_api::OperatorVersion>,
         observed: &Observed,
-    ) -> Decision {
+        work: &mut Working,
+    ) {
         let started = Instant::now();
-        let decision = decide(ctx, inst, ov, observed);
+        decide(ctx, inst, ov, observed, work);
         self.deciding += started.elapsed();
         self.decisions += 1;
-        decision
     }
 }
 
+/// One engine pass on the working status (the stored status in `inst` is
+/// not read by the engine here).
 fn decide(
     ctx: &Context,
     inst: &Instance,
     ov: Option<&kudo_api::OperatorVersion>,
     observed: &Observed,
-) -> Decision {
+    work: &mut Working,
+) {
     ctx.metrics.decisions.inc();
-    kudo_engine::decide(Input {
+    let input = Input {
         instance: inst,
         operator_version: ov,
         observed,
         now: jiff::Timestamp::now(),
         config: &ctx.engine,
-    })
+    };
+    let effects = kudo_engine::decide_in_place(input, &mut work.status);
+    work.absorb(effects);
 }
 
-/// Carry out the decision's side effects. Returns the Instance as it is
+/// Carry out the decisions' side effects. Returns the Instance as it is
 /// afterwards (as written, or unchanged), `None` once it is gone.
-async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<Option<Instance>> {
+async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<Instance>> {
     let ns = inst.namespace().unwrap_or_default();
     let name = inst.name_any();
     let api: Api<Instance> = Api::namespaced(ctx.client.clone(), &ns);
     let label = format!("Instance {ns}/{name}");
     let mut current = inst.clone();
-    let remove_finalizer_requested = decision.actions.contains(&Action::RemoveFinalizer);
+    let remove_finalizer_requested = work.actions.contains(&Action::RemoveFinalizer);
 
     // Cluster-scoped objects cannot be garbage-collected through an owner
     // reference, so an Instance that has some keeps the finalizer even
     // without a cleanup plan; the engine releases it on deletion.
     let owns_cluster_scoped = inst.metadata.deletion_timestamp.is_none()
-        && !cluster_scoped_objects(&decision.status).is_empty();
-    if (decision.actions.contains(&Action::AddFinalizer) || owns_cluster_scoped)
+        && !cluster_scoped_objects(&work.status).is_empty();
+    if (work.actions.contains(&Action::AddFinalizer) || owns_cluster_scoped)
         && !inst.finalizers().iter().any(|f| f == CLEANUP_FINALIZER)
     {
         let finalizers = inst.metadata.finalizers.as_deref();
@@ -215,13 +263,15 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<Opti
         record_own_write(ctx, &current);
     }
 
-    let stored = inst.status.clone().unwrap_or_default();
-    if decision.status != stored {
-        let old = serde_json::to_value(&stored).map_err(|source| Error::Serde {
+    let empty = InstanceStatus::default();
+    let stored = inst.status.as_ref().unwrap_or(&empty);
+    // No pass changed anything: skip the (deep) comparison.
+    if work.changed && work.status != *stored {
+        let old = serde_json::to_value(stored).map_err(|source| Error::Serde {
             context: format!("status of {label}"),
             source,
         })?;
-        let new = serde_json::to_value(&decision.status).map_err(|source| Error::Serde {
+        let new = serde_json::to_value(&work.status).map_err(|source| Error::Serde {
             context: format!("new status of {label}"),
             source,
         })?;
@@ -240,10 +290,10 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<Opti
             Err(kube::Error::Api(s)) if s.code == 404 => return Ok(None),
             Err(e) => return Err(Error::kube(format!("writing the status of {label}"), e)),
         }
-        count_plans(ctx, inst, &stored, &decision.status);
+        count_plans(ctx, inst, stored, &work.status);
     }
 
-    for action in &decision.actions {
+    for action in &work.events {
         if let Action::Event {
             event_type,
             reason,
@@ -259,8 +309,7 @@ async fn act(ctx: &Context, inst: &Instance, decision: &Decision) -> Result<Opti
     {
         // The garbage collector removes namespaced objects (owner reference);
         // cluster-scoped ones cannot have one, so they go here.
-        crate::executor::delete_cluster_scoped(ctx, &cluster_scoped_objects(&decision.status))
-            .await;
+        crate::executor::delete_cluster_scoped(ctx, &cluster_scoped_objects(&work.status)).await;
         match patch_json(&api, &name, patch).await {
             Ok(_) => {
                 tracing::info!("removed the cleanup finalizer");
@@ -432,26 +481,52 @@ mod tests {
 
     #[test]
     fn tasks_already_run_in_this_reconcile_are_not_run_again() {
-        let decision = Decision {
-            status: InstanceStatus::default(),
-            actions: vec![
-                run_task_action("a"),
-                Action::AddFinalizer,
-                run_task_action("b"),
-            ],
-            requeue_after: None,
-        };
+        let actions = vec![
+            run_task_action("a"),
+            Action::AddFinalizer,
+            run_task_action("b"),
+        ];
         let mut ran = HashSet::new();
-        let todo = tasks_to_run(&decision, &ran);
+        let todo = tasks_to_run(&actions, &ran);
         let steps: Vec<&str> = todo.iter().map(|(k, _)| k.step.as_str()).collect();
         assert_eq!(steps, ["a", "b"]);
         assert_eq!(todo[1].1, vec![obj("ConfigMap", Some("ns"), "b")]);
         ran.insert(todo[0].0.clone());
-        let steps: Vec<String> = tasks_to_run(&decision, &ran)
+        let steps: Vec<String> = tasks_to_run(&actions, &ran)
             .into_iter()
             .map(|(k, _)| k.step)
             .collect();
         assert_eq!(steps, ["b"]);
+    }
+
+    fn event(reason: &str) -> Action {
+        Action::Event {
+            event_type: EventType::Normal,
+            reason: reason.into(),
+            message: format!("{reason} happened"),
+        }
+    }
+
+    #[test]
+    fn events_accumulate_over_passes_once_each_and_other_actions_are_the_last_pass() {
+        let mut work = Working::from_stored(&Instance::new("i", Default::default()));
+        work.absorb(kudo_engine::Effects {
+            actions: vec![event("PlanStarted"), run_task_action("a")],
+            requeue_after: Some(Duration::from_secs(5)),
+            changed: true,
+        });
+        work.absorb(kudo_engine::Effects {
+            actions: vec![event("PlanStarted"), event("PlanFinished")],
+            requeue_after: None,
+            changed: false,
+        });
+        assert_eq!(
+            work.events,
+            vec![event("PlanStarted"), event("PlanFinished")]
+        );
+        assert!(work.actions.is_empty(), "the last pass asked for no task");
+        assert_eq!(work.requeue_after, None);
+        assert!(work.changed, "an earlier pass changed the status");
     }
 
     #[test]
