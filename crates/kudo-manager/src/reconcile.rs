@@ -91,14 +91,14 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
                 let Some(written) = written else {
                     return Ok(Requeue::await_change());
                 };
-                // The working status is what was just written; its Events are out.
+                // The working status is what was just written and its Events
+                // are out; the last pass's tasks still stand (the outcomes
+                // are in the working status), so no new pass is needed.
                 inst = Arc::new(written);
                 work.events.clear();
                 work.changed = false;
                 observed = Observed::default();
                 last_write = Instant::now();
-                timing.decide(ctx, &inst, Some(ov), &observed, &mut work);
-                continue;
             }
             timing.rounds += 1;
             let started = Instant::now();
