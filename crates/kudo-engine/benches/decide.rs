@@ -101,7 +101,8 @@ fn mid_way(phases: usize, steps: usize, strategy: &str) -> (Sim, Observed) {
         .into_iter()
         .find_map(|a| match a {
             kudo_engine::Action::RunTask { key, .. }
-                if key.phase == format!("p{mid_phase}") && key.step == format!("s{mid_step}") =>
+                if key.phase() == format!("p{mid_phase}")
+                    && key.step() == format!("s{mid_step}") =>
             {
                 Some(key)
             }

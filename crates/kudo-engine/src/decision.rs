@@ -60,12 +60,13 @@
 //! [`crate::windows::validate`] when the manager starts; an invalid window
 //! holds every step (with a blocker naming it).
 
-use std::borrow::Borrow;
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kudo_api::{AppliedObject, Instance, InstanceStatus, MaintenanceWindow, OperatorVersion};
+
+pub use crate::task_key::TaskKey;
+pub(crate) use crate::task_key::{KeyParts, TaskKeyRef};
 
 /// Everything `decide` looks at (`decide_in_place` takes the status
 /// separately and ignores `instance.status`).
@@ -112,88 +113,6 @@ impl Default for EngineConfig {
             auto_suppression_duration: None,
             history_limit: 20,
         }
-    }
-}
-
-/// Identifies one task of one step of one plan execution.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TaskKey {
-    /// Plan name.
-    pub plan: String,
-    /// Execution uid.
-    pub uid: String,
-    /// Phase name.
-    pub phase: String,
-    /// Step name.
-    pub step: String,
-    /// Task name (as in the step's `tasks` list).
-    pub task: String,
-}
-
-/// The names of a task key, borrowed; the order is [`TaskKey`]'s field
-/// order, so comparing them orders keys exactly as `TaskKey` does.
-pub(crate) trait KeyParts {
-    fn parts(&self) -> [&str; 5];
-}
-
-impl KeyParts for TaskKey {
-    fn parts(&self) -> [&str; 5] {
-        [&self.plan, &self.uid, &self.phase, &self.step, &self.task]
-    }
-}
-
-/// A [`TaskKey`] of borrowed names, to look up [`Observed::tasks`] without
-/// allocating one.
-pub(crate) struct TaskKeyRef<'a> {
-    pub plan: &'a str,
-    pub uid: &'a str,
-    pub phase: &'a str,
-    pub step: &'a str,
-    pub task: &'a str,
-}
-
-impl KeyParts for TaskKeyRef<'_> {
-    fn parts(&self) -> [&str; 5] {
-        [self.plan, self.uid, self.phase, self.step, self.task]
-    }
-}
-
-impl TaskKeyRef<'_> {
-    /// The owned key, for an action that leaves the engine.
-    pub fn to_owned_key(&self) -> TaskKey {
-        TaskKey {
-            plan: self.plan.to_string(),
-            uid: self.uid.to_string(),
-            phase: self.phase.to_string(),
-            step: self.step.to_string(),
-            task: self.task.to_string(),
-        }
-    }
-}
-
-impl<'a> Borrow<dyn KeyParts + 'a> for TaskKey {
-    fn borrow(&self) -> &(dyn KeyParts + 'a) {
-        self
-    }
-}
-
-impl PartialEq for dyn KeyParts + '_ {
-    fn eq(&self, other: &Self) -> bool {
-        self.parts() == other.parts()
-    }
-}
-
-impl Eq for dyn KeyParts + '_ {}
-
-impl PartialOrd for dyn KeyParts + '_ {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for dyn KeyParts + '_ {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.parts().cmp(&other.parts())
     }
 }
 
@@ -258,12 +177,12 @@ pub enum EventType {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Run (or keep running: re-apply and check health) a task of a step.
+    /// The objects it applied in an earlier run of the same step (to
+    /// prune those it no longer renders) are in the status:
+    /// [`TaskKey::previously_applied`].
     RunTask {
         /// Which task.
         key: TaskKey,
-        /// Objects this task applied in an earlier run of the same step,
-        /// to prune those it no longer renders.
-        previously_applied: Vec<AppliedObject>,
     },
     /// Add the cleanup finalizer.
     AddFinalizer,
@@ -307,15 +226,8 @@ pub struct Effects {
 mod tests {
     use super::*;
 
-    fn key(parts: [&str; 5]) -> TaskKey {
-        let [plan, uid, phase, step, task] = parts.map(str::to_string);
-        TaskKey {
-            plan,
-            uid,
-            phase,
-            step,
-            task,
-        }
+    fn key([plan, uid, phase, step, task]: [&str; 5]) -> TaskKey {
+        TaskKey::new(plan, uid, phase, step, task)
     }
 
     fn done() -> TaskResult {

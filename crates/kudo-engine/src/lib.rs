@@ -68,6 +68,7 @@ pub mod params;
 pub mod ready;
 pub mod select;
 pub mod suppression;
+mod task_key;
 pub mod tree;
 pub mod walk;
 mod walk_output;

@@ -19,7 +19,8 @@ use kudo_api::{
     Blocker, BlockerKind, ExecutionStatus as S, PhaseStatus, Plan, PlanStatus, StepStatus, Strategy,
 };
 
-use crate::decision::{Action, EngineConfig, EventType, Observed, TaskKeyRef, TaskOutcome};
+use crate::decision::{Action, EngineConfig, EventType, Observed, TaskOutcome};
+use crate::task_key::TaskKeyRef;
 use crate::tree::aggregate;
 pub use crate::walk_output::WalkOutput;
 use crate::walk_output::{set_message, set_status};
@@ -222,7 +223,6 @@ impl Walk<'_> {
             let Some(result) = self.observed.get(&key) else {
                 out.actions.push(Action::RunTask {
                     key: key.to_owned_key(),
-                    previously_applied: step.tasks[i].objects.clone(),
                 });
                 return;
             };
@@ -253,10 +253,7 @@ impl Walk<'_> {
                         step: Some(step.name.clone()),
                     });
                     if let Some(key) = rerun {
-                        out.actions.push(Action::RunTask {
-                            key,
-                            previously_applied: step.tasks[i].objects.clone(),
-                        });
+                        out.actions.push(Action::RunTask { key });
                     }
                     return;
                 }

@@ -74,7 +74,7 @@ fn idle_instance_gets_its_status_back_unchanged_and_no_actions() {
 fn decide_is_deterministic() {
     let mut sim = zk();
     sim.reconcile(|k| {
-        if k.step == "s1" {
+        if k.step() == "s1" {
             TaskOutcome::InProgress {
                 message: "waiting".into(),
             }
@@ -106,7 +106,7 @@ fn serial_phase_runs_one_step_at_a_time() {
     );
     // once it is healthy the next step starts in the same reconcile
     let d = sim.reconcile(|k| {
-        if k.step == "s1" {
+        if k.step() == "s1" {
             TaskOutcome::InProgress {
                 message: "x".into(),
             }
@@ -151,7 +151,7 @@ fn serial_plan_starts_a_phase_only_after_the_previous_one_completes() {
         ),
     );
     let d = sim.reconcile(|k| {
-        if k.phase == "one" {
+        if k.phase() == "one" {
             TaskOutcome::InProgress {
                 message: "x".into(),
             }
@@ -185,7 +185,7 @@ fn tasks_of_a_step_run_in_order() {
         ),
     );
     let d = sim.reconcile(|k| {
-        if k.task == "a" {
+        if k.task() == "a" {
             TaskOutcome::InProgress {
                 message: "x".into(),
             }
@@ -195,7 +195,7 @@ fn tasks_of_a_step_run_in_order() {
     });
     assert_eq!(run_keys(&d), ["p/s0/a"]);
     sim.all_done();
-    let tasks: Vec<_> = sim.ran.iter().map(|k| k.task.as_str()).collect();
+    let tasks: Vec<_> = sim.ran.iter().map(|k| k.task()).collect();
     assert_eq!(tasks, ["a", "a", "b"]);
     assert_eq!(sim.plan_status("deploy"), S::Complete);
 }
@@ -246,7 +246,7 @@ fn backoff_is_capped() {
 fn fatal_error_stops_the_plan_and_suppresses_automatic_plans() {
     let mut sim = zk();
     sim.reconcile(|k| {
-        if k.step == "s1" {
+        if k.step() == "s1" {
             TaskOutcome::Fatal {
                 message: "template x: missing key".into(),
             }
@@ -388,7 +388,7 @@ fn manual_plan_execution_runs_once_per_uid() {
 fn request_arriving_while_another_plan_runs_is_queued_then_started() {
     let mut sim = zk();
     let slow = |k: &kudo_engine::TaskKey| {
-        if k.plan == "deploy" {
+        if k.plan() == "deploy" {
             TaskOutcome::InProgress {
                 message: "x".into(),
             }
@@ -435,7 +435,7 @@ fn retriggering_the_running_plan_restarts_it_with_a_new_uid() {
         ),
     );
     sim.reconcile(|k| {
-        if k.step == "s1" {
+        if k.step() == "s1" {
             TaskOutcome::InProgress {
                 message: "x".into(),
             }
@@ -502,7 +502,7 @@ fn deletion_runs_cleanup_over_a_running_plan_then_releases_the_finalizer() {
     );
     sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
     let d = sim.reconcile(|k| {
-        if k.plan == "cleanup" && k.step == "s1" {
+        if k.plan() == "cleanup" && k.step() == "s1" {
             TaskOutcome::InProgress {
                 message: "y".into(),
             }

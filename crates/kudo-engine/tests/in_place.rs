@@ -15,7 +15,7 @@ fn running(steps: usize) -> Sim {
         ov("a", vec![("deploy", simple_plan(steps))], vec![]),
     );
     sim.reconcile(|k| {
-        if k.step == "s0" {
+        if k.step() == "s0" {
             TaskOutcome::Done
         } else {
             TaskOutcome::InProgress {

@@ -193,7 +193,7 @@ fn force_complete_is_a_way_out_of_a_fatal_step() {
     );
     sim.config.auto_suppress_on_failure = false;
     sim.reconcile(|k| {
-        if k.step == "s0" {
+        if k.step() == "s0" {
             TaskOutcome::Fatal {
                 message: "bad".into(),
             }

@@ -102,8 +102,11 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
             }
             timing.rounds += 1;
             let started = Instant::now();
-            for (key, previously_applied) in todo {
-                let result = run_task(ctx, &inst, ov, &key, &previously_applied).await;
+            for key in todo {
+                // The working status holds what the task applied before
+                // (the last pass decided from it).
+                let previously_applied = key.previously_applied(&work.status);
+                let result = run_task(ctx, &inst, ov, &key, previously_applied).await;
                 waiting_on_objects |= matches!(result.outcome, TaskOutcome::InProgress { .. });
                 ran.insert(key.clone());
                 observed.tasks.insert(key, result);
@@ -174,17 +177,11 @@ impl Working {
 }
 
 /// The tasks the last pass asks for that this reconcile has not run yet.
-fn tasks_to_run(
-    actions: &[Action],
-    ran: &HashSet<TaskKey>,
-) -> Vec<(TaskKey, Vec<kudo_api::AppliedObject>)> {
+fn tasks_to_run(actions: &[Action], ran: &HashSet<TaskKey>) -> Vec<TaskKey> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::RunTask {
-                key,
-                previously_applied,
-            } if !ran.contains(key) => Some((key.clone(), previously_applied.clone())),
+            Action::RunTask { key } if !ran.contains(key) => Some(key.clone()),
             _ => None,
         })
         .collect()
@@ -468,14 +465,7 @@ mod tests {
 
     fn run_task_action(step: &str) -> Action {
         Action::RunTask {
-            key: TaskKey {
-                plan: "deploy".into(),
-                uid: "u".into(),
-                phase: "main".into(),
-                step: step.into(),
-                task: "t".into(),
-            },
-            previously_applied: vec![obj("ConfigMap", Some("ns"), step)],
+            key: TaskKey::new("deploy", "u", "main", step, "t"),
         }
     }
 
@@ -488,14 +478,11 @@ mod tests {
         ];
         let mut ran = HashSet::new();
         let todo = tasks_to_run(&actions, &ran);
-        let steps: Vec<&str> = todo.iter().map(|(k, _)| k.step.as_str()).collect();
+        let steps: Vec<&str> = todo.iter().map(TaskKey::step).collect();
         assert_eq!(steps, ["a", "b"]);
-        assert_eq!(todo[1].1, vec![obj("ConfigMap", Some("ns"), "b")]);
-        ran.insert(todo[0].0.clone());
-        let steps: Vec<String> = tasks_to_run(&actions, &ran)
-            .into_iter()
-            .map(|(k, _)| k.step)
-            .collect();
+        ran.insert(todo[0].clone());
+        let later = tasks_to_run(&actions, &ran);
+        let steps: Vec<&str> = later.iter().map(TaskKey::step).collect();
         assert_eq!(steps, ["b"]);
     }
 

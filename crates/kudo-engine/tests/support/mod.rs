@@ -320,7 +320,9 @@ pub fn run_keys(d: &Decision) -> Vec<String> {
     d.actions
         .iter()
         .filter_map(|a| match a {
-            Action::RunTask { key, .. } => Some(format!("{}/{}/{}", key.phase, key.step, key.task)),
+            Action::RunTask { key, .. } => {
+                Some(format!("{}/{}/{}", key.phase(), key.step(), key.task()))
+            }
             _ => None,
         })
         .collect()

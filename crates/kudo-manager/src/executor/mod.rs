@@ -32,10 +32,10 @@ pub async fn run_task(
     let span = tracing::info_span!(
         "task",
         instance = %format!("{}/{}", inst.metadata.namespace.as_deref().unwrap_or(""), inst.metadata.name.as_deref().unwrap_or("")),
-        plan = %key.plan,
-        phase = %key.phase,
-        step = %key.step,
-        task = %key.task,
+        plan = %key.plan(),
+        phase = %key.phase(),
+        step = %key.step(),
+        task = %key.task(),
     );
     run_task_inner(ctx, inst, ov, key, previously_applied)
         .instrument(span)
@@ -60,7 +60,7 @@ async fn run_task_inner(
             want_err,
             fatal,
             done,
-        } => result(dummy_outcome(want_err, fatal, done, &key.task), Vec::new()),
+        } => result(dummy_outcome(want_err, fatal, done, key.task()), Vec::new()),
         RenderedTask::KudoOperator { instance } => child::run(ctx, instance).await,
         RenderedTask::Pipe { pod, files } => pipe::run(ctx, inst, ov, key, pod, files).await,
     };
@@ -119,12 +119,12 @@ pub fn render_context(
             .clone()
             .unwrap_or_else(|| "default".into()),
         instance_uid: inst.metadata.uid.clone(),
-        plan: key.plan.clone(),
-        phase: key.phase.clone(),
-        step: key.step.clone(),
-        plan_uid: key.uid.clone(),
+        plan: key.plan().to_string(),
+        phase: key.phase().to_string(),
+        step: key.step().to_string(),
+        plan_uid: key.uid().to_string(),
         params,
-        pipes: pipe_artifact_names(ov, &key.plan, &name),
+        pipes: pipe_artifact_names(ov, key.plan(), &name),
         ..RenderContext::for_operator_version(ov)
     })
 }
@@ -139,7 +139,7 @@ async fn render(
     let rctx = render_context(inst, ov, key)?;
     let mut asked = Vec::new();
     loop {
-        match render_task(ov, &key.task, &rctx, &ctx.api) {
+        match render_task(ov, key.task(), &rctx, &ctx.api) {
             Ok(r) => return Ok(r),
             Err(RenderError::UnknownKind {
                 api_version, kind, ..

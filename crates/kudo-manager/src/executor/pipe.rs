@@ -99,12 +99,12 @@ async fn pass<E: PodExec>(
         Ok(p) => p.and_then(|p| serde_json::to_value(p).ok()),
         Err(e) => return Err(outcome_for(&label, &e)),
     };
-    let copied = artifacts_matter(live.as_ref()) && copied_in(ctx, &ns, files, &key.uid).await?;
-    let mut action = next_action(live.as_ref(), &key.uid, copied);
+    let copied = artifacts_matter(live.as_ref()) && copied_in(ctx, &ns, files, key.uid()).await?;
+    let mut action = next_action(live.as_ref(), key.uid(), copied);
     if action == PipeAction::CreatePod {
         let stored = apply_object(ctx, pod, None).await?;
         tracing::info!(pod = %label, "created the pipe pod");
-        action = next_action(Some(&stored), &key.uid, false);
+        action = next_action(Some(&stored), key.uid(), false);
     }
     match action {
         PipeAction::AlreadyCopied => Ok(Progress::Done),
@@ -167,7 +167,7 @@ async fn store_artifacts(
     let rctx = super::render_context(inst, ov, key)?;
     for (file, content) in files.iter().zip(contents) {
         let mut artifact = build_artifact(file, &content).map_err(|why| TaskOutcome::Fatal {
-            message: format!("task {}: {why}", key.task),
+            message: format!("task {}: {why}", key.task()),
         })?;
         enhance_object(&mut artifact, &rctx, true, EnhanceMode::Apply);
         apply_object(ctx, &artifact, None).await?;
