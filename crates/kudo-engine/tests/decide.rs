@@ -73,15 +73,12 @@ fn idle_instance_gets_its_status_back_unchanged_and_no_actions() {
 #[test]
 fn decide_is_deterministic() {
     let mut sim = zk();
-    sim.reconcile(|k| {
-        if k.step() == "s1" {
-            TaskOutcome::InProgress {
-                message: "waiting".into(),
-            }
-        } else {
-            TaskOutcome::Done
-        }
-    });
+    sim.reconcile(only_where(
+        |k| k.step() == "s1",
+        TaskOutcome::InProgress {
+            message: "waiting".into(),
+        },
+    ));
     let a = sim.decide_once(&Observed::default());
     let b = sim.decide_once(&Observed::default());
     assert_eq!(a, b);
@@ -105,15 +102,12 @@ fn serial_phase_runs_one_step_at_a_time() {
         )
     );
     // once it is healthy the next step starts in the same reconcile
-    let d = sim.reconcile(|k| {
-        if k.step() == "s1" {
-            TaskOutcome::InProgress {
-                message: "x".into(),
-            }
-        } else {
-            TaskOutcome::Done
-        }
-    });
+    let d = sim.reconcile(only_where(
+        |k| k.step() == "s1",
+        TaskOutcome::InProgress {
+            message: "x".into(),
+        },
+    ));
     assert_eq!(run_keys(&d), ["main/s1/t"]);
     assert_eq!(sim.step_status("deploy", "main", "s0"), S::Complete);
 }
@@ -150,15 +144,12 @@ fn serial_plan_starts_a_phase_only_after_the_previous_one_completes() {
             vec![],
         ),
     );
-    let d = sim.reconcile(|k| {
-        if k.phase() == "one" {
-            TaskOutcome::InProgress {
-                message: "x".into(),
-            }
-        } else {
-            TaskOutcome::Done
-        }
-    });
+    let d = sim.reconcile(only_where(
+        |k| k.phase() == "one",
+        TaskOutcome::InProgress {
+            message: "x".into(),
+        },
+    ));
     assert_eq!(run_keys(&d), ["one/s0/t"]);
     assert_eq!(sim.step_status("deploy", "two", "s0"), S::Pending);
 }
@@ -184,15 +175,12 @@ fn tasks_of_a_step_run_in_order() {
             vec![],
         ),
     );
-    let d = sim.reconcile(|k| {
-        if k.task() == "a" {
-            TaskOutcome::InProgress {
-                message: "x".into(),
-            }
-        } else {
-            TaskOutcome::Done
-        }
-    });
+    let d = sim.reconcile(only_where(
+        |k| k.task() == "a",
+        TaskOutcome::InProgress {
+            message: "x".into(),
+        },
+    ));
     assert_eq!(run_keys(&d), ["p/s0/a"]);
     sim.all_done();
     let tasks: Vec<_> = sim.ran.iter().map(|k| k.task()).collect();
@@ -245,15 +233,12 @@ fn backoff_is_capped() {
 #[test]
 fn fatal_error_stops_the_plan_and_suppresses_automatic_plans() {
     let mut sim = zk();
-    sim.reconcile(|k| {
-        if k.step() == "s1" {
-            TaskOutcome::Fatal {
-                message: "template x: missing key".into(),
-            }
-        } else {
-            TaskOutcome::Done
-        }
-    });
+    sim.reconcile(only_where(
+        |k| k.step() == "s1",
+        TaskOutcome::Fatal {
+            message: "template x: missing key".into(),
+        },
+    ));
     assert_eq!(sim.plan_status("deploy"), S::FatalError);
     assert_eq!(sim.step_status("deploy", "main", "s2"), S::Pending);
     let st = sim.status();
@@ -276,10 +261,7 @@ fn fatal_error_stops_the_plan_and_suppresses_automatic_plans() {
             .any(|b| b.kind == BlockerKind::Suppressed)
     );
     // clearing it lets the update run
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("c1", PlanAction::ClearSuppression, None, None))
-    });
+    sim.operate(op("c1", PlanAction::ClearSuppression, None, None));
     sim.all_done();
     assert_eq!(sim.plan_status("update"), S::Complete);
     assert_eq!(
@@ -387,16 +369,13 @@ fn manual_plan_execution_runs_once_per_uid() {
 #[test]
 fn request_arriving_while_another_plan_runs_is_queued_then_started() {
     let mut sim = zk();
-    let slow = |k: &kudo_engine::TaskKey| {
-        if k.plan() == "deploy" {
-            TaskOutcome::InProgress {
-                message: "x".into(),
-            }
-        } else {
-            TaskOutcome::Done
-        }
-    };
-    sim.reconcile(slow);
+    let slow = only_where(
+        |k| k.plan() == "deploy",
+        TaskOutcome::InProgress {
+            message: "x".into(),
+        },
+    );
+    sim.reconcile(&slow);
     sim.edit(|s| {
         s.plan_execution = Some(PlanExecution {
             plan_name: Some("update".into()),
@@ -404,7 +383,7 @@ fn request_arriving_while_another_plan_runs_is_queued_then_started() {
             ..Default::default()
         })
     });
-    sim.reconcile(slow);
+    sim.reconcile(&slow);
     assert_eq!(sim.plan_status("update"), S::NeverRun);
     assert!(
         sim.status()
@@ -434,15 +413,12 @@ fn retriggering_the_running_plan_restarts_it_with_a_new_uid() {
             vec![param("replicas", None)],
         ),
     );
-    sim.reconcile(|k| {
-        if k.step() == "s1" {
-            TaskOutcome::InProgress {
-                message: "x".into(),
-            }
-        } else {
-            TaskOutcome::Done
-        }
-    });
+    sim.reconcile(only_where(
+        |k| k.step() == "s1",
+        TaskOutcome::InProgress {
+            message: "x".into(),
+        },
+    ));
     let first_uid = sim.status().plan_status["deploy"].uid.clone();
     sim.set_params(&[("replicas", "2")]);
     let d = sim.reconcile(|_| TaskOutcome::InProgress {
@@ -501,15 +477,12 @@ fn deletion_runs_cleanup_over_a_running_plan_then_releases_the_finalizer() {
             .contains(&CLEANUP_FINALIZER.to_string())
     );
     sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
-    let d = sim.reconcile(|k| {
-        if k.plan() == "cleanup" && k.step() == "s1" {
-            TaskOutcome::InProgress {
-                message: "y".into(),
-            }
-        } else {
-            TaskOutcome::Done
-        }
-    });
+    let d = sim.reconcile(only_where(
+        |k| k.plan() == "cleanup" && k.step() == "s1",
+        TaskOutcome::InProgress {
+            message: "y".into(),
+        },
+    ));
     assert!(!d.actions.contains(&Action::RemoveFinalizer));
     assert_eq!(sim.plan_status("deploy"), S::FatalError);
     assert_eq!(sim.plan_status("cleanup"), S::InProgress);

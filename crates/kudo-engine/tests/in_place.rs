@@ -183,10 +183,7 @@ fn operator_version_dropping_a_plan_drops_its_status() {
 #[test]
 fn a_pause_applied_in_place_is_one_change_then_none() {
     let mut sim = running(3);
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("p1", PlanAction::Pause, None, None))
-    });
+    sim.operate(op("p1", PlanAction::Pause, None, None));
     let mut status = working_copy(&sim);
     let first = decide_in_place(sim.input(&Observed::default()), &mut status);
     assert!(first.changed);
@@ -198,10 +195,7 @@ fn a_pause_applied_in_place_is_one_change_then_none() {
 #[test]
 fn a_paused_plan_lists_its_pause_once_however_many_steps_wait() {
     let mut sim = two_parallel_phases("parallel", 50);
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("p1", PlanAction::Pause, None, None))
-    });
+    sim.operate(op("p1", PlanAction::Pause, None, None));
     sim.reconcile(|_| TaskOutcome::Done);
     // The pause is applied in the pass that starts the plan, so all 100
     // steps wait, and one blocker says why.

@@ -24,6 +24,14 @@ fn canary_sim(strategy: &str) -> Sim {
     )
 }
 
+/// A Sim of a plan `deploy` with one phase of `steps` serial steps.
+fn deploy_sim(steps: usize) -> Sim {
+    Sim::new(
+        instance("a"),
+        ov("a", vec![("deploy", simple_plan(steps))], vec![]),
+    )
+}
+
 fn slow(k: &TaskKey) -> TaskOutcome {
     let _ = k;
     TaskOutcome::InProgress {
@@ -41,19 +49,13 @@ fn serial_canary_needs_one_continue_for_the_first_step_and_a_second_for_the_rest
     assert_eq!(b.kind, BlockerKind::CanaryApproval);
     assert!(b.message.contains("approval 1 of 2"), "{}", b.message);
 
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("c1", PlanAction::Continue, Some("rollout"), None))
-    });
+    sim.operate(op("c1", PlanAction::Continue, Some("rollout"), None));
     sim.all_done();
     assert_eq!(sim.step_status("deploy", "rollout", "s0"), S::Complete);
     assert_eq!(sim.step_status("deploy", "rollout", "s1"), S::Waiting);
     assert!(sim.status().blockers[0].message.contains("approval 2 of 2"));
 
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("c2", PlanAction::Continue, Some("rollout"), None))
-    });
+    sim.operate(op("c2", PlanAction::Continue, Some("rollout"), None));
     let d = sim.reconcile(slow);
     assert_eq!(run_keys(&d), ["rollout/s1/t"], "serial after the gate");
     sim.all_done();
@@ -63,17 +65,11 @@ fn serial_canary_needs_one_continue_for_the_first_step_and_a_second_for_the_rest
 #[test]
 fn parallel_canary_releases_the_rest_at_once_after_the_second_continue() {
     let mut sim = canary_sim("parallel-canary");
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("c1", PlanAction::Continue, Some("rollout"), None))
-    });
+    sim.operate(op("c1", PlanAction::Continue, Some("rollout"), None));
     let d = sim.reconcile(slow);
     assert_eq!(run_keys(&d), ["rollout/s0/t"]);
     sim.all_done();
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("c2", PlanAction::Continue, Some("rollout"), None))
-    });
+    sim.operate(op("c2", PlanAction::Continue, Some("rollout"), None));
     let d = sim.reconcile(slow);
     assert_eq!(
         run_keys(&d),
@@ -86,10 +82,7 @@ fn parallel_canary_releases_the_rest_at_once_after_the_second_continue() {
 #[test]
 fn continue_without_phase_is_recorded_as_a_no_op() {
     let mut sim = canary_sim("canary");
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("c1", PlanAction::Continue, None, None))
-    });
+    sim.operate(op("c1", PlanAction::Continue, None, None));
     sim.all_done();
     let rec = &sim.status().operations[0];
     assert!(rec.result.starts_with("no-op"), "{}", rec.result);
@@ -98,15 +91,9 @@ fn continue_without_phase_is_recorded_as_a_no_op() {
 
 #[test]
 fn pause_lets_running_steps_finish_but_starts_no_new_step() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(3))], vec![]),
-    );
+    let mut sim = deploy_sim(3);
     sim.reconcile(slow);
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("p1", PlanAction::Pause, None, None))
-    });
+    sim.operate(op("p1", PlanAction::Pause, None, None));
     let d = sim.reconcile(slow);
     assert_eq!(
         run_keys(&d),
@@ -124,10 +111,7 @@ fn pause_lets_running_steps_finish_but_starts_no_new_step() {
             .iter()
             .any(|b| b.kind == BlockerKind::Paused)
     );
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("r1", PlanAction::Resume, None, None))
-    });
+    sim.operate(op("r1", PlanAction::Resume, None, None));
     sim.all_done();
     assert_eq!(sim.plan_status("deploy"), S::Complete);
 }
@@ -145,10 +129,7 @@ fn pausing_a_phase_holds_only_that_phase() {
             vec![],
         ),
     );
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("p1", PlanAction::Pause, Some("two"), None))
-    });
+    sim.operate(op("p1", PlanAction::Pause, Some("two"), None));
     sim.all_done();
     assert_eq!(sim.step_status("deploy", "one", "s0"), S::Complete);
     assert_eq!(sim.step_status("deploy", "two", "s0"), S::Waiting);
@@ -157,28 +138,20 @@ fn pausing_a_phase_holds_only_that_phase() {
 
 #[test]
 fn force_complete_marks_the_step_forced_and_is_applied_once_per_id() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(2))], vec![]),
-    );
+    let mut sim = deploy_sim(2);
     sim.reconcile(slow);
-    sim.edit(|s| {
-        s.plan_operations.push(op(
-            "f1",
-            PlanAction::ForceComplete,
-            Some("main"),
-            Some("s0"),
-        ))
-    });
+    sim.operate(op(
+        "f1",
+        PlanAction::ForceComplete,
+        Some("main"),
+        Some("s0"),
+    ));
     sim.reconcile(slow);
     let step = &sim.status().plan_status["deploy"].phases[0].steps[0];
     assert_eq!((step.status(), step.forced), (S::Complete, Some(true)));
     assert!(step.message.contains("alice: testing"));
     // the next step started; a restart of s0 later must not be undone by f1 again
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("r1", PlanAction::Restart, Some("main"), Some("s0")))
-    });
+    sim.operate(op("r1", PlanAction::Restart, Some("main"), Some("s0")));
     sim.reconcile(slow);
     assert_eq!(sim.status().operations.len(), 2);
     let s0 = sim.step_status("deploy", "main", "s0");
@@ -187,49 +160,35 @@ fn force_complete_marks_the_step_forced_and_is_applied_once_per_id() {
 
 #[test]
 fn force_complete_is_a_way_out_of_a_fatal_step() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(2))], vec![]),
-    );
+    let mut sim = deploy_sim(2);
     sim.config.auto_suppress_on_failure = false;
-    sim.reconcile(|k| {
-        if k.step() == "s0" {
-            TaskOutcome::Fatal {
-                message: "bad".into(),
-            }
-        } else {
-            TaskOutcome::Done
-        }
-    });
+    sim.reconcile(only_where(
+        |k| k.step() == "s0",
+        TaskOutcome::Fatal {
+            message: "bad".into(),
+        },
+    ));
     assert_eq!(sim.plan_status("deploy"), S::FatalError);
-    sim.edit(|s| {
-        s.plan_operations.push(op(
-            "f1",
-            PlanAction::ForceComplete,
-            Some("main"),
-            Some("s0"),
-        ))
-    });
+    sim.operate(op(
+        "f1",
+        PlanAction::ForceComplete,
+        Some("main"),
+        Some("s0"),
+    ));
     sim.all_done();
     assert_eq!(sim.plan_status("deploy"), S::Complete);
 }
 
 #[test]
 fn restart_clears_the_backoff_and_runs_the_step_at_once() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(1))], vec![]),
-    );
+    let mut sim = deploy_sim(1);
     sim.reconcile(|_| TaskOutcome::Transient {
         message: "x".into(),
     });
     sim.reconcile(|_| TaskOutcome::Transient {
         message: "x".into(),
     });
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("r1", PlanAction::Restart, Some("main"), Some("s0")))
-    });
+    sim.operate(op("r1", PlanAction::Restart, Some("main"), Some("s0")));
     let d = sim.reconcile(slow);
     assert_eq!(run_keys(&d), ["main/s0/t"]);
     let step = &sim.status().plan_status["deploy"].phases[0].steps[0];
@@ -238,16 +197,10 @@ fn restart_clears_the_backoff_and_runs_the_step_at_once() {
 
 #[test]
 fn restart_of_a_finished_plan_runs_it_again() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(2))], vec![]),
-    );
+    let mut sim = deploy_sim(2);
     sim.all_done();
     let runs = sim.ran.len();
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("r1", PlanAction::Restart, None, None))
-    });
+    sim.operate(op("r1", PlanAction::Restart, None, None));
     sim.all_done();
     assert_eq!(sim.ran.len(), runs + 2);
     assert_eq!(sim.plan_status("deploy"), S::Complete);
@@ -255,15 +208,9 @@ fn restart_of_a_finished_plan_runs_it_again() {
 
 #[test]
 fn cancel_stops_the_plan_with_who_and_why_and_does_not_suppress() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(2))], vec![]),
-    );
+    let mut sim = deploy_sim(2);
     sim.reconcile(slow);
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("x1", PlanAction::Cancel, None, None))
-    });
+    sim.operate(op("x1", PlanAction::Cancel, None, None));
     let d = sim.reconcile(slow);
     assert!(run_keys(&d).is_empty());
     let ps = &sim.status().plan_status["deploy"];
@@ -275,14 +222,8 @@ fn cancel_stops_the_plan_with_who_and_why_and_does_not_suppress() {
 
 #[test]
 fn unknown_operation_target_is_recorded_as_a_no_op() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(1))], vec![]),
-    );
-    sim.edit(|s| {
-        s.plan_operations
-            .push(op("x", PlanAction::Restart, Some("nope"), None))
-    });
+    let mut sim = deploy_sim(1);
+    sim.operate(op("x", PlanAction::Restart, Some("nope"), None));
     sim.all_done();
     assert!(
         sim.status().operations[0]
@@ -302,10 +243,7 @@ fn nightly() -> MaintenanceWindow {
 
 #[test]
 fn plan_waits_for_its_maintenance_window_then_proceeds() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(1))], vec![]),
-    );
+    let mut sim = deploy_sim(1);
     sim.inst.spec.maintenance_windows.push(nightly());
     let d = sim.all_done(); // 12:00 UTC
     assert!(run_keys(&d).is_empty());
@@ -321,10 +259,7 @@ fn plan_waits_for_its_maintenance_window_then_proceeds() {
 
 #[test]
 fn running_steps_finish_after_the_window_closes_but_no_new_step_starts() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(2))], vec![]),
-    );
+    let mut sim = deploy_sim(2);
     sim.now = ts("2026-11-24T03:59:00Z");
     sim.inst.spec.maintenance_windows.push(nightly());
     sim.reconcile(slow);
@@ -342,10 +277,7 @@ fn running_steps_finish_after_the_window_closes_but_no_new_step_starts() {
 
 #[test]
 fn manager_default_windows_intersect_with_the_instance_windows() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(1))], vec![]),
-    );
+    let mut sim = deploy_sim(1);
     sim.now = ts("2026-11-24T23:00:00Z");
     sim.inst.spec.maintenance_windows.push(nightly());
     sim.config
@@ -408,10 +340,7 @@ fn cleanup_ignores_windows_and_suppressions() {
 
 #[test]
 fn manual_suppression_stops_a_running_plan_from_starting_new_steps() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(2))], vec![]),
-    );
+    let mut sim = deploy_sim(2);
     sim.reconcile(slow);
     let until = ts("2026-11-24T13:00:00Z");
     sim.edit(|s| {
@@ -495,10 +424,7 @@ fn automatic_suppression_can_expire_by_itself() {
 
 #[test]
 fn idle_suppressed_instance_stays_unchanged_between_passes() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(1))], vec![]),
-    );
+    let mut sim = deploy_sim(1);
     sim.inst.spec.suppressions.push(Suppression {
         reason: "freeze".into(),
         ..Default::default()

@@ -202,7 +202,7 @@ proptest! {
         for (n, ev) in evs.iter().enumerate() {
             if let Some(o) = ev.op {
                 let op = op_for(&sim, n, o);
-                sim.edit(|s| s.plan_operations.push(op));
+                sim.operate(op);
             }
             reconcile_checked(&mut sim, &ev.outcomes);
             sim.advance(Duration::from_secs(ev.advance_secs));
@@ -240,7 +240,7 @@ proptest! {
             reconcile_checked(&mut sim, &ev.outcomes);
         }
         let op = op_for(&sim, 999, o);
-        sim.edit(|s| s.plan_operations.push(op));
+        sim.operate(op);
         let first = sim.decide_once(&Observed::default());
         // Store the result and decide again: the same id must not act twice.
         sim.inst.status = Some(first.status.clone());

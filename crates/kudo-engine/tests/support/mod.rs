@@ -286,6 +286,11 @@ impl Sim {
         self.inst.metadata.generation = Some(g + 1);
     }
 
+    /// Requests a plan operation (as `kubectl kudo plan ...` does).
+    pub fn operate(&mut self, operation: PlanOperation) {
+        self.edit(|s| s.plan_operations.push(operation));
+    }
+
     pub fn set_params(&mut self, kv: &[(&str, &str)]) {
         self.edit(|s| {
             let p = s.parameters.get_or_insert_with(BTreeMap::new);
@@ -312,6 +317,21 @@ impl Sim {
         self.events
             .iter()
             .any(|(r, m)| r == reason && m.contains(message))
+    }
+}
+
+/// Task outcomes for [`Sim::reconcile`]: `outcome` for the tasks `pick`
+/// selects, done for every other task.
+pub fn only_where(
+    pick: impl Fn(&TaskKey) -> bool,
+    outcome: TaskOutcome,
+) -> impl Fn(&TaskKey) -> TaskOutcome {
+    move |k| {
+        if pick(k) {
+            outcome.clone()
+        } else {
+            TaskOutcome::Done
+        }
     }
 }
 
