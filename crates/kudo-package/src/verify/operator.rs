@@ -49,7 +49,7 @@ fn verify_versions(pkg: &Package, r: &mut Report) {
     if op.operator_version.trim().is_empty() {
         r.error(
             OPERATOR_FILE,
-            "operatorVersion is missing; set the package version, e.g. 0.1.0",
+            "operatorVersion is missing; set the package version, e.g. 0.1.0 (packages written for KUDO before 0.10 call it `version`, which KUDO no longer reads)",
         );
     } else if parse_semver(&op.operator_version).is_none() {
         r.error(
@@ -343,6 +343,23 @@ mod tests {
             let report = verify_with_default(default);
             assert!(!report.contains("toggles task"), "{default}: {report}");
         }
+    }
+
+    #[test]
+    fn pre_kudo_0_10_version_key_is_named_in_the_missing_operator_version_error() {
+        let op = "name: old\nversion: 0.2.0\nkubernetesVersion: 1.15.0\ntasks: []\nplans: {}\n";
+        let files: BTreeMap<String, Vec<u8>> =
+            [("operator.yaml".to_string(), op.as_bytes().to_vec())]
+                .into_iter()
+                .collect();
+        let report = crate::load::load_from_files(files, "pkg")
+            .unwrap()
+            .verify()
+            .to_string();
+        assert!(
+            report.contains("operatorVersion is missing") && report.contains("call it `version`"),
+            "{report}"
+        );
     }
 
     #[test]
