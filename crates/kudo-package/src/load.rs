@@ -178,8 +178,25 @@ fn parse_file<T: serde::de::DeserializeOwned + Default>(
     if crate::yaml::is_blank_document(text) {
         return Ok(T::default());
     }
-    serde_saphyr::from_str_with_options(text, crate::yaml::parse_options())
-        .or_else(|e| without_null_entries(text).ok_or_else(|| parse_err(e.to_string())))
+    serde_saphyr::from_str_with_options(text, crate::yaml::parse_options()).or_else(|e| {
+        without_null_entries(text)
+            .ok_or_else(|| parse_err(format!("{e}{}", legacy_layout_hint(text))))
+    })
+}
+
+/// Packages written for KUDO before v1beta1 (0.9) keep tasks as a map keyed
+/// by name; KUDO refuses them too, but a plain "expected sequence" does not
+/// say why.
+fn legacy_layout_hint(text: &str) -> &'static str {
+    let Ok(value) = crate::yaml::parse_value(text) else {
+        return "";
+    };
+    if value.get("tasks").is_some_and(serde_json::Value::is_object) {
+        "\n(`tasks` is a map keyed by task name, the layout of packages for KUDO before 0.9; \
+         it must be a list of tasks, each with name, kind and spec)"
+    } else {
+        ""
+    }
 }
 
 /// KUDO reads package files through YAML→JSON, where an empty value
@@ -285,6 +302,16 @@ mod tests {
                 .all(|t| t.spec.resources.is_empty())
         );
         assert!(pkg.operator.plans.is_empty());
+    }
+
+    #[test]
+    fn tasks_written_as_a_map_are_refused_with_a_hint() {
+        let op = "name: old\ntasks:\n  deploy:\n    resources:\n      - a.yaml\n";
+        let err = load_from_files(files(&[("operator.yaml", op)]), "pkg")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("pkg/operator.yaml:"), "{err}");
+        assert!(err.contains("`tasks` is a map keyed by task name"), "{err}");
     }
 
     #[test]
