@@ -178,8 +178,57 @@ fn parse_file<T: serde::de::DeserializeOwned + Default>(
     if crate::yaml::is_blank_document(text) {
         return Ok(T::default());
     }
-    serde_saphyr::from_str_with_options(text, crate::yaml::parse_options())
-        .map_err(|e| parse_err(e.to_string()))
+    serde_saphyr::from_str_with_options(text, crate::yaml::parse_options()).or_else(|e| {
+        without_null_entries(text)
+            .ok_or_else(|| parse_err(format!("{e}{}", legacy_layout_hint(text))))
+    })
+}
+
+/// Packages written for KUDO before v1beta1 (0.9) keep tasks as a map keyed
+/// by name; KUDO refuses them too, but a plain "expected sequence" does not
+/// say why.
+fn legacy_layout_hint(text: &str) -> &'static str {
+    let Ok(value) = crate::yaml::parse_value(text) else {
+        return "";
+    };
+    if value.get("tasks").is_some_and(serde_json::Value::is_object) {
+        "\n(`tasks` is a map keyed by task name, the layout of packages for KUDO before 0.9; \
+         it must be a list of tasks, each with name, kind and spec)"
+    } else {
+        ""
+    }
+}
+
+/// KUDO reads package files through YAML→JSON, where an empty value
+/// (`resources:` with nothing under it, or `~`) leaves the field at its zero
+/// value; serde rejects null for lists and maps. Retries with those entries
+/// dropped; `None` when there were none or the file is still invalid.
+fn without_null_entries<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    let mut value = crate::yaml::parse_value(text).ok()?;
+    if !drop_null_entries(&mut value) {
+        return None;
+    }
+    serde_json::from_value(value).ok()
+}
+
+/// Removes null-valued map entries at any depth; true when any was found.
+fn drop_null_entries(value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let before = map.len();
+            map.retain(|_, v| !v.is_null());
+            let mut found = map.len() != before;
+            for v in map.values_mut() {
+                found |= drop_null_entries(v);
+            }
+            found
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |found, v| drop_null_entries(v) | found),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -239,6 +288,30 @@ mod tests {
             err.to_string().contains("operator.yaml is missing"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn empty_list_and_map_values_read_as_empty() {
+        let op = "name: op\noperatorVersion: 0.1.0\ntasks:\n  - name: noop\n    kind: Apply\n    spec:\n      resources:\n  - name: other\n    kind: Apply\n    spec:\n      resources: ~\nplans:\n";
+        let pkg = load_from_files(files(&[("operator.yaml", op)]), "pkg").unwrap();
+        assert_eq!(pkg.operator.tasks.len(), 2);
+        assert!(
+            pkg.operator
+                .tasks
+                .iter()
+                .all(|t| t.spec.resources.is_empty())
+        );
+        assert!(pkg.operator.plans.is_empty());
+    }
+
+    #[test]
+    fn tasks_written_as_a_map_are_refused_with_a_hint() {
+        let op = "name: old\ntasks:\n  deploy:\n    resources:\n      - a.yaml\n";
+        let err = load_from_files(files(&[("operator.yaml", op)]), "pkg")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("pkg/operator.yaml:"), "{err}");
+        assert!(err.contains("`tasks` is a map keyed by task name"), "{err}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::context::offline_namespace;
 use crate::error::{CliError, Result};
 use crate::output::{format_data, table};
 use crate::params;
-use kudo_package::render::{PlanRenderOptions, StaticDiscovery, format_render_output, render_plan};
+use kudo_package::render::{PlanRenderOptions, format_render_output, render_plan_offline};
 
 fn load(path: &std::path::Path) -> Result<kudo_package::Package> {
     kudo_package::load(path).map_err(|e| CliError::Package(e.to_string()))
@@ -123,8 +123,14 @@ fn render(global: &GlobalArgs, args: &PackageRenderArgs) -> Result<()> {
         plan_uid: String::new(),
         values,
     };
-    let steps = render_plan(&ov, &options, &StaticDiscovery::default())
-        .map_err(|e| CliError::Package(e.to_string()))?;
+    let (steps, assumed) =
+        render_plan_offline(&ov, &options).map_err(|e| CliError::Package(e.to_string()))?;
+    if !assumed.is_empty() {
+        eprintln!(
+            "note: no cluster is asked; these kinds were taken as namespaced: {}",
+            assumed.join(", ")
+        );
+    }
     let text = format_render_output(&steps);
     print!("{text}");
     if !text.ends_with('\n') {

@@ -2,7 +2,10 @@
 //! caller (the manager wraps the API server's discovery; tests and
 //! `package render` use [`StaticDiscovery`]).
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
 
 /// Answers whether objects of a kind live in a namespace.
 pub trait Discovery {
@@ -105,6 +108,69 @@ impl StaticDiscovery {
     }
 }
 
+impl StaticDiscovery {
+    /// Adds the kinds that CustomResourceDefinitions among `objects`
+    /// define, with their scope (anything but `Cluster` is namespaced).
+    pub fn learn_crds<'a>(&mut self, objects: impl IntoIterator<Item = &'a Value>) -> &mut Self {
+        for crd in objects {
+            if crd.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+                continue;
+            }
+            let spec = crd.get("spec");
+            let field = |path: &[&str]| {
+                path.iter()
+                    .try_fold(spec?, |v, k| v.get(k))
+                    .and_then(Value::as_str)
+            };
+            if let (Some(group), Some(kind)) = (field(&["group"]), field(&["names", "kind"])) {
+                let namespaced = field(&["scope"]) != Some("Cluster");
+                self.kinds
+                    .insert((group.to_string(), kind.to_string()), namespaced);
+            }
+        }
+        self
+    }
+}
+
+/// Discovery for rendering without a cluster: a kind `inner` does not know
+/// (a custom resource whose CRD another product installs, such as
+/// Prometheus' ServiceMonitor) is taken as namespaced, as most custom
+/// resources are, and remembered so the caller can say so.
+pub struct AssumeNamespaced<'a> {
+    inner: &'a dyn Discovery,
+    assumed: RefCell<BTreeSet<(String, String)>>,
+}
+
+impl<'a> AssumeNamespaced<'a> {
+    /// Wraps `inner`.
+    pub fn new(inner: &'a dyn Discovery) -> Self {
+        Self {
+            inner,
+            assumed: RefCell::new(BTreeSet::new()),
+        }
+    }
+
+    /// The kinds answered by assumption, as `Kind (group)`, sorted.
+    pub fn assumed(&self) -> Vec<String> {
+        self.assumed
+            .borrow()
+            .iter()
+            .map(|(group, kind)| format!("{kind} ({group})"))
+            .collect()
+    }
+}
+
+impl Discovery for AssumeNamespaced<'_> {
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Option<bool> {
+        self.inner.is_namespaced(api_version, kind).or_else(|| {
+            self.assumed
+                .borrow_mut()
+                .insert((api_group(api_version).to_string(), kind.to_string()));
+            Some(true)
+        })
+    }
+}
+
 impl Discovery for StaticDiscovery {
     fn is_namespaced(&self, api_version: &str, kind: &str) -> Option<bool> {
         self.kinds
@@ -127,6 +193,32 @@ mod tests {
             Some(true)
         );
         assert_eq!(d.is_namespaced("example.com/v1", "Widget"), None);
+    }
+
+    #[test]
+    fn crds_teach_their_kind_and_scope() {
+        let crds = [
+            serde_json::json!({"kind": "CustomResourceDefinition", "spec": {"group": "example.com", "names": {"kind": "Widget"}, "scope": "Cluster"}}),
+            serde_json::json!({"kind": "CustomResourceDefinition", "spec": {"group": "example.com", "names": {"kind": "Gadget"}}}),
+            serde_json::json!({"kind": "ConfigMap", "spec": {"group": "example.com", "names": {"kind": "Nope"}}}),
+        ];
+        let mut d = StaticDiscovery::empty();
+        d.learn_crds(&crds);
+        assert_eq!(d.is_namespaced("example.com/v1", "Widget"), Some(false));
+        assert_eq!(d.is_namespaced("example.com/v1", "Gadget"), Some(true));
+        assert_eq!(d.is_namespaced("example.com/v1", "Nope"), None);
+    }
+
+    #[test]
+    fn unknown_kinds_are_assumed_namespaced_and_listed() {
+        let table = StaticDiscovery::default();
+        let d = AssumeNamespaced::new(&table);
+        assert_eq!(d.is_namespaced("v1", "Namespace"), Some(false));
+        assert_eq!(
+            d.is_namespaced("monitoring.example.com/v1", "Monitor"),
+            Some(true)
+        );
+        assert_eq!(d.assumed(), vec!["Monitor (monitoring.example.com)"]);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 mod discovery;
 mod enhance;
 mod kudo_operator;
+mod offline;
 mod pipe;
 mod plan;
 
@@ -19,12 +20,13 @@ use serde_json::{Map, Value, json};
 
 use crate::RenderError;
 
-pub use discovery::{Discovery, StaticDiscovery, api_group};
+pub use discovery::{AssumeNamespaced, Discovery, StaticDiscovery, api_group};
 pub use enhance::{EnhanceMode, enhance_object};
 pub(crate) use enhance::{
     object_field as object_field_mut, pod_template as pod_template_of,
     pod_templates_mut as pod_templates_of_mut,
 };
+pub use offline::render_plan_offline;
 pub(crate) use pipe::validate_pipe_specs;
 pub use pipe::{PipeFile, pipe_name_part};
 pub use plan::{

@@ -49,7 +49,7 @@ fn verify_versions(pkg: &Package, r: &mut Report) {
     if op.operator_version.trim().is_empty() {
         r.error(
             OPERATOR_FILE,
-            "operatorVersion is missing; set the package version, e.g. 0.1.0",
+            "operatorVersion is missing; set the package version, e.g. 0.1.0 (packages written for KUDO before 0.10 call it `version`, which KUDO no longer reads)",
         );
     } else if parse_semver(&op.operator_version).is_none() {
         r.error(
@@ -187,12 +187,40 @@ fn verify_toggle_parameter(pkg: &Package, task: &str, parameter: Option<&str>, r
                 "task {task} (Toggle) uses parameter {name}, which is not declared in params.yaml"
             ),
         ),
-        Some(p) if p.value_type.unwrap_or_default() != kudo_api::ParameterType::Boolean => r
-            .warning(
-                PARAMS_FILE,
-                format!("parameter {name} toggles task {task}; declare it with type: boolean"),
+        // Untyped "true"/"false" strings are what real packages (kafka's
+        // seven Toggle tasks) use and KUDO accepts; only a default the task
+        // could not read as a boolean at run time is worth a warning.
+        Some(p) if !default_reads_as_bool(p) => r.warning(
+            PARAMS_FILE,
+            format!(
+                "parameter {name} toggles task {task}, but its default is not a boolean; declare it with type: boolean"
             ),
+        ),
         Some(_) => {}
+    }
+}
+
+/// Whether the default is absent or something Go's `strconv.ParseBool`
+/// (which the Toggle task uses) accepts.
+fn default_reads_as_bool(p: &kudo_api::package::PackageParameter) -> bool {
+    match &p.default {
+        None | Some(serde_json::Value::Null | serde_json::Value::Bool(_)) => true,
+        Some(serde_json::Value::String(s)) => matches!(
+            s.as_str(),
+            "1" | "t"
+                | "T"
+                | "TRUE"
+                | "true"
+                | "True"
+                | "0"
+                | "f"
+                | "F"
+                | "FALSE"
+                | "false"
+                | "False"
+        ),
+        Some(serde_json::Value::Number(n)) => n.as_u64().is_some_and(|n| n <= 1),
+        Some(_) => false,
     }
 }
 
@@ -285,6 +313,61 @@ fn check_child_name<'a>(
         r.error(
             OPERATOR_FILE,
             format!("{owner} has more than one {kind} named {name}"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    fn verify_with_default(default: &str) -> String {
+        let op = "name: t\noperatorVersion: 0.1.0\nkubernetesVersion: 1.15.0\ntasks:\n  - name: extra\n    kind: Toggle\n    spec:\n      parameter: EXTRA\n      resources: [cm.yaml]\nplans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [extra]\n";
+        let params = format!("parameters:\n  - name: EXTRA\n    default: {default}\n");
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+        let files: BTreeMap<String, Vec<u8>> = [
+            ("operator.yaml", op),
+            ("params.yaml", params.as_str()),
+            ("templates/cm.yaml", cm),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+        .collect();
+        let pkg = crate::load::load_from_files(files, "pkg").unwrap();
+        pkg.verify().to_string()
+    }
+
+    #[test]
+    fn untyped_toggle_parameter_with_boolean_default_is_clean() {
+        for default in ["\"false\"", "\"true\"", "true", "\"0\""] {
+            let report = verify_with_default(default);
+            assert!(!report.contains("toggles task"), "{default}: {report}");
+        }
+    }
+
+    #[test]
+    fn pre_kudo_0_10_version_key_is_named_in_the_missing_operator_version_error() {
+        let op = "name: old\nversion: 0.2.0\nkubernetesVersion: 1.15.0\ntasks: []\nplans: {}\n";
+        let files: BTreeMap<String, Vec<u8>> =
+            [("operator.yaml".to_string(), op.as_bytes().to_vec())]
+                .into_iter()
+                .collect();
+        let report = crate::load::load_from_files(files, "pkg")
+            .unwrap()
+            .verify()
+            .to_string();
+        assert!(
+            report.contains("operatorVersion is missing") && report.contains("call it `version`"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn toggle_parameter_default_that_is_no_boolean_is_a_warning() {
+        let report = verify_with_default("\"yes\"");
+        assert!(
+            report.contains("parameter EXTRA toggles task extra, but its default is not a boolean"),
+            "{report}"
         );
     }
 }

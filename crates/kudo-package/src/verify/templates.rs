@@ -29,6 +29,8 @@ enum Use {
     Objects,
     /// A KudoOperator parameter file: rendered into a YAML map.
     ParameterFile,
+    /// A Pipe task's pod: KUDO names it, so no metadata.name is needed.
+    PipePod,
 }
 
 fn template_uses(pkg: &Package) -> BTreeMap<String, Use> {
@@ -43,7 +45,7 @@ fn template_uses(pkg: &Package) -> BTreeMap<String, Use> {
             }
             Some(TaskKind::Pipe) => {
                 if let Some(pod) = &spec.pod {
-                    uses.insert(pod.clone(), Use::Objects);
+                    uses.entry(pod.clone()).or_insert(Use::PipePod);
                 }
             }
             Some(TaskKind::KudoOperator) => {
@@ -148,6 +150,10 @@ fn check_rendered(
         }
         return;
     }
+    if use_kind == Some(Use::PipePod) {
+        check_pipe_pod(file, rendered, r);
+        return;
+    }
     let objects = match crate::render::parse_objects("verify", name, rendered) {
         Ok(objects) => objects,
         Err(e) => {
@@ -177,6 +183,19 @@ fn check_rendered(
             file,
             "template contains a Namespace; only the namespaceManifest template may create one",
         );
+    }
+}
+
+/// A pipe pod template must render exactly one Pod; KUDO gives it its name.
+fn check_pipe_pod(file: &str, rendered: &str, r: &mut Report) {
+    match crate::yaml::parse_documents(rendered) {
+        Ok(docs)
+            if docs.len() == 1 && docs[0].get("kind").and_then(Value::as_str) == Some("Pod") => {}
+        Ok(_) => r.error(file, "pipe pod template must render exactly one Pod"),
+        Err(e) => r.error(
+            file,
+            format!("rendered template is not valid Kubernetes YAML: {e}"),
+        ),
     }
 }
 
@@ -227,4 +246,40 @@ fn placeholder_data(pkg: &Package) -> Option<Value> {
         "Params": Value::Object(params),
         "Pipes": pipes,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    fn verify(files: &[(&str, &str)]) -> String {
+        let files: BTreeMap<String, Vec<u8>> = files
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+            .collect();
+        let pkg = crate::load::load_from_files(files, "pkg").unwrap();
+        pkg.verify().to_string()
+    }
+
+    const PIPE_OPERATOR: &str = "name: p\noperatorVersion: 0.1.0\nkubernetesVersion: 1.15.0\ntasks:\n  - name: gen\n    kind: Pipe\n    spec:\n      pod: pod.yaml\n      pipe:\n        - file: /out/f\n          kind: ConfigMap\n          key: f\nplans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [gen]\n";
+
+    #[test]
+    fn pipe_pod_template_needs_no_name() {
+        let pod = "apiVersion: v1\nkind: Pod\nspec:\n  volumes:\n  - name: out\n    emptyDir: {}\n  initContainers:\n  - name: g\n    image: busybox\n    volumeMounts:\n    - name: out\n      mountPath: /out\n";
+        let report = verify(&[
+            ("operator.yaml", PIPE_OPERATOR),
+            ("templates/pod.yaml", pod),
+        ]);
+        assert!(!report.contains("error"), "{report}");
+    }
+
+    #[test]
+    fn pipe_pod_template_must_render_one_pod() {
+        let two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n";
+        let report = verify(&[
+            ("operator.yaml", PIPE_OPERATOR),
+            ("templates/pod.yaml", two),
+        ]);
+        assert!(report.contains("must render exactly one Pod"), "{report}");
+    }
 }
