@@ -135,14 +135,22 @@ fn check(
         return Ok(());
     }
     let name = instance_name(new);
-    let status = old.status.clone().unwrap_or_default();
+    // Borrowed: a deep copy of the status per review was a large part of it.
+    let no_status;
+    let status = match &old.status {
+        Some(status) => status,
+        None => {
+            no_status = InstanceStatus::default();
+            &no_status
+        }
+    };
     let old_params = select::spec_params(old);
     let new_params = select::spec_params(new);
     let changed = params::changed(&old_params, &new_params);
     let upgrade = select::spec_ov_name(old) != ov_name;
     let manual = new_manual_request(old, new)?;
 
-    check_operations(old, new, ov, &status)?;
+    check_operations(old, new, ov, status)?;
     check_windows_and_suppressions(new)?;
 
     if new.metadata.deletion_timestamp.is_some() {
@@ -267,7 +275,7 @@ fn check(
     };
 
     // Something in the way?
-    if let Some((plan, detail)) = in_the_way(old, &status, old_ov.unwrap_or(ov)) {
+    if let Some((plan, detail)) = in_the_way(old, status, old_ov.unwrap_or(ov)) {
         if plan == requested {
             warnings.push(format!(
                 "plan {plan:?} is {detail}; {what} restarts it from the beginning"
@@ -282,7 +290,7 @@ fn check(
     }
 
     if let Some(now) = now {
-        time_warnings(new, &status, &requested, manual.is_some(), now, warnings);
+        time_warnings(new, status, &requested, manual.is_some(), now, warnings);
     }
     Ok(())
 }
