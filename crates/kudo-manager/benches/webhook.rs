@@ -38,6 +38,11 @@ use tokio::runtime::Runtime;
 use tokio::sync::Mutex;
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
+/// The allocator the `kudo-manager` binary uses (src/main.rs), for both
+/// servers and the client alike.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const PATH: &str = "/validate-kudo-dev-v1beta1-instance";
 
 fn env_or(name: &str, default: u64) -> u64 {

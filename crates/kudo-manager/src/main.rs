@@ -12,6 +12,11 @@ use kudo_manager::logging::{self, LogFormat};
 use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
 use kudo_manager::settings::EngineFlags;
 
+/// mimalloc: the webhook and the controller allocate many small, short-lived
+/// objects across worker threads, where glibc malloc is slow.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// kudo-rs manager: runs the plans of KUDO operator packages.
 #[derive(Parser, Debug)]
 #[command(name = "kudo-manager", version, about)]

@@ -31,6 +31,8 @@
 //! Time-dependent warnings (suppressed, outside a window) need `now`: use
 //! [`review_at`].
 
+use std::collections::BTreeMap;
+
 use jiff::Timestamp;
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
 use kudo_api::{ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion};
@@ -103,6 +105,13 @@ fn instance_name(i: &Instance) -> String {
     )
 }
 
+/// Spec parameters, borrowed (empty when unset): `select::spec_params`
+/// copies the map, which every review paid twice.
+fn params_of(i: &Instance) -> &BTreeMap<String, String> {
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    i.spec.parameters.as_ref().unwrap_or(&EMPTY)
+}
+
 fn short_name(i: &Instance) -> &str {
     i.metadata.name.as_deref().unwrap_or("")
 }
@@ -135,14 +144,21 @@ fn check(
         return Ok(());
     }
     let name = instance_name(new);
-    let status = old.status.clone().unwrap_or_default();
-    let old_params = select::spec_params(old);
-    let new_params = select::spec_params(new);
-    let changed = params::changed(&old_params, &new_params);
+    // Borrowed: a deep copy of the status per review was a large part of it.
+    let no_status;
+    let status = match &old.status {
+        Some(status) => status,
+        None => {
+            no_status = InstanceStatus::default();
+            &no_status
+        }
+    };
+    let (old_params, new_params) = (params_of(old), params_of(new));
+    let changed = params::changed(old_params, new_params);
     let upgrade = select::spec_ov_name(old) != ov_name;
     let manual = new_manual_request(old, new)?;
 
-    check_operations(old, new, ov, &status)?;
+    check_operations(old, new, ov, status)?;
     check_windows_and_suppressions(new)?;
 
     if new.metadata.deletion_timestamp.is_some() {
@@ -183,7 +199,7 @@ fn check(
             ));
         }
     }
-    let invalid = params::invalid_values(&ov.spec, &new_params);
+    let invalid = params::invalid_values(&ov.spec, new_params);
     if !invalid.is_empty() {
         let list: Vec<String> = invalid.iter().map(ToString::to_string).collect();
         return Err(format!(
@@ -197,8 +213,8 @@ fn check(
             &before_ov.spec,
             &ov.spec,
             &ov_name,
-            &old_params,
-            &new_params,
+            old_params,
+            new_params,
             upgrade,
         );
         if !violations.is_empty() {
@@ -267,7 +283,7 @@ fn check(
     };
 
     // Something in the way?
-    if let Some((plan, detail)) = in_the_way(old, &status, old_ov.unwrap_or(ov)) {
+    if let Some((plan, detail)) = in_the_way(old, status, old_ov.unwrap_or(ov)) {
         if plan == requested {
             warnings.push(format!(
                 "plan {plan:?} is {detail}; {what} restarts it from the beginning"
@@ -282,7 +298,7 @@ fn check(
     }
 
     if let Some(now) = now {
-        time_warnings(new, &status, &requested, manual.is_some(), now, warnings);
+        time_warnings(new, status, &requested, manual.is_some(), now, warnings);
     }
     Ok(())
 }
@@ -300,7 +316,7 @@ fn check_create(
             "cannot create Instance {name}: OperatorVersion {ov_name} has no deploy plan; fix the package"
         ));
     }
-    let values = select::spec_params(new);
+    let values = params_of(new);
     let unknown = params::unknown(&ov.spec, values.keys());
     if !unknown.is_empty() {
         return Err(format!(
@@ -308,7 +324,7 @@ fn check_create(
             unknown.join(", ")
         ));
     }
-    let invalid = params::invalid_values(&ov.spec, &values);
+    let invalid = params::invalid_values(&ov.spec, values);
     if !invalid.is_empty() {
         let list: Vec<String> = invalid.iter().map(ToString::to_string).collect();
         return Err(format!(

@@ -2,7 +2,7 @@
 //! behind an HTTPS endpoint at [`kudo_api::names::WEBHOOK_PATH`].
 //!
 //! ```text
-//! API server ──HTTPS POST AdmissionReview v1──► server (warp + tokio-rustls, 3 MiB, 4 s)
+//! API server ──HTTPS POST AdmissionReview v1──► server (hyper + tokio-rustls, 3 MiB, 4 s)
 //!                                                  └─► Reviewer: decode ─► read OVs live ─► engine::admission::review
 //!                                                                                          └─► allowed / denied (403) / error (400, 500)
 //! ```

@@ -42,10 +42,11 @@ impl OperatorVersionSource for kube::Client {
     }
 }
 
-/// A fixed set of OperatorVersions, by `(namespace, name)`.
+/// A fixed set of OperatorVersions, by namespace then name (looked up by
+/// `&str`, without building a key per read).
 #[derive(Clone, Debug, Default)]
 pub struct StaticOperatorVersions {
-    versions: BTreeMap<(String, String), Arc<OperatorVersion>>,
+    versions: BTreeMap<String, BTreeMap<String, Arc<OperatorVersion>>>,
 }
 
 impl StaticOperatorVersions {
@@ -63,7 +64,10 @@ impl StaticOperatorVersions {
             .clone()
             .unwrap_or_else(|| "default".to_string());
         let name = ov.metadata.name.clone().unwrap_or_default();
-        self.versions.insert((namespace, name), Arc::new(ov));
+        self.versions
+            .entry(namespace)
+            .or_default()
+            .insert(name, Arc::new(ov));
     }
 }
 
@@ -85,7 +89,8 @@ impl OperatorVersionSource for StaticOperatorVersions {
     ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
         Ok(self
             .versions
-            .get(&(namespace.to_string(), name.to_string()))
+            .get(namespace)
+            .and_then(|by_name| by_name.get(name))
             .cloned())
     }
 }

@@ -1,5 +1,6 @@
-//! The HTTPS server: warp 0.4 routes served by a tokio-rustls accept loop
-//! (warp 0.4 has no TLS of its own). There is no plaintext listener.
+//! The HTTPS server: a tokio-rustls accept loop serving a small hyper
+//! service (two routes, hand-written: warp's filter chain cost more per
+//! request than the routing is worth). There is no plaintext listener.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -9,17 +10,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
-use futures::{Stream, StreamExt};
+use http::header::{self, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Body;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use kudo_api::names::WEBHOOK_PATH;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
-use warp::Filter;
-use warp::http::{StatusCode, header};
-use warp::reply::Response;
 
 use super::ov_source::OperatorVersionSource;
 use super::review::Reviewer;
@@ -99,12 +99,11 @@ pub async fn serve_listener<S: OperatorVersionSource>(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), WebhookError> {
     let acceptor = TlsAcceptor::from(tls::server_config(&config.cert_path, &config.key_path)?);
-    let reviewer = Arc::new(Reviewer::new(source, config.read_timeout));
-    let service = warp::service(routes(
-        reviewer,
-        config.max_body_bytes,
-        config.request_timeout,
-    ));
+    let handler = Arc::new(Handler {
+        reviewer: Reviewer::new(source, config.read_timeout),
+        max_body_bytes: config.max_body_bytes,
+        request_timeout: config.request_timeout,
+    });
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, path = WEBHOOK_PATH, "admission webhook listening (HTTPS)");
     }
@@ -131,7 +130,11 @@ pub async fn serve_listener<S: OperatorVersionSource>(
         // Small request/response pairs: do not wait for Nagle.
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
-        let service = TowerToHyperService::new(service.clone());
+        let handler = handler.clone();
+        let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+            let handler = handler.clone();
+            async move { Ok::<_, Infallible>(handler.respond(request).await) }
+        });
         let http = http.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
@@ -166,130 +169,189 @@ pub async fn serve_listener<S: OperatorVersionSource>(
     Ok(())
 }
 
-/// `POST /validate-kudo-dev-v1beta1-instance` and `GET /healthz`.
-fn routes<S: OperatorVersionSource>(
-    reviewer: Arc<Reviewer<S>>,
+/// What the server does with each request: routing, limits and the review.
+struct Handler<S> {
+    reviewer: Reviewer<S>,
     max_body_bytes: u64,
     request_timeout: Duration,
-) -> impl Filter<Extract = (Response,), Error = warp::Rejection> + Clone + Send + Sync + 'static {
-    let review = warp::path(WEBHOOK_PATH.trim_start_matches('/'))
-        .and(warp::path::end())
-        .and(warp::post())
-        .and(warp::header::optional::<u64>(
-            header::CONTENT_LENGTH.as_str(),
-        ))
-        .and(warp::body::stream())
-        .and_then(move |length: Option<u64>, body| {
-            let reviewer = reviewer.clone();
-            async move {
-                let handled = handle(&reviewer, length, body, max_body_bytes);
-                let response = tokio::time::timeout(request_timeout, handled)
+}
+
+/// Where a request path leads. A trailing slash is accepted, as warp's
+/// `path(..).and(path::end())` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    Review,
+    Health,
+}
+
+fn route(path: &str) -> Option<Route> {
+    let path = path
+        .strip_suffix('/')
+        .filter(|p| !p.is_empty())
+        .unwrap_or(path);
+    if path == WEBHOOK_PATH {
+        Some(Route::Review)
+    } else if path == "/healthz" {
+        Some(Route::Health)
+    } else {
+        None
+    }
+}
+
+impl<S: OperatorVersionSource> Handler<S> {
+    /// `POST /validate-kudo-dev-v1beta1-instance` and `GET /healthz`; 405
+    /// for another method on either, 404 for any other path.
+    async fn respond<B>(&self, request: Request<B>) -> Response<Full<Bytes>>
+    where
+        B: Body + Unpin,
+        B::Error: std::fmt::Display,
+    {
+        let method = request.method();
+        match route(request.uri().path()) {
+            None => status_only(StatusCode::NOT_FOUND),
+            Some(Route::Review) if method == Method::POST => {
+                let Ok(length) = content_length(request.headers()) else {
+                    return plain(
+                        StatusCode::BAD_REQUEST,
+                        "Invalid request header \"content-length\"",
+                    );
+                };
+                let handled = self.review(length, request.into_body());
+                tokio::time::timeout(self.request_timeout, handled)
                     .await
                     .unwrap_or_else(|_| {
                         plain(StatusCode::SERVICE_UNAVAILABLE, "the review took too long")
-                    });
-                Ok::<_, Infallible>(response)
+                    })
             }
-        });
-    let health = warp::path("healthz")
-        .and(warp::path::end())
-        .and(warp::get())
-        .map(|| plain(StatusCode::OK, "ok"));
-    review.or(health).unify()
-}
-
-async fn handle<S: OperatorVersionSource>(
-    reviewer: &Reviewer<S>,
-    length: Option<u64>,
-    body: impl Stream<Item = Result<impl Buf, warp::Error>> + Unpin,
-    max_body_bytes: u64,
-) -> Response {
-    if length.is_some_and(|length| length > max_body_bytes) {
-        return too_large(max_body_bytes);
-    }
-    let body = match collect_limited(body, max_body_bytes).await {
-        Ok(body) => body,
-        Err(BodyError::TooLarge) => return too_large(max_body_bytes),
-        Err(BodyError::Read(err)) => {
-            return plain(
-                StatusCode::BAD_REQUEST,
-                &format!("cannot read the body: {err}"),
-            );
+            Some(Route::Health) if method == Method::GET => plain(StatusCode::OK, "ok"),
+            Some(_) => plain(StatusCode::METHOD_NOT_ALLOWED, "HTTP method not allowed"),
         }
-    };
-    let json = reviewer.review_to_json(&body).await;
-    let mut response = Response::new(json.into());
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
-    );
-    response
+    }
+
+    async fn review<B>(&self, length: Option<u64>, body: B) -> Response<Full<Bytes>>
+    where
+        B: Body + Unpin,
+        B::Error: std::fmt::Display,
+    {
+        let limit = self.max_body_bytes;
+        if length.is_some_and(|length| length > limit) {
+            return too_large(limit);
+        }
+        let body = match collect_limited(body, limit).await {
+            Ok(body) => body,
+            Err(BodyError::TooLarge) => return too_large(limit),
+            Err(BodyError::Read(err)) => {
+                return plain(
+                    StatusCode::BAD_REQUEST,
+                    &format!("cannot read the body: {err}"),
+                );
+            }
+        };
+        let json = self.reviewer.review_to_json(&body).await;
+        let mut response = Response::new(Full::new(Bytes::from(json)));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    }
 }
 
-enum BodyError {
+/// `Ok(None)` without the header, `Err` when it is not a number.
+fn content_length(headers: &http::HeaderMap) -> Result<Option<u64>, ()> {
+    match headers.get(header::CONTENT_LENGTH) {
+        None => Ok(None),
+        Some(value) => value
+            .to_str()
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Some)
+            .ok_or(()),
+    }
+}
+
+enum BodyError<E> {
     TooLarge,
-    Read(warp::Error),
+    Read(E),
 }
 
 /// Reads the body, giving up as soon as it exceeds the limit (a chunked
-/// body has no Content-Length to check up front).
-async fn collect_limited(
-    mut body: impl Stream<Item = Result<impl Buf, warp::Error>> + Unpin,
+/// body has no Content-Length to check up front). A body that arrives in
+/// one frame (the usual case) is kept as it is, without a copy.
+async fn collect_limited<B: Body + Unpin>(
+    mut body: B,
     limit: u64,
-) -> Result<Bytes, BodyError> {
+) -> Result<Bytes, BodyError<B::Error>> {
+    let mut first: Option<Bytes> = None;
     let mut collected = BytesMut::new();
-    while let Some(chunk) = body.next().await {
-        let mut chunk = chunk.map_err(BodyError::Read)?;
-        if (collected.len() + chunk.remaining()) as u64 > limit {
+    while let Some(frame) = body.frame().await {
+        let Ok(mut data) = frame.map_err(BodyError::Read)?.into_data() else {
+            continue; // trailers
+        };
+        let held = first.as_ref().map_or(0, Bytes::len) + collected.len();
+        if (held + data.remaining()) as u64 > limit {
             return Err(BodyError::TooLarge);
         }
-        while chunk.has_remaining() {
-            let part = chunk.chunk();
+        if first.is_none() && collected.is_empty() {
+            first = Some(data.copy_to_bytes(data.remaining()));
+            continue;
+        }
+        if let Some(first) = first.take() {
+            collected.extend_from_slice(&first);
+        }
+        while data.has_remaining() {
+            let part = data.chunk();
             collected.extend_from_slice(part);
             let n = part.len();
-            chunk.advance(n);
+            data.advance(n);
         }
     }
-    Ok(collected.freeze())
+    Ok(match first {
+        Some(first) => first,
+        None => collected.freeze(),
+    })
 }
 
-fn too_large(limit: u64) -> Response {
+fn too_large(limit: u64) -> Response<Full<Bytes>> {
     plain(
         StatusCode::PAYLOAD_TOO_LARGE,
         &format!("AdmissionReview bodies are limited to {limit} bytes"),
     )
 }
 
-fn plain(status: StatusCode, text: &str) -> Response {
-    let mut response = Response::new(text.to_string().into());
+fn status_only(status: StatusCode) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = status;
+    response
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::copy_from_slice(text.as_bytes())));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+        HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
 }
 
 #[cfg(test)]
 mod tests {
-    use http_body_util::{BodyExt, Full};
-    use tower::ServiceExt;
-
     use super::*;
     use crate::webhook::ov_source::StaticOperatorVersions;
 
     async fn call(method: &str, path: &str, body: Vec<u8>) -> (StatusCode, Bytes) {
-        let reviewer = Arc::new(Reviewer::new(
-            StaticOperatorVersions::new(),
-            Duration::from_secs(1),
-        ));
-        let service = warp::service(routes(reviewer, 1024, Duration::from_secs(1)));
+        let handler = Handler {
+            reviewer: Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1)),
+            max_body_bytes: 1024,
+            request_timeout: Duration::from_secs(1),
+        };
         let request = http::Request::builder()
             .method(method)
             .uri(path)
             .body(Full::new(Bytes::from(body)))
             .unwrap();
-        let response = service.oneshot(request).await.unwrap();
+        let response = handler.respond(request).await;
         let status = response.status();
         let body = response.into_body().collect().await.unwrap().to_bytes();
         (status, body)
@@ -323,5 +385,34 @@ mod tests {
         let (status, body) = call("GET", "/healthz", vec![]).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body, "ok");
+    }
+
+    #[tokio::test]
+    async fn trailing_slash_is_the_same_route_and_post_on_health_is_405() {
+        let (status, body) = call("GET", "/healthz/", vec![]).await;
+        assert_eq!((status, body.as_ref()), (StatusCode::OK, b"ok".as_ref()));
+        let (status, _) = call("POST", "/healthz", vec![]).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+        let (status, _) = call("GET", "/healthz//", vec![]).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+
+    fn chunks(parts: Vec<&'static [u8]>) -> impl Body<Data = Bytes, Error = Infallible> + Unpin {
+        let frames = parts
+            .into_iter()
+            .map(|p| Ok(hyper::body::Frame::data(Bytes::from_static(p))));
+        http_body_util::StreamBody::new(futures::stream::iter(frames))
+    }
+
+    #[tokio::test]
+    async fn a_body_in_several_frames_is_joined_in_order() {
+        let body = collect_limited(chunks(vec![b"ab", b"", b"cd", b"e"]), 5).await;
+        assert!(matches!(body, Ok(ref b) if b == "abcde"));
+    }
+
+    #[tokio::test]
+    async fn a_streamed_body_over_the_limit_is_refused_while_reading() {
+        let body = collect_limited(chunks(vec![b"abc", b"def"]), 5).await;
+        assert!(matches!(body, Err(BodyError::TooLarge)));
     }
 }
