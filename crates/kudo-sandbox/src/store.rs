@@ -2,8 +2,8 @@
 //! that watches resume from.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -52,6 +52,9 @@ pub struct Change {
     pub object: Arc<Value>,
     /// The object before the change, for selector transitions.
     pub old: Option<Arc<Value>>,
+    /// The object as JSON for watchers, serialised by the first watcher and
+    /// shared with the others asking for the same apiVersion.
+    pub presented: OnceLock<(String, bytes::Bytes)>,
 }
 
 type ResourceKey = (String, String);
@@ -220,6 +223,7 @@ impl Store {
             namespace: ns,
             object: value.clone(),
             old: old.map(|o| o.value),
+            presented: OnceLock::new(),
         });
         value
     }
@@ -252,6 +256,7 @@ impl Store {
             namespace: ns.to_string(),
             object: last.clone(),
             old: Some(old.value),
+            presented: OnceLock::new(),
         });
         Some(last)
     }
