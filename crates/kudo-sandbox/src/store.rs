@@ -169,6 +169,25 @@ impl Store {
             .map(|(_, s)| s)
     }
 
+    /// Objects of a resource as [`Store::list`] gives them, only the ones
+    /// called `name` when it is given (compared on the key, before any value).
+    pub fn list_named<'a>(
+        &'a self,
+        group: &str,
+        plural: &str,
+        ns: Option<&'a str>,
+        name: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Stored> + 'a {
+        self.objects
+            .get(&(group.to_string(), plural.to_string()))
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .filter(move |((n, o), _)| {
+                ns.is_none_or(|want| want == n) && name.is_none_or(|want| want == o)
+            })
+            .map(|(_, s)| s)
+    }
+
     /// Every stored object with its resource.
     pub fn iter_all(&self) -> impl Iterator<Item = (&str, &str, &Stored)> {
         self.objects

@@ -186,10 +186,11 @@ pub fn serve(
         let mut gone = None;
         let backlog: Backlog = if send_initial || requested_num.is_none() {
             st.store
-                .list(
+                .list_named(
                     &filter.res.group,
                     &filter.res.plural,
                     filter.namespace.as_deref(),
+                    filter.fields.pinned_name(),
                 )
                 .filter(|s| filter.matches(&s.value))
                 .map(|s| ("ADDED", s.value.clone(), None))
