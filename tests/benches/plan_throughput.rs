@@ -8,7 +8,8 @@
 //! apply until the last response. Before the timed runs, one probe plan
 //! prints what the controller sent per step (API requests by verb and
 //! resource, reconciles, engine decisions), counted by a layer on the
-//! controller's own client.
+//! controller's own client, and the process CPU time per plan and per bare
+//! run (steadier than wall time on a loaded machine).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::BTreeMap;
@@ -161,6 +162,47 @@ async fn bare_applies(client: &kube::Client, prefix: &str) {
     }
 }
 
+/// CPU time (user + system, all threads) this process has used so far;
+/// zero where /proc is not there. Unlike wall time it hardly moves when
+/// other processes load the machine.
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name: utime and stime are the 12th and 13th.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // USER_HZ is 100 on Linux.
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
+/// Process CPU per plan and per 100 bare applies, averaged over `runs` of each.
+async fn cpu_per_run(env: &Env, runs: u32) {
+    let start = process_cpu();
+    for i in 0..runs {
+        run_plan(env, &format!("cpu{i}")).await;
+    }
+    // Let the last plan's trailing watch events and reconcile finish.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let plan = (process_cpu() - start) / runs;
+    let start = process_cpu();
+    for i in 0..runs {
+        bare_applies(&env.client, &format!("cpubare{i}")).await;
+    }
+    let bare = (process_cpu() - start) / runs;
+    eprintln!(
+        "probe: process CPU per run ({runs} runs each): plan {plan:?}, bare {bare:?} ({:.2}x)",
+        plan.as_secs_f64() / bare.as_secs_f64().max(f64::MIN_POSITIVE)
+    );
+}
+
 /// Run one plan and print what the controller did for it, per step.
 async fn probe(env: &Env, counts: &Counts, metrics: &kudo_manager::metrics::Metrics) {
     // Let the controller's start-up requests (discovery, initial lists) pass.
@@ -216,6 +258,7 @@ fn bench(c: &mut Criterion) {
         },
     ));
     rt.block_on(probe(&env, &counts, &env.metrics));
+    rt.block_on(cpu_per_run(&env, 40));
     let counter = AtomicUsize::new(0);
 
     let mut group = c.benchmark_group("hundred_configmaps");

@@ -19,7 +19,7 @@ use tracing::Instrument;
 
 use crate::context::Context;
 use crate::executor::run_task;
-use crate::status_patch::{add_finalizer, merge_patch, remove_finalizer};
+use crate::status_patch::{StatusPatch, add_finalizer, merge_patch, remove_finalizer};
 use crate::{Error, Result};
 
 /// Upper bound of decide/execute rounds in one reconcile (a plan of many
@@ -268,16 +268,27 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
             context: format!("status of {label}"),
             source,
         })?;
-        let new = serde_json::to_value(&work.status).map_err(|source| Error::Serde {
-            context: format!("new status of {label}"),
-            source,
-        })?;
-        let patch = json!({ "status": merge_patch(&old, &new) });
-        tracing::debug!(patch = %patch, "writing status");
-        match api
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
+        let params = PatchParams::default();
+        let response = if old.as_object().is_some_and(serde_json::Map::is_empty) {
+            // From an empty status the merge patch is the new status itself:
+            // send it without building it as a Value and diffing first.
+            tracing::debug!("writing status (all of it: none was stored)");
+            let patch = StatusPatch {
+                status: &work.status,
+            };
+            api.patch_status(&name, &params, &Patch::Merge(&patch))
+                .await
+        } else {
+            let new = serde_json::to_value(&work.status).map_err(|source| Error::Serde {
+                context: format!("new status of {label}"),
+                source,
+            })?;
+            let patch = json!({ "status": merge_patch(&old, &new) });
+            tracing::debug!(patch = %patch, "writing status");
+            api.patch_status(&name, &params, &Patch::Merge(&patch))
+                .await
+        };
+        match response {
             Ok(written) => {
                 current = written;
                 record_own_write(ctx, &current);

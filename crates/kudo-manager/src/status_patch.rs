@@ -30,6 +30,14 @@ pub fn merge_patch(old: &Value, new: &Value) -> Value {
     }
 }
 
+/// `{"status": ...}` serialised straight from the typed status: the merge
+/// patch from an empty stored status, without building Values to diff.
+#[derive(Debug, serde::Serialize)]
+pub struct StatusPatch<'a> {
+    /// The whole new status.
+    pub status: &'a kudo_api::InstanceStatus,
+}
+
 /// JSON patch adding `finalizer` to `current` (guarded by a `test` so a
 /// concurrent change makes the patch fail rather than clobber it).
 pub fn add_finalizer(current: Option<&[String]>, finalizer: &str) -> Value {
@@ -71,6 +79,35 @@ mod tests {
     fn merge_patch_of_equal_values_is_empty() {
         let v = json!({"a": {"b": [1]}});
         assert_eq!(merge_patch(&v, &v), json!({}));
+    }
+
+    #[test]
+    fn a_whole_status_patch_equals_the_merge_patch_from_an_empty_status() {
+        use kudo_api::{InstanceStatus, PhaseStatus, PlanStatus, StepStatus};
+        let empty = serde_json::to_value(InstanceStatus::default()).unwrap();
+        assert_eq!(
+            empty,
+            json!({}),
+            "a stored default status takes the fast path"
+        );
+        let mut status = InstanceStatus::default();
+        let plan = PlanStatus {
+            name: "deploy".into(),
+            phases: vec![PhaseStatus {
+                name: "main".into(),
+                steps: vec![StepStatus {
+                    name: "s0".into(),
+                    ..StepStatus::default()
+                }],
+                ..PhaseStatus::default()
+            }],
+            ..PlanStatus::default()
+        };
+        status.plan_status.insert("deploy".into(), plan);
+        let new = serde_json::to_value(&status).unwrap();
+        let diffed = json!({ "status": merge_patch(&empty, &new) });
+        let whole = serde_json::to_string(&StatusPatch { status: &status }).unwrap();
+        assert_eq!(whole, serde_json::to_string(&diffed).unwrap());
     }
 
     #[test]

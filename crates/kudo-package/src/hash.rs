@@ -147,12 +147,17 @@ pub fn stamp_dependencies_hash(
     objects: &mut [Value],
     live: &BTreeMap<ObjectRef, Value>,
 ) -> Result<(), RenderError> {
+    let all_deps: Vec<_> = objects.iter().map(pod_dependencies).collect();
+    // Most tasks have no pod template referencing anything: then there is
+    // nothing to stamp and no reason to copy the objects into `own`.
+    if all_deps.iter().all(|d| d.is_empty()) {
+        return Ok(());
+    }
     let own: BTreeMap<ObjectRef, Value> = objects
         .iter()
         .filter_map(|o| ObjectRef::of(o).map(|r| (r, o.clone())))
         .collect();
-    for obj in objects.iter_mut() {
-        let deps = pod_dependencies(obj);
+    for (obj, deps) in objects.iter_mut().zip(all_deps) {
         if deps.is_empty() {
             continue;
         }

@@ -325,7 +325,7 @@ fn list(
     let rv = st.store.resource_version().to_string();
     let mut matching = st
         .store
-        .list(&res.group, &res.plural, ns)
+        .list_named(&res.group, &res.plural, ns, fields.pinned_name())
         .filter(|s| labels.matches(&s.value) && fields.matches(&s.value))
         .map(|s| s.value.clone())
         .filter(|v| after.as_ref().is_none_or(|a| crate::store::ns_name(v) > *a))

@@ -38,6 +38,29 @@ pub fn merge(target: &mut Value, patch: &Value) {
     json_patch::merge(target, patch);
 }
 
+/// [`merge`] taking the patch by value: its parts move into the target
+/// instead of being copied (a status patch can be the whole status). The
+/// map operations are `json_patch::merge`'s, so key order comes out the same.
+pub fn merge_owned(target: &mut Value, patch: Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch;
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let Some(map) = target.as_object_mut() else {
+        return;
+    };
+    for (key, value) in patch {
+        if value.is_null() {
+            map.remove(key.as_str());
+        } else {
+            merge_owned(map.entry(key).or_insert(Value::Null), value);
+        }
+    }
+}
+
 /// Applies an RFC 6902 patch; a failing operation is a 422 like the real server.
 pub fn json(target: &mut Value, patch: &Value) -> Result<(), ApiError> {
     let ops: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| {
@@ -196,6 +219,28 @@ fn merge_list_by_key(target: &mut Vec<Value>, patch: &[Value], key: &str) -> Res
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn merge_by_value_gives_what_merge_by_reference_gives() {
+        let target = json!({"a": 1, "b": {"x": 1, "y": [1, 2]}, "c": "keep", "d": {"e": 1}});
+        for patch in [
+            json!({"b": {"y": null, "z": {"n": 1}}, "a": null, "new": [1], "d": 5}),
+            json!({"c": {"now": "an object"}, "f": null}),
+            json!({}),
+            json!(["not", "an", "object"]),
+            json!(null),
+        ] {
+            let mut by_ref = target.clone();
+            merge(&mut by_ref, &patch);
+            let mut by_value = target.clone();
+            merge_owned(&mut by_value, patch.clone());
+            assert_eq!(
+                serde_json::to_string(&by_value).unwrap(),
+                serde_json::to_string(&by_ref).unwrap(),
+                "patch {patch}"
+            );
+        }
+    }
 
     #[test]
     fn strategic_merges_containers_by_name() {

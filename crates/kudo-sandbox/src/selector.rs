@@ -124,6 +124,17 @@ impl FieldSelector {
         Ok(Self(reqs))
     }
 
+    /// The name `metadata.name=X` pins the selection to, if any: lists and
+    /// watches then skip other objects by key before matching values.
+    pub fn pinned_name(&self) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(path, negate, _)| {
+                !negate && path.len() == 2 && path[0] == "metadata" && path[1] == "name"
+            })
+            .map(|(_, _, want)| want.as_str())
+    }
+
     /// Whether every requirement holds; missing fields compare as "".
     pub fn matches(&self, obj: &Value) -> bool {
         self.0.iter().all(|(path, negate, want)| {
@@ -185,6 +196,24 @@ mod tests {
                 .unwrap()
                 .matches(&obj())
         );
+    }
+
+    #[test]
+    fn only_a_name_equality_pins_the_name() {
+        let pinned = |s: &str| {
+            FieldSelector::parse(s)
+                .unwrap()
+                .pinned_name()
+                .map(str::to_string)
+        };
+        assert_eq!(
+            pinned("status.phase=Running,metadata.name=a"),
+            Some("a".into())
+        );
+        assert_eq!(pinned("metadata.name==b"), Some("b".into()));
+        assert_eq!(pinned("metadata.name!=a"), None);
+        assert_eq!(pinned("metadata.namespace=a"), None);
+        assert_eq!(pinned(""), None);
     }
 
     #[test]

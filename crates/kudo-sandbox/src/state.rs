@@ -375,7 +375,7 @@ impl State {
         let (old, mut owners) = self.existing(res, ns, name)?;
         let mut new = (*old).clone();
         match kind {
-            PatchKind::Merge => patch::merge(&mut new, &parse_body(patch_body)?),
+            PatchKind::Merge => patch::merge_owned(&mut new, parse_body(patch_body)?),
             PatchKind::Json => patch::json(&mut new, &parse_body(patch_body)?)?,
             PatchKind::Strategic => {
                 if res.from_crd {

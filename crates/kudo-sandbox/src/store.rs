@@ -2,8 +2,8 @@
 //! that watches resume from.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -52,6 +52,9 @@ pub struct Change {
     pub object: Arc<Value>,
     /// The object before the change, for selector transitions.
     pub old: Option<Arc<Value>>,
+    /// The object as JSON for watchers, serialised by the first watcher and
+    /// shared with the others asking for the same apiVersion.
+    pub presented: OnceLock<(String, bytes::Bytes)>,
 }
 
 type ResourceKey = (String, String);
@@ -166,6 +169,25 @@ impl Store {
             .map(|(_, s)| s)
     }
 
+    /// Objects of a resource as [`Store::list`] gives them, only the ones
+    /// called `name` when it is given (compared on the key, before any value).
+    pub fn list_named<'a>(
+        &'a self,
+        group: &str,
+        plural: &str,
+        ns: Option<&'a str>,
+        name: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Stored> + 'a {
+        self.objects
+            .get(&(group.to_string(), plural.to_string()))
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .filter(move |((n, o), _)| {
+                ns.is_none_or(|want| want == n) && name.is_none_or(|want| want == o)
+            })
+            .map(|(_, s)| s)
+    }
+
     /// Every stored object with its resource.
     pub fn iter_all(&self) -> impl Iterator<Item = (&str, &str, &Stored)> {
         self.objects
@@ -220,6 +242,7 @@ impl Store {
             namespace: ns,
             object: value.clone(),
             old: old.map(|o| o.value),
+            presented: OnceLock::new(),
         });
         value
     }
@@ -252,6 +275,7 @@ impl Store {
             namespace: ns.to_string(),
             object: last.clone(),
             old: Some(old.value),
+            presented: OnceLock::new(),
         });
         Some(last)
     }

@@ -2,8 +2,8 @@
 //! resumption, bookmarks, timeouts, streaming initial events and 410 Gone.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -60,19 +60,49 @@ impl Filter {
         }
     }
 
-    fn frame(&self, kind: &str, obj: &Value, first: &mut bool) -> Bytes {
-        let object = if self.table {
+    /// One event line. `shared` (the change's cache) lets watchers of the
+    /// same apiVersion serialise the object once between them.
+    fn frame(
+        &self,
+        kind: &str,
+        obj: &Value,
+        first: &mut bool,
+        shared: Option<&OnceLock<(String, Bytes)>>,
+    ) -> Bytes {
+        if self.table {
             let rv = obj["metadata"]["resourceVersion"]
                 .as_str()
                 .unwrap_or_default()
                 .to_string();
             let t = table(&self.res, [obj].into_iter(), &rv, *first);
             *first = false;
-            t
-        } else {
-            present(obj.clone(), &self.res, &self.version)
+            return line(&json!({"type": kind, "object": t}));
+        }
+        let api_version = self.res.api_version(&self.version);
+        let object = match shared.and_then(OnceLock::get) {
+            Some((v, bytes)) if *v == api_version => bytes.clone(),
+            _ => {
+                let bytes = Bytes::from(self.object_json(obj, &api_version));
+                if let Some(cell) = shared {
+                    let _ = cell.set((api_version, bytes.clone()));
+                }
+                bytes
+            }
         };
-        line(&json!({"type": kind, "object": object}))
+        event_line(kind, &object)
+    }
+
+    /// The object as `present` would show it, without copying it when it
+    /// already carries the apiVersion and kind asked for.
+    fn object_json(&self, obj: &Value, api_version: &str) -> Vec<u8> {
+        let shown = obj.get("apiVersion").and_then(Value::as_str) == Some(api_version)
+            && obj.get("kind").and_then(Value::as_str) == Some(self.res.kind.as_str());
+        let out = if shown {
+            serde_json::to_vec(obj)
+        } else {
+            serde_json::to_vec(&present(obj.clone(), &self.res, &self.version))
+        };
+        out.unwrap_or_default()
     }
 
     fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
@@ -91,9 +121,23 @@ fn line(v: &Value) -> Bytes {
     Bytes::from(buf)
 }
 
+/// `{"type":KIND,"object":OBJECT}` and a newline, around an object already in JSON.
+fn event_line(kind: &str, object: &[u8]) -> Bytes {
+    let mut buf = Vec::with_capacity(object.len() + kind.len() + 24);
+    buf.extend_from_slice(b"{\"type\":");
+    buf.extend_from_slice(&serde_json::to_vec(kind).unwrap_or_default());
+    buf.extend_from_slice(b",\"object\":");
+    buf.extend_from_slice(object);
+    buf.extend_from_slice(b"}\n");
+    Bytes::from(buf)
+}
+
 fn error_line(e: &ApiError) -> Bytes {
     line(&json!({"type": "ERROR", "object": e.to_status()}))
 }
+
+/// Events to send before live ones: type, object, and the change it came from.
+type Backlog = Vec<(&'static str, Arc<Value>, Option<Arc<Change>>)>;
 
 type Tx = mpsc::Sender<Result<Frame<Bytes>, Infallible>>;
 
@@ -140,21 +184,26 @@ pub fn serve(
         let rx = st.store.subscribe();
         let current = st.store.resource_version();
         let mut gone = None;
-        let backlog: Vec<(&'static str, Arc<Value>)> = if send_initial || requested_num.is_none() {
+        let backlog: Backlog = if send_initial || requested_num.is_none() {
             st.store
-                .list(
+                .list_named(
                     &filter.res.group,
                     &filter.res.plural,
                     filter.namespace.as_deref(),
+                    filter.fields.pinned_name(),
                 )
                 .filter(|s| filter.matches(&s.value))
-                .map(|s| ("ADDED", s.value.clone()))
+                .map(|s| ("ADDED", s.value.clone(), None))
                 .collect()
         } else {
             match st.store.changes_since(requested_num.unwrap_or(0)) {
                 Ok(changes) => changes
                     .iter()
-                    .filter_map(|c| filter.event_type(c).map(|t| (t, c.object.clone())))
+                    .filter_map(|c| {
+                        filter
+                            .event_type(c)
+                            .map(|t| (t, c.object.clone(), Some(c.clone())))
+                    })
                     .collect(),
                 Err(c) => {
                     gone = Some(ApiError::expired(requested_num.unwrap_or(0), c.oldest));
@@ -176,8 +225,9 @@ pub fn serve(
         let mut first = true;
         let mut sent: u64 = 0;
         let limit_hit = |sent: u64| close_after.is_some_and(|n| sent >= n);
-        for (kind, obj) in &backlog {
-            if !send(&tx, filter.frame(kind, obj, &mut first)).await {
+        for (kind, obj, change) in &backlog {
+            let shared = change.as_ref().map(|c| &c.presented);
+            if !send(&tx, filter.frame(kind, obj, &mut first, shared)).await {
                 return;
             }
             sent += 1;
@@ -205,7 +255,7 @@ pub fn serve(
                         match rx.try_recv() {
                             Ok(c) => {
                                 if let Some(kind) = filter.event_type(&c) {
-                                    if !send(&tx, filter.frame(kind, &c.object, &mut first)).await { return; }
+                                    if !send(&tx, filter.frame(kind, &c.object, &mut first, Some(&c.presented))).await { return; }
                                     sent += 1;
                                     if limit_hit(sent) { return; }
                                 }
@@ -223,7 +273,7 @@ pub fn serve(
                 c = rx.recv() => match c {
                     Ok(c) => {
                         if let Some(kind) = filter.event_type(&c) {
-                            if !send(&tx, filter.frame(kind, &c.object, &mut first)).await { return; }
+                            if !send(&tx, filter.frame(kind, &c.object, &mut first, Some(&c.presented))).await { return; }
                             sent += 1;
                             if limit_hit(sent) { return; }
                         }
@@ -255,4 +305,50 @@ pub fn serve(
         header::HeaderValue::from_static("no-cache, private"),
     );
     Ok(resp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Registry;
+
+    fn filter(version: &str) -> Filter {
+        Filter {
+            res: Registry::builtin()
+                .find("apps", "v1", "deployments")
+                .cloned()
+                .unwrap(),
+            version: version.to_string(),
+            namespace: None,
+            labels: LabelSelector::parse("").unwrap(),
+            fields: FieldSelector::parse("").unwrap(),
+            table: false,
+        }
+    }
+
+    fn event(bytes: &Bytes) -> Value {
+        serde_json::from_slice(bytes).unwrap()
+    }
+
+    #[test]
+    fn an_event_is_serialised_once_per_api_version_and_shown_in_each() {
+        let obj = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                         "metadata": {"name": "web", "resourceVersion": "7"}});
+        let shared = OnceLock::new();
+        let mut first = true;
+        let a = filter("v1").frame("ADDED", &obj, &mut first, Some(&shared));
+        assert!(a.ends_with(b"\n"));
+        assert_eq!(event(&a), json!({"type": "ADDED", "object": obj}));
+        let cached = shared.get().map(|(v, b)| (v.clone(), b.as_ptr()));
+        let b = filter("v1").frame("MODIFIED", &obj, &mut first, Some(&shared));
+        assert_eq!(event(&b), json!({"type": "MODIFIED", "object": obj}));
+        assert_eq!(
+            shared.get().map(|(v, b)| (v.clone(), b.as_ptr())),
+            cached,
+            "the second watcher reused the first one's bytes"
+        );
+        let old = filter("v1beta2").frame("ADDED", &obj, &mut first, Some(&shared));
+        assert_eq!(event(&old)["object"]["apiVersion"], "apps/v1beta2");
+        assert_eq!(event(&old)["object"]["metadata"], obj["metadata"]);
+    }
 }

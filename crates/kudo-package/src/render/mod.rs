@@ -353,6 +353,16 @@ pub fn pipe_artifact_names(
     instance: &str,
 ) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
+    // Runs for every rendered task, and the walk below is O(steps × tasks):
+    // skip it when the OperatorVersion has no Pipe task at all.
+    let has_pipe = ov
+        .spec
+        .tasks
+        .iter()
+        .any(|t| t.task_kind() == Some(TaskKind::Pipe));
+    if !has_pipe {
+        return out;
+    }
     let Some(plan_def) = ov.spec.plan(plan) else {
         return out;
     };
