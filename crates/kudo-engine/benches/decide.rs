@@ -10,6 +10,9 @@
 //!   is what a reconcile pass of a big rollout looks like.
 //! - `idle`: the plan COMPLETE, nothing to do.
 //!
+//! Runs with mimalloc, the global allocator of kudo-manager (the only
+//! caller of the engine in production).
+//!
 //! The `decide` groups include the copy of the stored status that `decide`
 //! makes (the `clone_status` group measures it alone); the
 //! `decide_in_place` groups clone the status in untimed setup.
@@ -17,6 +20,9 @@
 
 #[path = "../tests/support/mod.rs"]
 mod support;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::hint::black_box;
 
