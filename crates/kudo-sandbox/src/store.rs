@@ -161,12 +161,7 @@ impl Store {
         plural: &str,
         ns: Option<&'a str>,
     ) -> impl Iterator<Item = &'a Stored> + 'a {
-        self.objects
-            .get(&(group.to_string(), plural.to_string()))
-            .into_iter()
-            .flat_map(|m| m.iter())
-            .filter(move |((n, _), _)| ns.is_none_or(|want| want == n))
-            .map(|(_, s)| s)
+        self.list_named(group, plural, ns, None)
     }
 
     /// Objects of a resource as [`Store::list`] gives them, only the ones
