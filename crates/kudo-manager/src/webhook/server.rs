@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
@@ -203,8 +203,8 @@ impl<S: OperatorVersionSource> Handler<S> {
     /// for another method on either, 404 for any other path.
     async fn respond<B>(&self, request: Request<B>) -> Response<Full<Bytes>>
     where
-        B: Body + Unpin,
-        B::Error: std::fmt::Display,
+        B: Body<Data = Bytes> + Unpin,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let method = request.method();
         match route(request.uri().path()) {
@@ -230,8 +230,8 @@ impl<S: OperatorVersionSource> Handler<S> {
 
     async fn review<B>(&self, length: Option<u64>, body: B) -> Response<Full<Bytes>>
     where
-        B: Body + Unpin,
-        B::Error: std::fmt::Display,
+        B: Body<Data = Bytes> + Unpin,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let limit = self.max_body_bytes;
         if length.is_some_and(|length| length > limit) {
@@ -270,46 +270,25 @@ fn content_length(headers: &http::HeaderMap) -> Result<Option<u64>, ()> {
     }
 }
 
-enum BodyError<E> {
+enum BodyError {
     TooLarge,
-    Read(E),
+    Read(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Reads the body, giving up as soon as it exceeds the limit (a chunked
 /// body has no Content-Length to check up front). A body that arrives in
-/// one frame (the usual case) is kept as it is, without a copy.
-async fn collect_limited<B: Body + Unpin>(
-    mut body: B,
-    limit: u64,
-) -> Result<Bytes, BodyError<B::Error>> {
-    let mut first: Option<Bytes> = None;
-    let mut collected = BytesMut::new();
-    while let Some(frame) = body.frame().await {
-        let Ok(mut data) = frame.map_err(BodyError::Read)?.into_data() else {
-            continue; // trailers
-        };
-        let held = first.as_ref().map_or(0, Bytes::len) + collected.len();
-        if (held + data.remaining()) as u64 > limit {
-            return Err(BodyError::TooLarge);
-        }
-        if first.is_none() && collected.is_empty() {
-            first = Some(data.copy_to_bytes(data.remaining()));
-            continue;
-        }
-        if let Some(first) = first.take() {
-            collected.extend_from_slice(&first);
-        }
-        while data.has_remaining() {
-            let part = data.chunk();
-            collected.extend_from_slice(part);
-            let n = part.len();
-            data.advance(n);
-        }
+/// one frame (the usual case) comes back as it is, without a copy.
+async fn collect_limited<B>(body: B, limit: u64) -> Result<Bytes, BodyError>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge),
+        Err(err) => Err(BodyError::Read(err)),
     }
-    Ok(match first {
-        Some(first) => first,
-        None => collected.freeze(),
-    })
 }
 
 fn too_large(limit: u64) -> Response<Full<Bytes>> {
