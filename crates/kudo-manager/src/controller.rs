@@ -1,6 +1,6 @@
 //! The kube-runtime Controller: Instances, the OperatorVersions they name
 //! (mapped through the Instance cache, not a list per event), and the
-//! objects they own.
+//! owned objects whose health can change after they are applied.
 
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
+use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::api::Api;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{self, ObjectRef};
@@ -120,6 +120,11 @@ pub async fn run(
     }
 
     let by_ov = instances.clone();
+    // Owned kinds whose health can change after they are applied. Kinds
+    // that are healthy once applied (ConfigMaps, Secrets, ...) are not
+    // watched, as in KUDO: their events could never move a plan, and a plan
+    // applies many of them. A step waiting on an unwatched object (a custom
+    // health rule) is rechecked on a timer instead.
     controller
         .owns_stream(owned::<Deployment>(&client, &ctx))
         .owns_stream(owned::<StatefulSet>(&client, &ctx))
@@ -127,7 +132,6 @@ pub async fn run(
         .owns_stream(owned::<Job>(&client, &ctx))
         .owns_stream(owned::<Service>(&client, &ctx))
         .owns_stream(owned::<Pod>(&client, &ctx))
-        .owns_stream(owned::<ConfigMap>(&client, &ctx))
         .watches_stream(ov_events, move |ov: OperatorVersion| {
             let (name, ns) = (ov.name_any(), ov.namespace());
             by_ov
