@@ -28,37 +28,56 @@ impl Health {
 
 /// Evaluate the health of one object.
 pub fn evaluate(obj: &Value) -> Health {
-    let kind = str_at(obj, &["kind"]).unwrap_or_default();
-    let api_version = str_at(obj, &["apiVersion"]).unwrap_or_default();
-    let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
     let label = label_of(obj);
-    if let Some(rule) = str_at(
+    if let Some(rule) = custom_rule_of(obj) {
+        return custom_rule(obj, rule, &label);
+    }
+    let verdict = rule_for(obj).map_or(Verdict::Healthy, |rule| rule(obj));
+    match verdict {
+        Verdict::Healthy => Health::Healthy,
+        Verdict::Progressing(msg) => Health::Progressing(format!("{label}: {msg}")),
+        Verdict::Failed(msg) => Health::Failed(format!("{label}: {msg}")),
+    }
+}
+
+/// Whether the health of an object about to be applied can depend on what
+/// the server stores (its kind has a rule, or it carries a custom rule).
+/// When not, it is healthy as soon as the apply succeeds, and the apply
+/// response need not be read beyond the object's identity.
+pub fn depends_on_stored_object(obj: &Value) -> bool {
+    custom_rule_of(obj).is_some() || rule_for(obj).is_some()
+}
+
+fn custom_rule_of(obj: &Value) -> Option<&str> {
+    str_at(
         obj,
         &[
             "metadata",
             "annotations",
             kudo_api::names::HEALTH_ANNOTATION,
         ],
-    ) {
-        return custom_rule(obj, rule, &label);
-    }
-    let verdict = match (group, kind) {
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => crd(obj),
-        ("apps", "Deployment") => deployment(obj),
-        ("apps", "StatefulSet") => statefulset(obj),
-        ("apps", "DaemonSet") => daemonset(obj),
-        ("batch", "Job") => job(obj),
-        ("kudo.dev", "Instance") => instance(obj),
-        ("", "Pod") => pod(obj),
-        ("", "Namespace") => namespace(obj),
-        ("", "Service") => service(obj),
-        _ => Verdict::Healthy,
+    )
+}
+
+/// The built-in rule of an object's kind; kinds without one are healthy
+/// once they exist.
+fn rule_for(obj: &Value) -> Option<fn(&Value) -> Verdict> {
+    let kind = str_at(obj, &["kind"]).unwrap_or_default();
+    let api_version = str_at(obj, &["apiVersion"]).unwrap_or_default();
+    let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+    let rule: fn(&Value) -> Verdict = match (group, kind) {
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => crd,
+        ("apps", "Deployment") => deployment,
+        ("apps", "StatefulSet") => statefulset,
+        ("apps", "DaemonSet") => daemonset,
+        ("batch", "Job") => job,
+        ("kudo.dev", "Instance") => instance,
+        ("", "Pod") => pod,
+        ("", "Namespace") => namespace,
+        ("", "Service") => service,
+        _ => return None,
     };
-    match verdict {
-        Verdict::Healthy => Health::Healthy,
-        Verdict::Progressing(msg) => Health::Progressing(format!("{label}: {msg}")),
-        Verdict::Failed(msg) => Health::Failed(format!("{label}: {msg}")),
-    }
+    Some(rule)
 }
 
 enum Verdict {

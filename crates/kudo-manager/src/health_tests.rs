@@ -213,3 +213,46 @@ fn custom_resource_without_rule_is_healthy() {
     let cr = json!({"apiVersion": "example.com/v1", "kind": "Db", "metadata": {"name": "db"}});
     assert_eq!(evaluate(&cr), Health::Healthy);
 }
+
+#[test]
+fn only_kinds_with_a_rule_or_a_custom_rule_need_the_stored_object() {
+    let object = |api_version: &str, kind: &str| json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "a"}});
+    for (api_version, kind) in [
+        ("apps/v1", "Deployment"),
+        ("apps/v1", "StatefulSet"),
+        ("batch/v1", "Job"),
+        ("v1", "Service"),
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+        ("kudo.dev/v1beta1", "Instance"),
+    ] {
+        assert!(
+            depends_on_stored_object(&object(api_version, kind)),
+            "{kind}"
+        );
+    }
+    let mut cm = object("v1", "ConfigMap");
+    assert!(!depends_on_stored_object(&cm));
+    assert!(!depends_on_stored_object(&object(
+        "example.com/v1",
+        "Widget"
+    )));
+    cm["metadata"]["annotations"] =
+        json!({kudo_api::names::HEALTH_ANNOTATION: "{.status.ready} == true"});
+    assert!(depends_on_stored_object(&cm));
+}
+
+#[test]
+fn whatever_does_not_need_the_stored_object_is_healthy_whatever_it_holds() {
+    // The apply path skips reading such objects back: their health must not
+    // depend on anything the server could add.
+    for (api_version, kind) in [
+        ("v1", "ConfigMap"),
+        ("v1", "Secret"),
+        ("example.com/v1", "Widget"),
+    ] {
+        let stored = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "a", "generation": 3},
+            "status": {"conditions": [{"type": "Ready", "status": "False"}], "phase": "Failed"}});
+        assert!(!depends_on_stored_object(&stored));
+        assert_eq!(evaluate(&stored), Health::Healthy, "{kind}");
+    }
+}

@@ -267,7 +267,11 @@ pub fn prepare_update(
     meta.remove("managedFields");
     let mut new = if status_only {
         let mut merged = old.clone();
-        merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
+        // Moved, not cloned: a status can be large (a plan's step tree).
+        merged["status"] = new
+            .as_object_mut()
+            .and_then(|m| m.remove("status"))
+            .unwrap_or(Value::Null);
         if merged["status"].is_null()
             && let Some(m) = merged.as_object_mut()
         {

@@ -9,6 +9,8 @@ use kudo_api::AppliedObject;
 use kudo_api::names::FIELD_MANAGER;
 use kudo_engine::{TaskOutcome, TaskResult};
 use kudo_package::hash::{ObjectRef, dependency_refs, stamp_dependencies_hash};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::classify::{describe_kube_error, object_label, outcome_for};
@@ -90,6 +92,54 @@ pub async fn apply_object(
     obj: &Value,
     wait_for_kind: Option<Duration>,
 ) -> Result<Value, TaskOutcome> {
+    apply_as::<Value>(ctx, obj, wait_for_kind).await
+}
+
+/// What an apply response is read into: at least the stored object's
+/// identity, which is remembered so its watch event triggers nothing.
+trait StoredObject: DeserializeOwned {
+    fn uid(&self) -> Option<&str>;
+    fn resource_version(&self) -> Option<&str>;
+}
+
+impl StoredObject for Value {
+    fn uid(&self) -> Option<&str> {
+        self.get("metadata")?.get("uid")?.as_str()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.get("metadata")?.get("resourceVersion")?.as_str()
+    }
+}
+
+/// Only the identity of the stored object; the rest of the response (data
+/// of ConfigMaps and Secrets, say) is skipped without being built.
+#[derive(Deserialize)]
+struct StoredIdentity {
+    #[serde(default)]
+    metadata: IdentityMeta,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct IdentityMeta {
+    uid: Option<String>,
+    resource_version: Option<String>,
+}
+
+impl StoredObject for StoredIdentity {
+    fn uid(&self) -> Option<&str> {
+        self.metadata.uid.as_deref()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.metadata.resource_version.as_deref()
+    }
+}
+
+async fn apply_as<T: StoredObject>(
+    ctx: &Context,
+    obj: &Value,
+    wait_for_kind: Option<Duration>,
+) -> Result<T, TaskOutcome> {
     let id = object_identity(obj);
     let (api, _) = api_for(ctx, &id, wait_for_kind).await?;
     let params = PatchParams::apply(FIELD_MANAGER).force();
@@ -98,10 +148,10 @@ pub async fn apply_object(
         .map_err(|e| TaskOutcome::Fatal {
             message: format!("{}: cannot build the apply request: {e}", label(&id)),
         })?;
-    match ctx.client.request::<Value>(request).await {
+    match ctx.client.request::<T>(request).await {
         Ok(stored) => {
-            let meta = |field: &str| stored.get("metadata")?.get(field)?.as_str();
-            ctx.own_applies.record(meta("uid"), meta("resourceVersion"));
+            ctx.own_applies
+                .record(stored.uid(), stored.resource_version());
             Ok(stored)
         }
         Err(e) => Err(outcome_for(&label(&id), &e)),
@@ -197,8 +247,20 @@ pub(super) async fn run(
         let wait = task_kinds
             .contains(&(group, id.kind.clone()))
             .then_some(ctx.crd_timeout);
-        let stored = match apply_object(ctx, obj, wait).await {
-            Ok(stored) => stored,
+        // Objects healthy once applied need nothing more from the response.
+        let applied_now = if health::depends_on_stored_object(obj) {
+            apply_as::<Value>(ctx, obj, wait).await.map(Some)
+        } else {
+            apply_as::<StoredIdentity>(ctx, obj, wait)
+                .await
+                .map(|_| None)
+        };
+        let stored = match applied_now {
+            Ok(Some(stored)) => stored,
+            Ok(None) => {
+                applied.push(id);
+                continue;
+            }
             Err(outcome) => {
                 return TaskResult {
                     outcome,
