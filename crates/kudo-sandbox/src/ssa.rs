@@ -290,7 +290,12 @@ pub fn apply(
             Scope::Main => {}
         }
     }
-    merge_config(&mut obj, &filtered);
+    if current.is_none() {
+        // Created: the object is the applied configuration itself.
+        obj = filtered;
+    } else {
+        merge_config(&mut obj, &filtered);
+    }
     owners.insert(manager.to_string(), new_paths);
     owners.retain(|_, set| !set.is_empty());
     Ok(obj)
