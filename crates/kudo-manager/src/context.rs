@@ -5,6 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::Notify;
+
 use kube::Client;
 use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -54,6 +56,34 @@ pub struct Context {
 #[derive(Debug, Default)]
 pub struct OwnWrites {
     versions: Mutex<HashSet<(String, String)>>,
+    /// Objects (by uid) with a write under way: the API server may send the
+    /// write's watch event before its response has been recorded.
+    in_flight: Mutex<HashMap<String, Arc<Notify>>>,
+}
+
+/// A write under way (see [`OwnWrites::start`]); dropping it wakes the
+/// events that wait for it.
+#[derive(Debug)]
+pub struct WriteUnderWay<'a> {
+    owner: &'a OwnWrites,
+    uid: Option<String>,
+}
+
+impl Drop for WriteUnderWay<'_> {
+    fn drop(&mut self) {
+        let Some(uid) = self.uid.take() else {
+            return;
+        };
+        let notify = self
+            .owner
+            .in_flight
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(&uid));
+        if let Some(notify) = notify {
+            notify.notify_waiters();
+        }
+    }
 }
 
 /// Entries kept at most; events that never come (a relist skipped them)
@@ -72,6 +102,48 @@ impl OwnWrites {
             }
             versions.insert((uid.to_string(), rv.to_string()));
         }
+    }
+
+    /// Marks a write to `uid` as under way until the returned guard drops;
+    /// record the written version before dropping it.
+    pub fn start(&self, uid: Option<&str>) -> WriteUnderWay<'_> {
+        let uid = uid.map(str::to_string);
+        if let (Some(uid), Ok(mut m)) = (&uid, self.in_flight.lock()) {
+            m.insert(uid.clone(), Arc::new(Notify::new()));
+        }
+        WriteUnderWay { owner: self, uid }
+    }
+
+    /// Like [`OwnWrites::is_own`], but an event for an object with a write
+    /// under way waits (at most `wait`) for that write's response first, so
+    /// an event that overtook the response is still recognised as our own.
+    /// Another version (an outside change) is not ours either way.
+    pub async fn is_own_after_writes(
+        &self,
+        uid: Option<&str>,
+        resource_version: Option<&str>,
+        wait: Duration,
+    ) -> bool {
+        if self.is_own(uid, resource_version) {
+            return true;
+        }
+        let notify = uid.and_then(|u| self.in_flight.lock().ok()?.get(u).cloned());
+        let Some(notify) = notify else {
+            return false;
+        };
+        let notified = notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        // The write may have finished between the two looks.
+        let still_under_way = uid.is_some_and(|u| {
+            self.in_flight
+                .lock()
+                .is_ok_and(|m| m.get(u).is_some_and(|n| Arc::ptr_eq(n, &notify)))
+        });
+        if still_under_way {
+            let _ = tokio::time::timeout(wait, notified).await;
+        }
+        self.is_own(uid, resource_version)
     }
 
     /// Whether a watched object is exactly a version this manager wrote
@@ -153,6 +225,53 @@ mod tests {
         own.record(Some("u1"), None);
         assert!(!own.is_own(None, Some("7")));
         assert!(!own.is_own(Some("u1"), None));
+    }
+
+    const WAIT: Duration = Duration::from_secs(5);
+
+    #[tokio::test]
+    async fn an_event_that_overtakes_its_write_response_is_still_own() {
+        let own = Arc::new(OwnWrites::default());
+        let writing = own.start(Some("u1"));
+        let waiter = tokio::spawn({
+            let own = own.clone();
+            async move { own.is_own_after_writes(Some("u1"), Some("8"), WAIT).await }
+        });
+        tokio::task::yield_now().await;
+        own.record(Some("u1"), Some("8"));
+        drop(writing);
+        assert!(waiter.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn another_version_during_a_write_is_an_outside_change() {
+        let own = Arc::new(OwnWrites::default());
+        let writing = own.start(Some("u1"));
+        let waiter = tokio::spawn({
+            let own = own.clone();
+            async move { own.is_own_after_writes(Some("u1"), Some("7"), WAIT).await }
+        });
+        tokio::task::yield_now().await;
+        own.record(Some("u1"), Some("8"));
+        drop(writing);
+        assert!(!waiter.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn without_a_write_under_way_nothing_waits() {
+        let own = OwnWrites::default();
+        let _other = own.start(Some("u2"));
+        let started = std::time::Instant::now();
+        assert!(!own.is_own_after_writes(Some("u1"), Some("7"), WAIT).await);
+        assert!(started.elapsed() < WAIT);
+    }
+
+    #[tokio::test]
+    async fn a_write_that_never_answers_holds_its_events_only_so_long() {
+        let own = OwnWrites::default();
+        let _writing = own.start(Some("u1"));
+        let wait = Duration::from_millis(20);
+        assert!(!own.is_own_after_writes(Some("u1"), Some("7"), wait).await);
     }
 
     #[test]

@@ -26,6 +26,11 @@ use crate::metrics::Metrics;
 use crate::reconcile::{error_policy, reconcile};
 use crate::{Error, Result};
 
+/// How long an Instance event waits for the response of our own write
+/// under way to the same Instance (it usually arrives within a millisecond);
+/// Instance events queue behind it meanwhile.
+const OWN_WRITE_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Settings of [`run`].
 #[derive(Debug, Clone, Default)]
 pub struct ControllerConfig {
@@ -97,11 +102,16 @@ pub async fn run(
     .try_filter({
         let ctx = ctx.clone();
         move |i| {
-            let own = ctx.own_instance_writes.is_own(
-                i.metadata.uid.as_deref(),
-                i.metadata.resource_version.as_deref(),
+            let (ctx, uid, rv) = (
+                ctx.clone(),
+                i.metadata.uid.clone(),
+                i.metadata.resource_version.clone(),
             );
-            std::future::ready(!own)
+            async move {
+                !ctx.own_instance_writes
+                    .is_own_after_writes(uid.as_deref(), rv.as_deref(), OWN_WRITE_WAIT)
+                    .await
+            }
         }
     });
     let controller = Controller::for_stream(instance_events, instances.clone())

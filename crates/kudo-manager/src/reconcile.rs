@@ -242,6 +242,9 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
     let api: Api<Instance> = Api::namespaced(ctx.client.clone(), &ns);
     let label = format!("Instance {ns}/{name}");
     let mut current = inst.clone();
+    // Watch events of these writes can overtake their responses; they wait
+    // for the version to be recorded instead of starting another reconcile.
+    let writing = ctx.own_instance_writes.start(inst.metadata.uid.as_deref());
     let remove_finalizer_requested = work.actions.contains(&Action::RemoveFinalizer);
 
     // Cluster-scoped objects cannot be garbage-collected through an owner
@@ -301,6 +304,7 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
         count_plans(ctx, inst, stored, &work.status);
     }
 
+    drop(writing);
     for action in &work.events {
         if let Action::Event {
             event_type,
