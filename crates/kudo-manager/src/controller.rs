@@ -91,7 +91,9 @@ pub async fn run(
         ov_store.clone(),
     ));
     let (instances, instance_writer) = reflector::store::<Instance>();
-    // Our own status writes update the cache but trigger nothing.
+    // Our own status writes update the cache but trigger nothing. The cache
+    // is updated before the filter, so events may be judged concurrently
+    // (one waiting for our write's response does not hold up the others).
     let instance_events = watcher(
         Api::<Instance>::all(client.clone()),
         watcher::Config::default(),
@@ -99,21 +101,25 @@ pub async fn run(
     .default_backoff()
     .reflect(instance_writer)
     .applied_objects()
-    .try_filter({
+    .map_ok({
         let ctx = ctx.clone();
         move |i| {
-            let (ctx, uid, rv) = (
-                ctx.clone(),
-                i.metadata.uid.clone(),
-                i.metadata.resource_version.clone(),
-            );
+            let ctx = ctx.clone();
             async move {
-                !ctx.own_instance_writes
-                    .is_own_after_writes(uid.as_deref(), rv.as_deref(), OWN_WRITE_WAIT)
-                    .await
+                let own = ctx
+                    .own_instance_writes
+                    .is_own_after_writes(
+                        i.metadata.uid.as_deref(),
+                        i.metadata.resource_version.as_deref(),
+                        OWN_WRITE_WAIT,
+                    )
+                    .await;
+                Ok((!own).then_some(i))
             }
         }
-    });
+    })
+    .try_buffer_unordered(64)
+    .try_filter_map(|i| std::future::ready(Ok(i)));
     let controller = Controller::for_stream(instance_events, instances.clone())
         .with_config(kube::runtime::controller::Config::default().concurrency(config.concurrency));
 
