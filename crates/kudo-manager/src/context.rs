@@ -229,32 +229,32 @@ mod tests {
 
     const WAIT: Duration = Duration::from_secs(5);
 
-    #[tokio::test]
-    async fn an_event_that_overtakes_its_write_response_is_still_own() {
+    /// Whether an event at `event_rv` that arrives while a write is under
+    /// way counts as own once that write records `written_rv`.
+    async fn own_after_write(event_rv: &str, written_rv: &str) -> bool {
         let own = Arc::new(OwnWrites::default());
         let writing = own.start(Some("u1"));
         let waiter = tokio::spawn({
-            let own = own.clone();
-            async move { own.is_own_after_writes(Some("u1"), Some("8"), WAIT).await }
+            let (own, event_rv) = (own.clone(), event_rv.to_string());
+            async move {
+                own.is_own_after_writes(Some("u1"), Some(&event_rv), WAIT)
+                    .await
+            }
         });
         tokio::task::yield_now().await;
-        own.record(Some("u1"), Some("8"));
+        own.record(Some("u1"), Some(written_rv));
         drop(writing);
-        assert!(waiter.await.unwrap());
+        waiter.await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_event_that_overtakes_its_write_response_is_still_own() {
+        assert!(own_after_write("8", "8").await);
     }
 
     #[tokio::test]
     async fn another_version_during_a_write_is_an_outside_change() {
-        let own = Arc::new(OwnWrites::default());
-        let writing = own.start(Some("u1"));
-        let waiter = tokio::spawn({
-            let own = own.clone();
-            async move { own.is_own_after_writes(Some("u1"), Some("7"), WAIT).await }
-        });
-        tokio::task::yield_now().await;
-        own.record(Some("u1"), Some("8"));
-        drop(writing);
-        assert!(!waiter.await.unwrap());
+        assert!(!own_after_write("7", "8").await);
     }
 
     #[tokio::test]

@@ -28,7 +28,7 @@ use crate::{Error, Result};
 
 /// How long an Instance event waits for the response of our own write
 /// under way to the same Instance (it usually arrives within a millisecond);
-/// Instance events queue behind it meanwhile.
+/// other Instances' events are judged meanwhile.
 const OWN_WRITE_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Settings of [`run`].
