@@ -79,7 +79,7 @@ impl<'a> Parser<'a> {
             let (key, rest) = split_key(line.text)?;
             self.next += 1;
             let value = self.value_after(rest, indent, true)?;
-            if map.insert(key, value).is_some() {
+            if map.insert(key.to_string(), value).is_some() {
                 return None;
             }
         }
@@ -142,7 +142,7 @@ fn is_item(text: &str) -> bool {
 
 /// `key: rest` → the key and the text after the separator, or `None` when
 /// the line is not a simple key.
-fn split_key(text: &str) -> Option<(String, &str)> {
+fn split_key(text: &str) -> Option<(&str, &str)> {
     let (key, after) = if text.starts_with(['"', '\'']) {
         quoted(text)?
     } else {
@@ -155,7 +155,7 @@ fn split_key(text: &str) -> Option<(String, &str)> {
         if !is_word(key) {
             return None;
         }
-        (key.to_string(), &text[colon..])
+        (key, &text[colon..])
     };
     let rest = after.strip_prefix(':')?;
     if !(rest.is_empty() || rest.starts_with(' ')) {
@@ -170,7 +170,7 @@ fn scalar(text: &str) -> Option<Value> {
         let (content, tail) = quoted(text)?;
         let rest = tail.trim_start_matches(' ');
         let commented = rest.starts_with('#') && rest.len() < tail.len();
-        return (rest.is_empty() || commented).then_some(Value::String(content));
+        return (rest.is_empty() || commented).then(|| Value::String(content.to_string()));
     }
     let plain = match text.find(" #") {
         Some(i) => text[..i].trim_end_matches(' '),
@@ -189,7 +189,7 @@ fn scalar(text: &str) -> Option<Value> {
 
 /// A one-line quoted scalar without escapes at the start of `text`: its
 /// content and the text after the closing quote.
-fn quoted(text: &str) -> Option<(String, &str)> {
+fn quoted(text: &str) -> Option<(&str, &str)> {
     let quote = text.chars().next()?;
     let end = text[1..].find(quote)? + 1;
     let (content, after) = (&text[1..end], &text[end + 1..]);
@@ -199,7 +199,7 @@ fn quoted(text: &str) -> Option<(String, &str)> {
     } else {
         after.starts_with('\'')
     };
-    (!escaped).then(|| (content.to_string(), after))
+    (!escaped).then_some((content, after))
 }
 
 /// A decimal integer without sign tricks, leading zeros or separators.
