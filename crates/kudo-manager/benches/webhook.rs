@@ -358,7 +358,9 @@ fn main() {
     let (webhook_addr, bare_addr, answer) = servers.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let webhook_addr = listener.local_addr().unwrap();
-        let config = WebhookConfig::new(webhook_addr, &tls.cert_path, &tls.key_path);
+        // With metrics, as the manager runs it.
+        let config = WebhookConfig::new(webhook_addr, &tls.cert_path, &tls.key_path)
+            .with_metrics(kudo_manager::metrics::Metrics::new());
         tokio::spawn(serve_listener(
             listener,
             config,

@@ -66,7 +66,7 @@ pub async fn run(
     tracing::info!(addr = %admin_addr, "admin server listening (/healthz, /readyz, /metrics)");
     let admin = tokio::spawn(admin);
 
-    let webhook = start_webhook(&client, &options.webhook, &stop);
+    let webhook = start_webhook(&client, &options.webhook, &metrics, &stop);
 
     let mut lost_leadership = false;
     if let Some(ns) = options.leader_election_namespace.clone() {
@@ -160,6 +160,7 @@ pub async fn run(
 fn start_webhook(
     client: &Client,
     mode: &WebhookMode,
+    metrics: &Metrics,
     stop: &CancellationToken,
 ) -> Option<tokio::task::JoinHandle<Result<(), crate::webhook::WebhookError>>> {
     let stopped = {
@@ -169,7 +170,8 @@ fn start_webhook(
     match mode.clone() {
         WebhookMode::Off => None,
         WebhookMode::InCluster { addr, cert_dir } => {
-            let config = crate::webhook::WebhookConfig::from_cert_dir(addr, &cert_dir);
+            let config = crate::webhook::WebhookConfig::from_cert_dir(addr, &cert_dir)
+                .with_metrics(metrics.clone());
             Some(tokio::spawn(crate::webhook::serve(
                 config,
                 client.clone(),
@@ -177,9 +179,9 @@ fn start_webhook(
             )))
         }
         WebhookMode::Local { port, cert_dir } => {
-            let client = client.clone();
+            let (client, metrics) = (client.clone(), Some(metrics.clone()));
             Some(tokio::spawn(async move {
-                crate::webhook::serve_local(client, port, &cert_dir, stopped, |addr| {
+                crate::webhook::serve_local(client, port, &cert_dir, metrics, stopped, |addr| {
                     tracing::info!(%addr, "local admission webhook registered");
                 })
                 .await

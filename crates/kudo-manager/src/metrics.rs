@@ -33,6 +33,17 @@ pub struct PlanResultLabels {
     pub result: String,
 }
 
+/// Label set `{verdict}` of the webhook's review counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReviewLabels {
+    /// `allowed`, `denied` (403), `invalid` (a malformed or foreign
+    /// request, 400) or `failed` (our side failed or timed out, 5xx).
+    pub verdict: String,
+}
+
+/// The webhook's verdicts, in the order of `Metrics::review_counters`.
+pub const REVIEW_VERDICTS: [&str; 4] = ["allowed", "denied", "invalid", "failed"];
+
 /// The manager's metrics; cheap to clone (shared handles).
 #[derive(Clone)]
 pub struct Metrics {
@@ -51,6 +62,14 @@ pub struct Metrics {
     pub active_plans: Gauge,
     /// Engine `decide` calls (several per reconcile while a plan advances).
     pub decisions: Counter,
+    /// Admission reviews answered, by verdict.
+    pub webhook_reviews: Family<ReviewLabels, Counter>,
+    /// The counters of [`REVIEW_VERDICTS`], created up front: every series
+    /// shows from the start (at 0), and a review costs no label allocation.
+    review_counters: [Counter; 4],
+    /// Time from a review's body being read to its answer, in seconds
+    /// (OperatorVersion reads included).
+    pub webhook_review_duration: Histogram,
 }
 
 impl Default for Metrics {
@@ -70,6 +89,9 @@ impl Metrics {
         let plans_finished = Family::<PlanResultLabels, Counter>::default();
         let active_plans = Gauge::default();
         let decisions = Counter::default();
+        let webhook_reviews = Family::<ReviewLabels, Counter>::default();
+        // 50 µs .. ~0.8 s: a review is tens of µs plus a live OV read.
+        let webhook_review_duration = Histogram::new(exponential_buckets(0.000_05, 2.0, 15));
         registry.register("reconciles", "Instance reconciles run", reconciles.clone());
         registry.register(
             "reconcile_duration_seconds",
@@ -93,6 +115,23 @@ impl Metrics {
             active_plans.clone(),
         );
         registry.register("decisions", "Engine decide calls", decisions.clone());
+        let review_counters = REVIEW_VERDICTS.map(|verdict| {
+            webhook_reviews
+                .get_or_create(&ReviewLabels {
+                    verdict: verdict.to_string(),
+                })
+                .clone()
+        });
+        registry.register(
+            "webhook_reviews",
+            "Admission reviews answered, by verdict",
+            webhook_reviews.clone(),
+        );
+        registry.register(
+            "webhook_review_duration_seconds",
+            "Duration of one admission review, OperatorVersion reads included",
+            webhook_review_duration.clone(),
+        );
         Self {
             registry: Arc::new(registry),
             reconciles,
@@ -102,7 +141,27 @@ impl Metrics {
             plans_finished,
             active_plans,
             decisions,
+            webhook_reviews,
+            review_counters,
+            webhook_review_duration,
         }
+    }
+
+    /// Count one admission review with this verdict that took `elapsed`.
+    pub fn observe_review(&self, verdict: &str, elapsed: Duration) {
+        match REVIEW_VERDICTS.iter().position(|v| *v == verdict) {
+            Some(i) => {
+                self.review_counters[i].inc();
+            }
+            None => {
+                self.webhook_reviews
+                    .get_or_create(&ReviewLabels {
+                        verdict: verdict.to_string(),
+                    })
+                    .inc();
+            }
+        }
+        self.webhook_review_duration.observe(elapsed.as_secs_f64());
     }
 
     /// Count one reconcile that took `elapsed`.
@@ -178,6 +237,32 @@ mod tests {
         assert!(text.contains("kudo_manager_decisions_total 1"), "{text}");
         assert!(
             text.contains("kudo_manager_reconcile_duration_seconds_count 1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn webhook_reviews_are_counted_by_verdict_and_timed() {
+        let m = Metrics::new();
+        m.observe_review("denied", Duration::from_micros(40));
+        m.observe_review("denied", Duration::from_micros(60));
+        m.observe_review("failed", Duration::from_secs(4));
+        let text = m.render();
+        assert!(
+            text.contains("kudo_manager_webhook_reviews_total{verdict=\"denied\"} 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kudo_manager_webhook_reviews_total{verdict=\"failed\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kudo_manager_webhook_review_duration_seconds_count 3"),
+            "{text}"
+        );
+        // Verdicts not seen yet show as 0 rather than being absent.
+        assert!(
+            text.contains("kudo_manager_webhook_reviews_total{verdict=\"allowed\"} 0"),
             "{text}"
         );
     }

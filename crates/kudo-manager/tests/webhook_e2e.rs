@@ -15,6 +15,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use kudo_api::{Instance, OperatorVersion};
 use kudo_certs::LOCAL_WEBHOOK_CONFIGURATION_NAME;
+use kudo_manager::metrics::Metrics;
 use kudo_manager::webhook::serve_local;
 use kudo_sandbox::Sandbox;
 use serde_json::{Value, json};
@@ -93,14 +94,17 @@ async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
     let certs = tempfile::tempdir().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let (ready_tx, ready_rx) = oneshot::channel::<SocketAddr>();
+    let manager_metrics = Metrics::new();
     let webhook = tokio::spawn({
         let client = client.clone();
+        let metrics = manager_metrics.clone();
         let dir = certs.path().to_path_buf();
         async move {
             serve_local(
                 client,
                 0,
                 &dir,
+                Some(metrics),
                 async {
                     let _ = stopped.await;
                 },
@@ -236,6 +240,25 @@ async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
     );
     let updated = instances.get("zk").await.unwrap();
     assert_eq!(updated.spec.parameter("LOG_LEVEL"), Some("DEBUG"));
+
+    // The manager's /metrics counted the reviews: the missing OV, the
+    // parameter update and the manual trigger were denied; creates and the
+    // later update were allowed.
+    let rendered = manager_metrics.render();
+    let count = |verdict: &str| -> u64 {
+        let prefix = format!("kudo_manager_webhook_reviews_total{{verdict=\"{verdict}\"}} ");
+        rendered
+            .lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .map_or(0, |n| n.trim().parse().unwrap())
+    };
+    assert_eq!(count("denied"), 3, "{rendered}");
+    assert!(count("allowed") >= 2, "{rendered}");
+    assert_eq!(count("failed"), 0, "{rendered}");
+    assert!(
+        rendered.contains("kudo_manager_webhook_review_duration_seconds_count"),
+        "{rendered}"
+    );
 
     // Clean shutdown removes the registration.
     stop.send(()).unwrap();

@@ -21,6 +21,32 @@ pub(crate) struct Answer<'a> {
     pub warnings: Vec<String>,
 }
 
+/// How a request was answered (the `verdict` label of
+/// `kudo_manager_webhook_reviews_total`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReviewVerdict {
+    /// Allowed, possibly with warnings.
+    Allowed,
+    /// Refused by a rule (403).
+    Denied,
+    /// Not a reviewable request: malformed, foreign kind, body too large (400, 413).
+    Invalid,
+    /// Our side failed: an OperatorVersion read failed or the review timed out (5xx).
+    Failed,
+}
+
+impl ReviewVerdict {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allowed => "allowed",
+            Self::Denied => "denied",
+            Self::Invalid => "invalid",
+            Self::Failed => "failed",
+        }
+    }
+}
+
 /// Why a request was not allowed, with the HTTP-style code the API server shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Refusal {
@@ -63,6 +89,16 @@ impl<'a> Answer<'a> {
     /// Whether the change may go through.
     pub fn is_allowed(&self) -> bool {
         self.refusal.is_none()
+    }
+
+    /// How the request was answered, for metrics.
+    pub fn verdict(&self) -> ReviewVerdict {
+        match &self.refusal {
+            None => ReviewVerdict::Allowed,
+            Some(refusal) if refusal.code >= 500 => ReviewVerdict::Failed,
+            Some(refusal) if refusal.code == 400 => ReviewVerdict::Invalid,
+            Some(_) => ReviewVerdict::Denied,
+        }
     }
 
     /// The answer as JSON bytes.

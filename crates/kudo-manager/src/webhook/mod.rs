@@ -26,6 +26,7 @@ mod server;
 mod tls;
 mod wire;
 
+pub use answer::ReviewVerdict;
 pub use error::WebhookError;
 pub use ov_source::{
     FnSource, OperatorVersionReadError, OperatorVersionSource, StaticOperatorVersions,

@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 
 use super::WebhookError;
 use super::server::{WebhookConfig, serve_listener};
+use crate::metrics::Metrics;
 use kudo_certs::{
     CertificateAuthority, LOCAL_WEBHOOK_CONFIGURATION_NAME, WebhookTarget, local_sans,
     webhook_configuration,
@@ -166,6 +167,7 @@ pub async fn serve_local(
     client: kube::Client,
     port: u16,
     cert_dir: &Path,
+    metrics: Option<Metrics>,
     shutdown: impl Future<Output = ()> + Send,
     on_ready: impl FnOnce(SocketAddr) + Send,
 ) -> Result<(), WebhookError> {
@@ -181,7 +183,10 @@ pub async fn serve_local(
         addr: requested,
         source,
     })?;
-    let config = WebhookConfig::new(addr, &tls.cert_path, &tls.key_path);
+    let config = WebhookConfig {
+        metrics,
+        ..WebhookConfig::new(addr, &tls.cert_path, &tls.key_path)
+    };
     register_local_webhook(&client, addr.port(), &tls.ca_pem).await?;
     on_ready(addr);
     let served = serve_listener(listener, config, client.clone(), shutdown).await;

@@ -16,7 +16,7 @@ use kube::core::admission::{AdmissionReview, Operation};
 use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::admission::Verdict;
 
-use super::answer::Answer;
+use super::answer::{Answer, ReviewVerdict};
 use super::decode::{decode, foreign_kind};
 use super::ov_source::OperatorVersionSource;
 use super::wire::WireRequest;
@@ -62,9 +62,16 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         self.answer(body).await.into_review()
     }
 
-    /// Like [`Reviewer::review_bytes`], serialised as JSON (the server's path).
+    /// Like [`Reviewer::review_bytes`], serialised as JSON.
     pub async fn review_to_json(&self, body: &[u8]) -> Vec<u8> {
         self.answer(body).await.to_json()
+    }
+
+    /// [`Reviewer::review_to_json`] and how the request was answered (the
+    /// server's path: the verdict feeds the metrics).
+    pub async fn review_with_verdict(&self, body: &[u8]) -> (Vec<u8>, ReviewVerdict) {
+        let answer = self.answer(body).await;
+        (answer.to_json(), answer.verdict())
     }
 
     async fn answer<'b>(&self, body: &'b [u8]) -> Answer<'b> {

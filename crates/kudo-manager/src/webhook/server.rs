@@ -7,7 +7,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{self, HeaderValue};
@@ -21,16 +21,18 @@ use kudo_api::names::WEBHOOK_PATH;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
+use super::answer::ReviewVerdict;
 use super::ov_source::OperatorVersionSource;
 use super::review::Reviewer;
 use super::{WebhookError, tls};
+use crate::metrics::Metrics;
 
 /// Largest request body accepted (the API server's own limit for an object
 /// is about 1.5 MiB; an AdmissionReview carries two of them).
 pub const MAX_BODY_BYTES: u64 = 3 * 1024 * 1024;
 
 /// How the webhook server runs.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct WebhookConfig {
     /// Address to listen on, e.g. `0.0.0.0:9443` in a Pod, `127.0.0.1:P` locally.
     pub addr: SocketAddr,
@@ -47,6 +49,23 @@ pub struct WebhookConfig {
     pub request_timeout: Duration,
     /// How long open connections may finish after shutdown is requested.
     pub shutdown_grace: Duration,
+    /// Where reviews are counted and timed (the manager's `/metrics`).
+    pub metrics: Option<Metrics>,
+}
+
+impl std::fmt::Debug for WebhookConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookConfig")
+            .field("addr", &self.addr)
+            .field("cert_path", &self.cert_path)
+            .field("key_path", &self.key_path)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("read_timeout", &self.read_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("metrics", &self.metrics.is_some())
+            .finish()
+    }
 }
 
 impl WebhookConfig {
@@ -64,7 +83,15 @@ impl WebhookConfig {
             read_timeout: Duration::from_secs(3),
             request_timeout: Duration::from_secs(4),
             shutdown_grace: Duration::from_secs(5),
+            metrics: None,
         }
+    }
+
+    /// Count and time reviews in `metrics`.
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// `tls.crt` and `tls.key` in `dir` (the layout of a mounted
@@ -103,6 +130,7 @@ pub async fn serve_listener<S: OperatorVersionSource>(
         reviewer: Reviewer::new(source, config.read_timeout),
         max_body_bytes: config.max_body_bytes,
         request_timeout: config.request_timeout,
+        metrics: config.metrics.clone(),
     });
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, path = WEBHOOK_PATH, "admission webhook listening (HTTPS)");
@@ -174,6 +202,7 @@ struct Handler<S> {
     reviewer: Reviewer<S>,
     max_body_bytes: u64,
     request_timeout: Duration,
+    metrics: Option<Metrics>,
 }
 
 /// Where a request path leads. A trailing slash is accepted, as warp's
@@ -216,44 +245,56 @@ impl<S: OperatorVersionSource> Handler<S> {
                         "Invalid request header \"content-length\"",
                     );
                 };
+                let started = Instant::now();
                 let handled = self.review(length, request.into_body());
-                tokio::time::timeout(self.request_timeout, handled)
+                let (response, verdict) = tokio::time::timeout(self.request_timeout, handled)
                     .await
                     .unwrap_or_else(|_| {
-                        plain(StatusCode::SERVICE_UNAVAILABLE, "the review took too long")
-                    })
+                        let response =
+                            plain(StatusCode::SERVICE_UNAVAILABLE, "the review took too long");
+                        (response, ReviewVerdict::Failed)
+                    });
+                if let Some(metrics) = &self.metrics {
+                    metrics.observe_review(verdict.as_str(), started.elapsed());
+                }
+                response
             }
             Some(Route::Health) if method == Method::GET => plain(StatusCode::OK, "ok"),
             Some(_) => plain(StatusCode::METHOD_NOT_ALLOWED, "HTTP method not allowed"),
         }
     }
 
-    async fn review<B>(&self, length: Option<u64>, body: B) -> Response<Full<Bytes>>
+    async fn review<B>(
+        &self,
+        length: Option<u64>,
+        body: B,
+    ) -> (Response<Full<Bytes>>, ReviewVerdict)
     where
         B: Body<Data = Bytes> + Unpin,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let limit = self.max_body_bytes;
         if length.is_some_and(|length| length > limit) {
-            return too_large(limit);
+            return (too_large(limit), ReviewVerdict::Invalid);
         }
         let body = match collect_limited(body, limit).await {
             Ok(body) => body,
-            Err(BodyError::TooLarge) => return too_large(limit),
+            Err(BodyError::TooLarge) => return (too_large(limit), ReviewVerdict::Invalid),
             Err(BodyError::Read(err)) => {
-                return plain(
+                let response = plain(
                     StatusCode::BAD_REQUEST,
                     &format!("cannot read the body: {err}"),
                 );
+                return (response, ReviewVerdict::Invalid);
             }
         };
-        let json = self.reviewer.review_to_json(&body).await;
+        let (json, verdict) = self.reviewer.review_with_verdict(&body).await;
         let mut response = Response::new(Full::new(Bytes::from(json)));
         response.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        response
+        (response, verdict)
     }
 }
 
@@ -320,10 +361,20 @@ mod tests {
     use crate::webhook::ov_source::StaticOperatorVersions;
 
     async fn call(method: &str, path: &str, body: Vec<u8>) -> (StatusCode, Bytes) {
+        call_counted(method, path, body, None).await
+    }
+
+    async fn call_counted(
+        method: &str,
+        path: &str,
+        body: Vec<u8>,
+        metrics: Option<Metrics>,
+    ) -> (StatusCode, Bytes) {
         let handler = Handler {
             reviewer: Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1)),
             max_body_bytes: 1024,
             request_timeout: Duration::from_secs(1),
+            metrics,
         };
         let request = http::Request::builder()
             .method(method)
@@ -349,6 +400,33 @@ mod tests {
         let review: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(review["response"]["allowed"], false);
         assert_eq!(review["response"]["status"]["code"], 400);
+    }
+
+    #[tokio::test]
+    async fn reviews_are_counted_by_verdict_and_other_routes_are_not() {
+        let metrics = Metrics::new();
+        let counted =
+            |body: Vec<u8>| call_counted("POST", WEBHOOK_PATH, body, Some(metrics.clone()));
+        counted(b"{not json".to_vec()).await;
+        counted(vec![b' '; 2048]).await;
+        // A create whose OperatorVersion is not known: denied by the rules.
+        let create = serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "u1", "operation": "CREATE", "resource": {}, "userInfo": {},
+                "kind": {"group": "kudo.dev", "version": "v1beta1", "kind": "Instance"},
+                "object": {"metadata": {"name": "zk"},
+                           "spec": {"operatorVersion": {"name": "zk-9"}}}}
+        });
+        counted(serde_json::to_vec(&create).unwrap()).await;
+        call_counted("GET", "/healthz", vec![], Some(metrics.clone())).await;
+        let text = metrics.render();
+        for expected in [
+            "kudo_manager_webhook_reviews_total{verdict=\"invalid\"} 2",
+            "kudo_manager_webhook_reviews_total{verdict=\"denied\"} 1",
+            "kudo_manager_webhook_review_duration_seconds_count 3",
+        ] {
+            assert!(text.contains(expected), "{expected} missing from\n{text}");
+        }
     }
 
     #[tokio::test]
