@@ -9,7 +9,9 @@
 //! prints what the controller sent per step (API requests by verb and
 //! resource, reconciles, engine decisions), counted by a layer on the
 //! controller's own client, and the process CPU time per plan and per bare
-//! run (steadier than wall time on a loaded machine).
+//! run (steadier than wall time on a loaded machine), then wall time in
+//! alternating rounds of 10 bare runs and 10 plans (`PLAN_BENCH_ROUNDS`,
+//! default 7), so that outside load hits both sides alike.
 //!
 //! The process runs with mimalloc, the global allocator of the
 //! `kudo-manager` binary; the sandbox and the bare client use it too.
@@ -209,6 +211,35 @@ async fn cpu_per_run(env: &Env, runs: u32) {
     );
 }
 
+/// Wall time per bare run and per plan in alternating rounds (bare, plan,
+/// bare, plan, ...), so that load from outside hits both sides alike;
+/// prints every round's ratio and their median.
+async fn alternating_rounds(env: &Env, rounds: usize, runs_per_round: u32) {
+    let mut ratios = Vec::new();
+    for round in 0..rounds {
+        let start = Instant::now();
+        for i in 0..runs_per_round {
+            bare_applies(&env.client, &format!("altbare{round}x{i}")).await;
+        }
+        let bare = start.elapsed() / runs_per_round;
+        let start = Instant::now();
+        for i in 0..runs_per_round {
+            run_plan(env, &format!("alt{round}x{i}")).await;
+        }
+        let plan = start.elapsed() / runs_per_round;
+        let ratio = plan.as_secs_f64() / bare.as_secs_f64();
+        eprintln!(
+            "probe: round {}: bare {bare:.1?}, plan {plan:.1?} ({ratio:.2}x)",
+            round + 1
+        );
+        ratios.push(ratio);
+    }
+    ratios.sort_by(f64::total_cmp);
+    if let Some(median) = ratios.get(ratios.len() / 2) {
+        eprintln!("probe: alternating rounds: median ratio {median:.2}x over {rounds} rounds");
+    }
+}
+
 /// Run one plan and print what the controller did for it, per step.
 async fn probe(env: &Env, counts: &Counts, metrics: &kudo_manager::metrics::Metrics) {
     // Let the controller's start-up requests (discovery, initial lists) pass.
@@ -265,6 +296,11 @@ fn bench(c: &mut Criterion) {
     ));
     rt.block_on(probe(&env, &counts, &env.metrics));
     rt.block_on(cpu_per_run(&env, 40));
+    let rounds = std::env::var("PLAN_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7);
+    rt.block_on(alternating_rounds(&env, rounds, 10));
     let counter = AtomicUsize::new(0);
 
     let mut group = c.benchmark_group("hundred_configmaps");
