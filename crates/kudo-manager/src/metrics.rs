@@ -10,6 +10,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::webhook::ReviewVerdict;
+
 /// Label set `{kind}` of the error counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ErrorLabels {
@@ -41,9 +43,6 @@ pub struct ReviewLabels {
     pub verdict: String,
 }
 
-/// The webhook's verdicts, in the order of `Metrics::review_counters`.
-pub const REVIEW_VERDICTS: [&str; 4] = ["allowed", "denied", "invalid", "failed"];
-
 /// The manager's metrics; cheap to clone (shared handles).
 #[derive(Clone)]
 pub struct Metrics {
@@ -64,12 +63,19 @@ pub struct Metrics {
     pub decisions: Counter,
     /// Admission reviews answered, by verdict.
     pub webhook_reviews: Family<ReviewLabels, Counter>,
-    /// The counters of [`REVIEW_VERDICTS`], created up front: every series
-    /// shows from the start (at 0), and a review costs no label allocation.
+    /// The counters of [`ReviewVerdict::ALL`], created up front: every
+    /// series shows from the start (at 0), and a review costs no label
+    /// allocation.
     review_counters: [Counter; 4],
-    /// Time from a review's body being read to its answer, in seconds
-    /// (OperatorVersion reads included).
+    /// Time from a review request reaching the handler to its answer, in
+    /// seconds (body read and OperatorVersion reads included).
     pub webhook_review_duration: Histogram,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
 }
 
 impl Default for Metrics {
@@ -115,10 +121,10 @@ impl Metrics {
             active_plans.clone(),
         );
         registry.register("decisions", "Engine decide calls", decisions.clone());
-        let review_counters = REVIEW_VERDICTS.map(|verdict| {
+        let review_counters = ReviewVerdict::ALL.map(|verdict| {
             webhook_reviews
                 .get_or_create(&ReviewLabels {
-                    verdict: verdict.to_string(),
+                    verdict: verdict.as_str().to_string(),
                 })
                 .clone()
         });
@@ -148,19 +154,8 @@ impl Metrics {
     }
 
     /// Count one admission review with this verdict that took `elapsed`.
-    pub fn observe_review(&self, verdict: &str, elapsed: Duration) {
-        match REVIEW_VERDICTS.iter().position(|v| *v == verdict) {
-            Some(i) => {
-                self.review_counters[i].inc();
-            }
-            None => {
-                self.webhook_reviews
-                    .get_or_create(&ReviewLabels {
-                        verdict: verdict.to_string(),
-                    })
-                    .inc();
-            }
-        }
+    pub fn observe_review(&self, verdict: ReviewVerdict, elapsed: Duration) {
+        self.review_counters[verdict as usize].inc();
         self.webhook_review_duration.observe(elapsed.as_secs_f64());
     }
 
@@ -244,9 +239,9 @@ mod tests {
     #[test]
     fn webhook_reviews_are_counted_by_verdict_and_timed() {
         let m = Metrics::new();
-        m.observe_review("denied", Duration::from_micros(40));
-        m.observe_review("denied", Duration::from_micros(60));
-        m.observe_review("failed", Duration::from_secs(4));
+        m.observe_review(ReviewVerdict::Denied, Duration::from_micros(40));
+        m.observe_review(ReviewVerdict::Denied, Duration::from_micros(60));
+        m.observe_review(ReviewVerdict::Failed, Duration::from_secs(4));
         let text = m.render();
         assert!(
             text.contains("kudo_manager_webhook_reviews_total{verdict=\"denied\"} 2"),
@@ -260,6 +255,9 @@ mod tests {
             text.contains("kudo_manager_webhook_review_duration_seconds_count 3"),
             "{text}"
         );
+        for verdict in ReviewVerdict::ALL {
+            assert_eq!(ReviewVerdict::ALL[verdict as usize], verdict);
+        }
         // Verdicts not seen yet show as 0 rather than being absent.
         assert!(
             text.contains("kudo_manager_webhook_reviews_total{verdict=\"allowed\"} 0"),

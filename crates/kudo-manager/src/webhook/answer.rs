@@ -36,6 +36,9 @@ pub enum ReviewVerdict {
 }
 
 impl ReviewVerdict {
+    /// Every verdict, in declaration order (`verdict as usize` indexes it).
+    pub const ALL: [Self; 4] = [Self::Allowed, Self::Denied, Self::Invalid, Self::Failed];
+
     /// The label value.
     pub fn as_str(self) -> &'static str {
         match self {

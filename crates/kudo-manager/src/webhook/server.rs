@@ -32,7 +32,7 @@ use crate::metrics::Metrics;
 pub const MAX_BODY_BYTES: u64 = 3 * 1024 * 1024;
 
 /// How the webhook server runs.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct WebhookConfig {
     /// Address to listen on, e.g. `0.0.0.0:9443` in a Pod, `127.0.0.1:P` locally.
     pub addr: SocketAddr,
@@ -51,21 +51,6 @@ pub struct WebhookConfig {
     pub shutdown_grace: Duration,
     /// Where reviews are counted and timed (the manager's `/metrics`).
     pub metrics: Option<Metrics>,
-}
-
-impl std::fmt::Debug for WebhookConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WebhookConfig")
-            .field("addr", &self.addr)
-            .field("cert_path", &self.cert_path)
-            .field("key_path", &self.key_path)
-            .field("max_body_bytes", &self.max_body_bytes)
-            .field("read_timeout", &self.read_timeout)
-            .field("request_timeout", &self.request_timeout)
-            .field("shutdown_grace", &self.shutdown_grace)
-            .field("metrics", &self.metrics.is_some())
-            .finish()
-    }
 }
 
 impl WebhookConfig {
@@ -255,7 +240,7 @@ impl<S: OperatorVersionSource> Handler<S> {
                         (response, ReviewVerdict::Failed)
                     });
                 if let Some(metrics) = &self.metrics {
-                    metrics.observe_review(verdict.as_str(), started.elapsed());
+                    metrics.observe_review(verdict, started.elapsed());
                 }
                 response
             }
