@@ -224,21 +224,28 @@ impl<S: OperatorVersionSource> Handler<S> {
         match route(request.uri().path()) {
             None => status_only(StatusCode::NOT_FOUND),
             Some(Route::Review) if method == Method::POST => {
-                let Ok(length) = content_length(request.headers()) else {
-                    return plain(
-                        StatusCode::BAD_REQUEST,
-                        "Invalid request header \"content-length\"",
-                    );
-                };
                 let started = Instant::now();
-                let handled = self.review(length, request.into_body());
-                let (response, verdict) = tokio::time::timeout(self.request_timeout, handled)
-                    .await
-                    .unwrap_or_else(|_| {
-                        let response =
-                            plain(StatusCode::SERVICE_UNAVAILABLE, "the review took too long");
-                        (response, ReviewVerdict::Failed)
-                    });
+                let (response, verdict) = match content_length(request.headers()) {
+                    Err(()) => {
+                        let response = plain(
+                            StatusCode::BAD_REQUEST,
+                            "Invalid request header \"content-length\"",
+                        );
+                        (response, ReviewVerdict::Invalid)
+                    }
+                    Ok(length) => {
+                        let handled = self.review(length, request.into_body());
+                        tokio::time::timeout(self.request_timeout, handled)
+                            .await
+                            .unwrap_or_else(|_| {
+                                let response = plain(
+                                    StatusCode::SERVICE_UNAVAILABLE,
+                                    "the review took too long",
+                                );
+                                (response, ReviewVerdict::Failed)
+                            })
+                    }
+                };
                 if let Some(metrics) = &self.metrics {
                     metrics.observe_review(verdict, started.elapsed());
                 }
@@ -345,6 +352,15 @@ mod tests {
     use super::*;
     use crate::webhook::ov_source::StaticOperatorVersions;
 
+    fn test_handler(metrics: Option<Metrics>) -> Handler<StaticOperatorVersions> {
+        Handler {
+            reviewer: Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1)),
+            max_body_bytes: 1024,
+            request_timeout: Duration::from_secs(1),
+            metrics,
+        }
+    }
+
     async fn call(method: &str, path: &str, body: Vec<u8>) -> (StatusCode, Bytes) {
         call_counted(method, path, body, None).await
     }
@@ -355,12 +371,7 @@ mod tests {
         body: Vec<u8>,
         metrics: Option<Metrics>,
     ) -> (StatusCode, Bytes) {
-        let handler = Handler {
-            reviewer: Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1)),
-            max_body_bytes: 1024,
-            request_timeout: Duration::from_secs(1),
-            metrics,
-        };
+        let handler = test_handler(metrics);
         let request = http::Request::builder()
             .method(method)
             .uri(path)
@@ -404,11 +415,20 @@ mod tests {
         });
         counted(serde_json::to_vec(&create).unwrap()).await;
         call_counted("GET", "/healthz", vec![], Some(metrics.clone())).await;
+        let handler = test_handler(Some(metrics.clone()));
+        let bad_length = http::Request::builder()
+            .method("POST")
+            .uri(WEBHOOK_PATH)
+            .header(header::CONTENT_LENGTH, "lots")
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let response = handler.respond(bad_length).await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
         let text = metrics.render();
         for expected in [
-            "kudo_manager_webhook_reviews_total{verdict=\"invalid\"} 2",
+            "kudo_manager_webhook_reviews_total{verdict=\"invalid\"} 3",
             "kudo_manager_webhook_reviews_total{verdict=\"denied\"} 1",
-            "kudo_manager_webhook_review_duration_seconds_count 3",
+            "kudo_manager_webhook_review_duration_seconds_count 4",
         ] {
             assert!(text.contains(expected), "{expected} missing from\n{text}");
         }
