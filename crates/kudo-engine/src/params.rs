@@ -20,11 +20,33 @@ pub use kudo_api::param_value::parse_go_bool;
 /// Names whose value differs between `old` and `new`: added, changed or
 /// removed, sorted.
 pub fn changed(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Vec<String> {
-    let keys: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
-    keys.into_iter()
-        .filter(|k| old.get(*k) != new.get(*k))
-        .cloned()
+    changed_names(old, new)
+        .into_iter()
+        .map(str::to_string)
         .collect()
+}
+
+/// [`changed`], borrowed (the webhook asks this on every update and needs
+/// no owned names).
+pub fn changed_names<'a>(
+    old: &'a BTreeMap<String, String>,
+    new: &'a BTreeMap<String, String>,
+) -> Vec<&'a str> {
+    let mut out: Vec<&str> = old
+        .iter()
+        .filter(|(name, value)| new.get(*name) != Some(*value))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let removed_or_changed = out.len();
+    out.extend(
+        new.keys()
+            .filter(|name| !old.contains_key(*name))
+            .map(String::as_str),
+    );
+    if removed_or_changed > 0 && out.len() > removed_or_changed {
+        out.sort_unstable();
+    }
+    out
 }
 
 /// The plan a change of `changed` parameters triggers in `ov`.
@@ -35,31 +57,44 @@ pub fn changed(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -
 /// defined, nothing to run.
 pub fn triggered_plan(
     ov: &OperatorVersionSpec,
-    changed: &[String],
+    changed: &[impl AsRef<str>],
 ) -> Result<Option<String>, EngineError> {
-    let defined: Vec<_> = changed.iter().filter_map(|n| ov.parameter(n)).collect();
-    if defined.is_empty() {
-        return Ok(None);
-    }
-    let mut plans = BTreeSet::new();
-    for def in &defined {
-        if let Some(plan) = def.trigger.as_deref().filter(|t| !t.is_empty()) {
-            if ov.plan(plan).is_none() {
-                return Err(EngineError::UnknownTriggerPlan {
-                    param: def.name.clone(),
-                    plan: plan.to_string(),
-                });
-            }
-            plans.insert(plan.to_string());
+    let mut any_defined = false;
+    let mut plan: Option<&str> = None;
+    let mut conflict = false;
+    for def in changed.iter().filter_map(|n| ov.parameter(n.as_ref())) {
+        any_defined = true;
+        let Some(trigger) = def.trigger.as_deref().filter(|t| !t.is_empty()) else {
+            continue;
+        };
+        if ov.plan(trigger).is_none() {
+            return Err(EngineError::UnknownTriggerPlan {
+                param: def.name.clone(),
+                plan: trigger.to_string(),
+            });
         }
+        conflict |= plan.is_some_and(|p| p != trigger);
+        plan.get_or_insert(trigger);
     }
-    match plans.len() {
-        0 => first_existing(ov, &[UPDATE_PLAN, DEPLOY_PLAN]).map(Some),
-        1 => Ok(plans.into_iter().next()),
-        _ => Err(EngineError::MultipleTriggers {
+    if conflict {
+        // Rare: only now collect what the message lists.
+        let defined: Vec<_> = changed
+            .iter()
+            .filter_map(|n| ov.parameter(n.as_ref()))
+            .collect();
+        let plans: BTreeSet<String> = defined
+            .iter()
+            .filter_map(|d| d.trigger.clone().filter(|t| !t.is_empty()))
+            .collect();
+        return Err(EngineError::MultipleTriggers {
             params: defined.iter().map(|d| d.name.clone()).collect(),
             plans: plans.into_iter().collect(),
-        }),
+        });
+    }
+    match plan {
+        Some(plan) => Ok(Some(plan.to_string())),
+        None if any_defined => first_existing(ov, &[UPDATE_PLAN, DEPLOY_PLAN]).map(Some),
+        None => Ok(None),
     }
 }
 
@@ -88,16 +123,16 @@ pub fn invalid_values(
 /// Of `names`, those `ov` does not define.
 pub fn unknown<'a>(
     ov: &OperatorVersionSpec,
-    names: impl IntoIterator<Item = &'a String>,
-) -> Vec<String> {
+    names: impl IntoIterator<Item = &'a str>,
+) -> Vec<&'a str> {
     names
         .into_iter()
         .filter(|n| ov.parameter(n).is_none())
-        .cloned()
         .collect()
 }
 
-/// Immutable-parameter violations of a change from `old` to `new` values.
+/// Immutable-parameter violations of a change from `old` to `new` values;
+/// `changed` is [`changed_names`] of the two.
 ///
 /// Without an upgrade (`old_ov == new_ov`), an immutable parameter may not
 /// change. With an upgrade (KEP-30): a parameter that becomes immutable, or
@@ -108,14 +143,15 @@ pub fn immutable_violations(
     new_ov_name: &str,
     old: &BTreeMap<String, String>,
     new: &BTreeMap<String, String>,
+    changed: &[&str],
     upgrade: bool,
 ) -> Vec<String> {
     let mut out = Vec::new();
     if !upgrade {
-        for name in changed(old, new) {
-            if let Some(def) = new_ov.parameter(&name).filter(|d| d.is_immutable()) {
-                let before = old.get(&name).or(def.default.as_ref());
-                let after = new.get(&name).or(def.default.as_ref());
+        for &name in changed {
+            if let Some(def) = new_ov.parameter(name).filter(|d| d.is_immutable()) {
+                let before = old.get(name).or(def.default.as_ref());
+                let after = new.get(name).or(def.default.as_ref());
                 if before != after {
                     out.push(format!(
                         "parameter {name} is immutable but was changed from {:?} to {:?}; \
@@ -188,10 +224,28 @@ mod tests {
         assert!(changed(&old, &old).is_empty());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn changed_names_are_exactly_the_sorted_keys_whose_values_differ(
+            old in proptest::collection::btree_map("[a-d]", "[xy]", 0..4),
+            new in proptest::collection::btree_map("[a-d]", "[xy]", 0..4),
+        ) {
+            let expected: Vec<&str> = old
+                .keys()
+                .chain(new.keys())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .filter(|k| old.get(*k) != new.get(*k))
+                .map(String::as_str)
+                .collect();
+            proptest::prop_assert_eq!(changed_names(&old, &new), expected);
+        }
+    }
+
     #[test]
     fn no_change_triggers_nothing() {
         let ov = ov(&[("p", None)], &["deploy", "update"]);
-        assert_eq!(triggered_plan(&ov, &[]).unwrap(), None);
+        assert_eq!(triggered_plan(&ov, &[] as &[&str]).unwrap(), None);
     }
 
     #[test]
@@ -251,7 +305,7 @@ mod tests {
     fn undefined_params_trigger_nothing() {
         let ov = ov(&[("a", None)], &["deploy"]);
         assert_eq!(triggered_plan(&ov, &names(&["zzz"])).unwrap(), None);
-        assert_eq!(unknown(&ov, &names(&["a", "zzz"])), names(&["zzz"]));
+        assert_eq!(unknown(&ov, ["a", "zzz"]), ["zzz"]);
     }
 
     #[test]
@@ -260,10 +314,10 @@ mod tests {
         spec.parameters[0].immutable = Some(true);
         let old = BTreeMap::from([("size".into(), "1".into())]);
         let new = BTreeMap::from([("size".into(), "2".into())]);
-        let v = immutable_violations(&spec, &spec, "ov", &old, &new, false);
+        let v = immutable_violations(&spec, &spec, "ov", &old, &new, &["size"], false);
         assert_eq!(v.len(), 1);
         assert!(v[0].contains("from \"1\" to \"2\""), "{}", v[0]);
-        assert!(immutable_violations(&spec, &spec, "ov", &old, &old, false).is_empty());
+        assert!(immutable_violations(&spec, &spec, "ov", &old, &old, &[], false).is_empty());
     }
 
     #[test]
@@ -273,12 +327,21 @@ mod tests {
         new_spec.parameters[0].immutable = Some(true);
         new_spec.parameters[0].default = Some("3".into());
         let empty = BTreeMap::new();
-        let v = immutable_violations(&old_spec, &new_spec, "ov-2", &empty, &empty, true);
+        let v = immutable_violations(&old_spec, &new_spec, "ov-2", &empty, &empty, &[], true);
         assert_eq!(v.len(), 1);
         assert!(v[0].contains("default would be \"3\""), "{}", v[0]);
         let given = BTreeMap::from([("size".into(), "3".into())]);
         assert!(
-            immutable_violations(&old_spec, &new_spec, "ov-2", &empty, &given, true).is_empty()
+            immutable_violations(
+                &old_spec,
+                &new_spec,
+                "ov-2",
+                &empty,
+                &given,
+                &["size"],
+                true
+            )
+            .is_empty()
         );
     }
 }

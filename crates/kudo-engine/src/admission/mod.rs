@@ -32,6 +32,7 @@
 //! [`review_at`].
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use jiff::Timestamp;
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
@@ -97,12 +98,26 @@ pub fn review_at(
     }
 }
 
-fn instance_name(i: &Instance) -> String {
-    format!(
-        "{}/{}",
-        i.metadata.namespace.as_deref().unwrap_or("default"),
-        i.metadata.name.as_deref().unwrap_or("")
-    )
+/// `namespace/name` of an Instance in messages; written only when a
+/// message is built (most reviews print none).
+#[derive(Clone, Copy)]
+struct InstanceName<'a>(&'a Instance);
+
+impl fmt::Display for InstanceName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let meta = &self.0.metadata;
+        write!(
+            f,
+            "{}/{}",
+            meta.namespace.as_deref().unwrap_or("default"),
+            meta.name.as_deref().unwrap_or("")
+        )
+    }
+}
+
+/// The OperatorVersion name spec asks for, borrowed.
+fn ov_name_of(i: &Instance) -> &str {
+    i.spec.operator_version.name.as_deref().unwrap_or("")
 }
 
 /// Spec parameters, borrowed (empty when unset): `select::spec_params`
@@ -124,17 +139,17 @@ fn check(
     now: Option<Timestamp>,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let ov_name = select::spec_ov_name(new);
+    let ov_name = ov_name_of(new);
     let deletion_review = new.metadata.deletion_timestamp.is_some()
         && old.is_none_or(|o| o.metadata.deletion_timestamp.is_none() && o.spec == new.spec);
     if deletion_review {
         return Ok(());
     }
+    let name = InstanceName(new);
     let Some(ov) = new_ov else {
         return Err(format!(
-            "OperatorVersion {ov_name:?} not found in namespace {}; install it first (kubectl kudo install) or fix spec.operatorVersion of Instance {}",
+            "OperatorVersion {ov_name:?} not found in namespace {}; install it first (kubectl kudo install) or fix spec.operatorVersion of Instance {name}",
             new.metadata.namespace.as_deref().unwrap_or("default"),
-            instance_name(new)
         ));
     };
     let Some(old) = old else {
@@ -143,7 +158,6 @@ fn check(
     if old.spec == new.spec {
         return Ok(());
     }
-    let name = instance_name(new);
     // Borrowed: a deep copy of the status per review was a large part of it.
     let no_status;
     let status = match &old.status {
@@ -154,8 +168,8 @@ fn check(
         }
     };
     let (old_params, new_params) = (params_of(old), params_of(new));
-    let changed = params::changed(old_params, new_params);
-    let upgrade = select::spec_ov_name(old) != ov_name;
+    let changed = params::changed_names(old_params, new_params);
+    let upgrade = ov_name_of(old) != ov_name;
     let manual = new_manual_request(old, new)?;
 
     check_operations(old, new, ov, status)?;
@@ -176,10 +190,99 @@ fn check(
         return Ok(());
     }
 
-    // Parameters: defined, valid, immutability.
+    check_parameters(
+        old_params,
+        new_params,
+        &changed,
+        (old_ov, ov),
+        upgrade,
+        name,
+        warnings,
+    )?;
+
+    // What the change asks for.
+    let by_params = if changed.is_empty() || upgrade {
+        None
+    } else {
+        params::triggered_plan(&ov.spec, &changed).map_err(|e| format!("Instance {name}: {e}"))?
+    };
+    let requested = if upgrade {
+        let plan = params::first_existing(&ov.spec, &[UPGRADE_PLAN, UPDATE_PLAN, DEPLOY_PLAN])
+            .map_err(|e| format!("Instance {name}: cannot upgrade to {ov_name}: {e}"))?;
+        let defined_before: Vec<&str> = changed
+            .iter()
+            .copied()
+            .filter(|n| old_ov.is_none_or(|o| o.spec.parameter(n).is_some()))
+            .collect();
+        let with_params = params::triggered_plan(&ov.spec, &defined_before)
+            .map_err(|e| format!("Instance {name}: {e}"))?;
+        if let Some(p) = with_params.filter(|p| *p != plan) {
+            return Err(format!(
+                "Instance {name}: the upgrade to {ov_name} runs plan {plan:?}, and the parameter changes in the same update trigger {p:?}; \
+                 upgrade first, then change the parameters"
+            ));
+        }
+        if manual.is_some() {
+            return Err(format!(
+                "Instance {name}: an upgrade to {ov_name} and a manual plan in the same update are not allowed; \
+                 upgrade first, then trigger the plan"
+            ));
+        }
+        Request::Upgrade { ov_name, plan }
+    } else {
+        match (by_params, manual) {
+            (Some(p), Some(m)) => {
+                return Err(format!(
+                    "Instance {name}: the parameter change triggers plan {p:?} and spec.planExecution asks for {m:?} in the same update; \
+                     make one change at a time"
+                ));
+            }
+            (Some(plan), None) => Request::Parameters { plan },
+            (None, Some(plan)) => Request::Manual { plan },
+            (None, None) => return Ok(()),
+        }
+    };
+
+    // Something in the way?
+    if let Some(blocking) = in_the_way(old, status, old_ov.unwrap_or(ov)) {
+        if blocking.plan() == requested.plan() {
+            warnings.push(format!(
+                "{blocking}; {requested} restarts it from the beginning"
+            ));
+        } else {
+            return Err(format!(
+                "{blocking}; {requested} cannot start until it is COMPLETE or FATAL_ERROR. \
+                 Wait, or pause/cancel it with: kubectl kudo plan cancel --instance {}",
+                short_name(new)
+            ));
+        }
+    }
+
+    if let Some(now) = now {
+        let manual = matches!(requested, Request::Manual { .. });
+        time_warnings(new, status, requested.plan(), manual, now, warnings);
+    }
+    Ok(())
+}
+
+/// Parameters: defined, valid, immutability (rule 4). `ovs` is the
+/// OperatorVersion before (if found) and after the change.
+fn check_parameters(
+    old_params: &BTreeMap<String, String>,
+    new_params: &BTreeMap<String, String>,
+    changed: &[&str],
+    (old_ov, ov): (Option<&OperatorVersion>, &OperatorVersion),
+    upgrade: bool,
+    name: InstanceName<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let ov_name = ov_name_of(name.0);
     let unknown = params::unknown(
         &ov.spec,
-        changed.iter().filter(|n| new_params.contains_key(*n)),
+        changed
+            .iter()
+            .copied()
+            .filter(|n| new_params.contains_key(*n)),
     );
     if !unknown.is_empty() {
         return Err(format!(
@@ -191,7 +294,13 @@ fn check(
         ));
     }
     if upgrade {
-        let stale = params::unknown(&ov.spec, new_params.keys().filter(|k| !changed.contains(k)));
+        let stale = params::unknown(
+            &ov.spec,
+            new_params
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !changed.contains(k)),
+        );
         if !stale.is_empty() {
             warnings.push(format!(
                 "parameters {} are not defined by OperatorVersion {ov_name} and are ignored; remove them from spec.parameters",
@@ -208,99 +317,54 @@ fn check(
         ));
     }
     let before_ov = if upgrade { old_ov } else { Some(ov) };
-    if let Some(before_ov) = before_ov {
-        let violations = params::immutable_violations(
-            &before_ov.spec,
-            &ov.spec,
-            &ov_name,
-            old_params,
-            new_params,
-            upgrade,
-        );
-        if !violations.is_empty() {
-            return Err(format!("Instance {name}: {}", violations.join("; ")));
-        }
-    } else {
+    let Some(before_ov) = before_ov else {
         warnings.push(
             "the OperatorVersion being upgraded from was not found; immutable-parameter rules of the upgrade were not checked"
                 .to_string(),
         );
-    }
-
-    // What the change asks for.
-    let by_params = if changed.is_empty() || upgrade {
-        None
-    } else {
-        params::triggered_plan(&ov.spec, &changed).map_err(|e| format!("Instance {name}: {e}"))?
-    };
-    let upgrade_plan = if upgrade {
-        let plan = params::first_existing(&ov.spec, &[UPGRADE_PLAN, UPDATE_PLAN, DEPLOY_PLAN])
-            .map_err(|e| format!("Instance {name}: cannot upgrade to {ov_name}: {e}"))?;
-        let with_params = {
-            let defined_before: Vec<String> = changed
-                .iter()
-                .filter(|n| old_ov.is_none_or(|o| o.spec.parameter(n).is_some()))
-                .cloned()
-                .collect();
-            params::triggered_plan(&ov.spec, &defined_before)
-                .map_err(|e| format!("Instance {name}: {e}"))?
-        };
-        if let Some(p) = with_params.filter(|p| *p != plan) {
-            return Err(format!(
-                "Instance {name}: the upgrade to {ov_name} runs plan {plan:?}, and the parameter changes in the same update trigger {p:?}; \
-                 upgrade first, then change the parameters"
-            ));
-        }
-        if manual.is_some() {
-            return Err(format!(
-                "Instance {name}: an upgrade to {ov_name} and a manual plan in the same update are not allowed; \
-                 upgrade first, then trigger the plan"
-            ));
-        }
-        Some(plan)
-    } else {
-        None
-    };
-    if let (Some(p), Some(m)) = (&by_params, &manual) {
-        return Err(format!(
-            "Instance {name}: the parameter change triggers plan {p:?} and spec.planExecution asks for {m:?} in the same update; \
-             make one change at a time"
-        ));
-    }
-    let Some(requested) = upgrade_plan
-        .clone()
-        .or(by_params.clone())
-        .or(manual.clone())
-    else {
         return Ok(());
     };
-    let what = if upgrade_plan.is_some() {
-        format!("an upgrade to {ov_name} (plan {requested:?})")
-    } else if by_params.is_some() {
-        format!("a parameter update that triggers {requested:?}")
+    let violations = params::immutable_violations(
+        &before_ov.spec,
+        &ov.spec,
+        ov_name,
+        old_params,
+        new_params,
+        changed,
+        upgrade,
+    );
+    if violations.is_empty() {
+        Ok(())
     } else {
-        format!("a manual run of plan {requested:?}")
-    };
+        Err(format!("Instance {name}: {}", violations.join("; ")))
+    }
+}
 
-    // Something in the way?
-    if let Some((plan, detail)) = in_the_way(old, status, old_ov.unwrap_or(ov)) {
-        if plan == requested {
-            warnings.push(format!(
-                "plan {plan:?} is {detail}; {what} restarts it from the beginning"
-            ));
-        } else {
-            return Err(format!(
-                "plan {plan:?} is {detail}; {what} cannot start until it is COMPLETE or FATAL_ERROR. \
-                 Wait, or pause/cancel it with: kubectl kudo plan cancel --instance {}",
-                short_name(new)
-            ));
+/// The plan a change asks for, and why; written into messages as "an
+/// upgrade to X (plan P)" and the like.
+enum Request<'a> {
+    Upgrade { ov_name: &'a str, plan: String },
+    Parameters { plan: String },
+    Manual { plan: &'a str },
+}
+
+impl Request<'_> {
+    fn plan(&self) -> &str {
+        match self {
+            Self::Upgrade { plan, .. } | Self::Parameters { plan } => plan,
+            Self::Manual { plan } => plan,
         }
     }
+}
 
-    if let Some(now) = now {
-        time_warnings(new, status, &requested, manual.is_some(), now, warnings);
+impl fmt::Display for Request<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Upgrade { ov_name, plan } => write!(f, "an upgrade to {ov_name} (plan {plan:?})"),
+            Self::Parameters { plan } => write!(f, "a parameter update that triggers {plan:?}"),
+            Self::Manual { plan } => write!(f, "a manual run of plan {plan:?}"),
+        }
     }
-    Ok(())
 }
 
 fn check_create(
@@ -309,15 +373,15 @@ fn check_create(
     now: Option<Timestamp>,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let name = instance_name(new);
-    let ov_name = select::spec_ov_name(new);
+    let name = InstanceName(new);
+    let ov_name = ov_name_of(new);
     if ov.spec.plan(DEPLOY_PLAN).is_none() {
         return Err(format!(
             "cannot create Instance {name}: OperatorVersion {ov_name} has no deploy plan; fix the package"
         ));
     }
     let values = params_of(new);
-    let unknown = params::unknown(&ov.spec, values.keys());
+    let unknown = params::unknown(&ov.spec, values.keys().map(String::as_str));
     if !unknown.is_empty() {
         return Err(format!(
             "cannot create Instance {name}: parameters {} are not defined by OperatorVersion {ov_name}",
@@ -361,19 +425,19 @@ fn check_create(
 }
 
 /// The plan a new `spec.planExecution` asks for, if it is a new request.
-fn new_manual_request(old: &Instance, new: &Instance) -> Result<Option<String>, String> {
-    let name = instance_name(new);
+fn new_manual_request<'a>(old: &Instance, new: &'a Instance) -> Result<Option<&'a str>, String> {
+    let name = InstanceName(new);
     let (Some(pe), old_pe) = (&new.spec.plan_execution, &old.spec.plan_execution) else {
         // Clearing planExecution changes nothing in kudo-rs (cancel is an operation).
         return Ok(None);
     };
-    let plan = pe.plan_name.clone().unwrap_or_default();
-    let uid = pe.uid.clone().filter(|u| !u.is_empty());
-    let old_uid = old_pe.as_ref().and_then(|p| p.uid.clone());
+    let plan = pe.plan_name.as_deref().unwrap_or("");
+    let uid = pe.uid.as_deref().filter(|u| !u.is_empty());
+    let old_uid = old_pe.as_ref().and_then(|p| p.uid.as_deref());
     let old_plan = old_pe
         .as_ref()
-        .and_then(|p| p.plan_name.clone())
-        .unwrap_or_default();
+        .and_then(|p| p.plan_name.as_deref())
+        .unwrap_or("");
     if uid.is_none() || uid == old_uid {
         if plan != old_plan && !plan.is_empty() {
             return Err(format!(
@@ -396,36 +460,79 @@ fn new_manual_request(old: &Instance, new: &Instance) -> Result<Option<String>, 
     Ok(Some(plan))
 }
 
+/// What stands in the way of a new plan; written as `plan "deploy" is
+/// IN_PROGRESS (phase "nodes", step "node-2")` and the like.
+enum Blocking<'a> {
+    /// The active plan runs, possibly at a step that is not done.
+    Running {
+        plan: &'a str,
+        status: S,
+        at: Option<(&'a str, &'a str)>,
+    },
+    /// A request in spec that the controller has not started yet.
+    Pending {
+        plan: String,
+        trigger: select::Trigger,
+    },
+}
+
+impl Blocking<'_> {
+    fn plan(&self) -> &str {
+        match self {
+            Self::Running { plan, .. } => plan,
+            Self::Pending { plan, .. } => plan,
+        }
+    }
+}
+
+impl fmt::Display for Blocking<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "plan {:?} is ", self.plan())?;
+        match self {
+            Self::Running { status, at, .. } => {
+                write!(f, "{status}")?;
+                match at {
+                    Some((phase, step)) => write!(f, " (phase {phase:?}, step {step:?})"),
+                    None => Ok(()),
+                }
+            }
+            Self::Pending { trigger, .. } => {
+                write!(f, "requested ({trigger}) and not started yet")
+            }
+        }
+    }
+}
+
 /// The running plan, or the request still pending in spec, with where it is.
-fn in_the_way(
+fn in_the_way<'a>(
     old: &Instance,
-    status: &InstanceStatus,
+    status: &'a InstanceStatus,
     ov: &OperatorVersion,
-) -> Option<(String, String)> {
+) -> Option<Blocking<'a>> {
     if let Some(active) = &status.active_plan
         && let Some(ps) = status.plan_status.get(&active.name)
         && ps.status().is_running()
     {
-        let place = ps
-            .phases
-            .iter()
-            .find_map(|ph| {
-                ph.steps
-                    .iter()
-                    .find(|s| matches!(s.status(), S::InProgress | S::Error | S::Waiting))
-                    .map(|s| format!(" (phase {:?}, step {:?})", ph.name, s.name))
-            })
-            .unwrap_or_default();
-        return Some((active.name.clone(), format!("{}{place}", ps.status())));
+        let at = ps.phases.iter().find_map(|ph| {
+            ph.steps
+                .iter()
+                .find(|s| matches!(s.status(), S::InProgress | S::Error | S::Waiting))
+                .map(|s| (ph.name.as_str(), s.name.as_str()))
+        });
+        return Some(Blocking::Running {
+            plan: &active.name,
+            status: ps.status(),
+            at,
+        });
     }
     match select::select(old, ov, status) {
         Selection::Start(req)
             if req.trigger != select::Trigger::Create || status.active_plan.is_some() =>
         {
-            Some((
-                req.plan.clone(),
-                format!("requested ({}) and not started yet", req.trigger),
-            ))
+            Some(Blocking::Pending {
+                plan: req.plan,
+                trigger: req.trigger,
+            })
         }
         _ => None,
     }
@@ -448,8 +555,7 @@ fn time_warnings(
     }
     if let Some(a) = suppression::active_auto(status, now) {
         let rollback = status.last_successful.as_ref().is_some_and(|ls| {
-            ls.operator_version == select::spec_ov_name(new)
-                && ls.parameters == select::spec_params(new)
+            ls.operator_version == ov_name_of(new) && ls.parameters == *params_of(new)
         });
         if rollback {
             warnings.push(format!(

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use kudo_api::{Instance, InstanceStatus, OperatorVersion, PlanAction, PlanOperation, Strategy};
 
-use super::instance_name;
+use super::InstanceName;
 use crate::windows;
 
 pub(super) fn check_windows_and_suppressions(new: &Instance) -> Result<(), String> {
-    let name = instance_name(new);
+    let name = InstanceName(new);
     windows::validate(&new.spec.maintenance_windows)
         .map_err(|e| format!("Instance {name}: spec.maintenanceWindows: {e}"))?;
     for (i, s) in new.spec.suppressions.iter().enumerate() {
@@ -36,7 +36,7 @@ pub(super) fn check_operations(
     ov: &OperatorVersion,
     status: &InstanceStatus,
 ) -> Result<(), String> {
-    let name = instance_name(new);
+    let name = InstanceName(new);
     let old_ops: BTreeMap<&str, &PlanOperation> = old
         .spec
         .plan_operations

@@ -1,14 +1,15 @@
 //! The AdmissionReview answer, encoded straight to JSON.
 //!
 //! The bytes are the ones kube's `AdmissionResponse::into_review()` would
-//! serialise (same fields, order and omissions; a test checks it), without
-//! building kube's structs on every request.
+//! serialise (same fields, order and omissions; a test checks it), written
+//! directly: no kube structs and no serde on every request.
 
 use std::borrow::Cow;
 
 use kube::core::admission::{AdmissionResponse, AdmissionReview, META_API_VERSION_V1, META_KIND};
 use kube::core::{DynamicObject, Status};
-use serde::Serialize;
+
+use super::json_text::write_str;
 
 /// What the webhook answers to one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,11 +90,6 @@ impl<'a> Answer<'a> {
         Self::refused(uid, 400, "BadRequest", message)
     }
 
-    /// Whether the change may go through.
-    pub fn is_allowed(&self) -> bool {
-        self.refusal.is_none()
-    }
-
     /// How the request was answered, for metrics.
     pub fn verdict(&self) -> ReviewVerdict {
         match &self.refusal {
@@ -104,13 +100,42 @@ impl<'a> Answer<'a> {
         }
     }
 
-    /// The answer as JSON bytes.
+    /// The answer as JSON bytes: the fields, order and omissions of kube's
+    /// `AdmissionReview` (a test compares the two).
     pub fn to_json(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(160 + self.message_len());
-        // Only strings, bools and numbers: writing to a Vec cannot fail.
-        if let Err(err) = serde_json::to_writer(&mut out, &self.wire()) {
-            tracing::error!(error = %err, "encoding an admission answer failed");
+        let mut out = Vec::with_capacity(192 + self.message_len());
+        out.extend_from_slice(b"{\"apiVersion\":");
+        write_str(&mut out, META_API_VERSION_V1);
+        out.extend_from_slice(b",\"kind\":");
+        write_str(&mut out, META_KIND);
+        out.extend_from_slice(b",\"response\":{\"uid\":");
+        write_str(&mut out, &self.uid);
+        match &self.refusal {
+            None => out.extend_from_slice(b",\"allowed\":true,\"status\":{}"),
+            Some(refusal) => {
+                out.extend_from_slice(
+                    b",\"allowed\":false,\"status\":{\"status\":\"Failure\",\"code\":",
+                );
+                out.extend_from_slice(refusal.code.to_string().as_bytes());
+                if !refusal.message.is_empty() {
+                    out.extend_from_slice(b",\"message\":");
+                    write_str(&mut out, &refusal.message);
+                }
+                out.extend_from_slice(b",\"reason\":");
+                write_str(&mut out, refusal.reason);
+                out.push(b'}');
+            }
         }
+        if let Some((first, rest)) = self.warnings.split_first() {
+            out.extend_from_slice(b",\"warnings\":[");
+            write_str(&mut out, first);
+            for warning in rest {
+                out.push(b',');
+                write_str(&mut out, warning);
+            }
+            out.push(b']');
+        }
+        out.extend_from_slice(b"}}");
         out
     }
 
@@ -139,57 +164,6 @@ impl<'a> Answer<'a> {
         self.refusal.as_ref().map_or(0, |r| r.message.len())
             + self.warnings.iter().map(String::len).sum::<usize>()
     }
-
-    fn wire(&self) -> WireAnswer<'_> {
-        WireAnswer {
-            api_version: META_API_VERSION_V1,
-            kind: META_KIND,
-            response: WireResponse {
-                uid: &self.uid,
-                allowed: self.is_allowed(),
-                status: WireStatus {
-                    status: self.refusal.as_ref().map(|_| "Failure"),
-                    code: self.refusal.as_ref().map(|r| r.code),
-                    message: self
-                        .refusal
-                        .as_ref()
-                        .map(|r| r.message.as_str())
-                        .filter(|m| !m.is_empty()),
-                    reason: self.refusal.as_ref().map(|r| r.reason),
-                },
-                warnings: (!self.warnings.is_empty()).then_some(self.warnings.as_slice()),
-            },
-        }
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WireAnswer<'a> {
-    api_version: &'static str,
-    kind: &'static str,
-    response: WireResponse<'a>,
-}
-
-#[derive(Serialize)]
-struct WireResponse<'a> {
-    uid: &'a str,
-    allowed: bool,
-    status: WireStatus<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    warnings: Option<&'a [String]>,
-}
-
-#[derive(Serialize)]
-struct WireStatus<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'static str>,
 }
 
 #[cfg(test)]
@@ -216,6 +190,8 @@ mod tests {
                 "cannot read \u{7f} ünïcode".into(),
             ),
             Answer::bad_request("u-5".into(), "the AdmissionReview has no request".into()),
+            Answer::refused("u-6".into(), 403, "Forbidden", String::new()),
+            Answer::allowed("u-\"7\"".into(), vec!["line\nbreak, tab\t and \\".into()]),
         ]
     }
 

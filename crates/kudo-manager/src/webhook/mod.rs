@@ -19,6 +19,7 @@
 mod answer;
 mod decode;
 mod error;
+mod json_text;
 mod ov_source;
 mod register;
 mod review;
