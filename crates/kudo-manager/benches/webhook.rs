@@ -11,7 +11,8 @@
 //! `WEBHOOK_BENCH_SECS` (default 5, per server and round),
 //! `WEBHOOK_BENCH_ROUNDS` (default 3), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
 //! `WEBHOOK_BENCH_RATE` (default 1000), `WEBHOOK_BENCH_ONLY` (`webhook` or
-//! `bare`: load only that server, for a profiler).
+//! `bare`: load only that server, for a profiler), `WEBHOOK_BENCH_BODY`
+//! (`records`: statuses with history, conditions and task records).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::convert::Infallible;
@@ -75,6 +76,49 @@ fn review_body() -> Bytes {
     Bytes::from(serde_json::to_vec(&value).unwrap())
 }
 
+/// The same review with statuses as a long-lived Instance has them: 20
+/// history entries, a condition, and per step a message, timestamps and a
+/// task with five applied objects (records the rules never read).
+fn review_body_with_records() -> Bytes {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&fixture("deny/param-update-while-plan-runs.json")).unwrap();
+    let at = "2026-11-20T10:00:00Z";
+    for field in ["object", "oldObject"] {
+        let status = &mut value["request"][field]["status"];
+        status["conditions"] = serde_json::json!([{"type": "Ready", "status": "False",
+            "reason": "PlanRunning", "message": "plan deploy runs", "lastTransitionTime": at}]);
+        status["history"] = (0..20)
+            .map(|i| {
+                serde_json::json!({"plan": "deploy", "uid": format!("run-{i}"),
+                "trigger": "parameters (MEMORY)", "started": at, "finished": at,
+                "result": "COMPLETE", "message": "all steps complete"})
+            })
+            .collect();
+        for plan in status["planStatus"].as_object_mut().unwrap().values_mut() {
+            for phase in plan["phases"].as_array_mut().unwrap() {
+                for step in phase["steps"].as_array_mut().unwrap() {
+                    step["message"] = "waiting for pods".into();
+                    step["startedAt"] = at.into();
+                    step["tasks"] = serde_json::json!([{"name": "app", "status": step["status"],
+                        "objects": (0..5).map(|i| serde_json::json!({"apiVersion": "apps/v1",
+                            "kind": "StatefulSet", "namespace": "default", "name": format!("zk-{i}")}))
+                            .collect::<Vec<_>>()}]);
+                }
+            }
+        }
+    }
+    Bytes::from(serde_json::to_vec(&value).unwrap())
+}
+
+/// `WEBHOOK_BENCH_BODY=records` loads the servers with
+/// [`review_body_with_records`] instead of the plain fixture.
+fn load_body() -> Bytes {
+    match std::env::var("WEBHOOK_BENCH_BODY").as_deref() {
+        Ok("records") => review_body_with_records(),
+        _ => review_body(),
+    }
+}
+
 fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
     let reviewer = Reviewer::new(operator_versions(), Duration::from_secs(1));
     let body = review_body();
@@ -118,6 +162,10 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
     });
     c.bench_function("webhook/review_path (decode + OV + engine + encode)", |b| {
         b.iter(|| rt.block_on(reviewer.review_to_json(&body)));
+    });
+    let with_records = review_body_with_records();
+    c.bench_function("webhook/review_path, statuses with records", |b| {
+        b.iter(|| rt.block_on(reviewer.review_to_json(&with_records)));
     });
 }
 
@@ -354,7 +402,7 @@ fn main() {
 
     let dir = tempfile::tempdir().unwrap();
     let tls = write_local_tls(dir.path()).unwrap();
-    let body = review_body();
+    let body = load_body();
     let (webhook_addr, bare_addr, answer) = servers.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let webhook_addr = listener.local_addr().unwrap();

@@ -26,6 +26,7 @@ mod review;
 mod server;
 mod tls;
 mod wire;
+mod wire_status;
 
 pub use answer::ReviewVerdict;
 pub use error::WebhookError;

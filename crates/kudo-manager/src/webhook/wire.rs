@@ -16,6 +16,8 @@ use kudo_api::{Instance, InstanceSpec, InstanceStatus, Time};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
+pub(crate) use super::wire_status::WireStatus;
+
 /// Top level of an AdmissionReview; `apiVersion` and `kind` are required as
 /// in kube's `TypeMeta`.
 #[derive(Debug, Deserialize)]
@@ -52,8 +54,9 @@ pub(crate) struct WireRequest<'a> {
     /// it equal to the old one on spec writes): skipped.
     #[serde(default)]
     pub object: Option<WireInstance<IgnoredAny>>,
+    /// Only the status fields the rules read (see [`WireStatus`]).
     #[serde(default)]
-    pub old_object: Option<WireInstance<InstanceStatus>>,
+    pub old_object: Option<WireInstance<WireStatus>>,
 }
 
 /// `request.kind`.
@@ -69,7 +72,7 @@ pub(crate) struct WireKind<'a> {
 
 /// An Instance with only the metadata the admission rules read; `metadata`
 /// and `spec` are required as in the derived `Instance`. `S` is
-/// `InstanceStatus`, or `IgnoredAny` where the status is not read.
+/// [`WireStatus`], or `IgnoredAny` where the status is not read.
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireInstance<S> {
     metadata: WireMeta,
@@ -99,9 +102,9 @@ struct WireMeta {
     deletion_timestamp: Option<Time>,
 }
 
-impl From<WireInstance<InstanceStatus>> for Instance {
-    fn from(wire: WireInstance<InstanceStatus>) -> Self {
-        let status = wire.status;
+impl From<WireInstance<WireStatus>> for Instance {
+    fn from(wire: WireInstance<WireStatus>) -> Self {
+        let status = wire.status.map(InstanceStatus::from);
         let mut instance = Instance::from(WireInstance::<IgnoredAny> {
             metadata: wire.metadata,
             spec: wire.spec,
@@ -169,7 +172,7 @@ mod tests {
             "spec": {"operatorVersion": {"name": "zk-1"}, "parameters": {"A": "1"}},
             "status": {"appliedOperatorVersion": "zk-1"}
         });
-        let wire: WireInstance<InstanceStatus> = serde_json::from_value(object.clone()).unwrap();
+        let wire: WireInstance<WireStatus> = serde_json::from_value(object.clone()).unwrap();
         let slim = Instance::from(wire);
         let full = full_instance(&object);
         assert_eq!(slim.spec, full.spec);
@@ -224,7 +227,7 @@ mod tests {
             "status": {"appliedOperatorVersion": "zk-1"}
         });
         let new: WireInstance<IgnoredAny> = serde_json::from_value(object.clone()).unwrap();
-        let old: WireInstance<InstanceStatus> = serde_json::from_value(object).unwrap();
+        let old: WireInstance<WireStatus> = serde_json::from_value(object).unwrap();
         assert!(Instance::from(new).status.is_none());
         let status = Instance::from(old).status.unwrap();
         assert_eq!(status.applied_operator_version.as_deref(), Some("zk-1"));
