@@ -30,6 +30,13 @@
 //!
 //! Time-dependent warnings (suppressed, outside a window) need `now`: use
 //! [`review_at`].
+//!
+//! Of the old object's status these rules read only `activePlan`, the
+//! plan/phase/step names, statuses and uids of `planStatus`,
+//! `appliedParameters`, `appliedOperatorVersion`, `lastPlanExecutionUid`,
+//! `lastSuccessful` and `autoSuppression`. The webhook decodes only those
+//! (kudo-manager's `webhook/wire_status.rs`); a rule that reads more must be
+//! added there too, or the webhook will not see it.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -15,20 +15,24 @@
 //! records, must be judged alike from this status and from the full one.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use kudo_api::{
     ActivePlan, AppliedConfig, AutoSuppression, ExecutionStatus, InstanceStatus, PhaseStatus,
     PlanStatus, StepStatus,
 };
-use serde::Deserialize;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 
 /// `status` of the old object; the fields and defaults of `InstanceStatus`
-/// that the rules read.
+/// that the rules read. Plan statuses are decoded straight into kudo-api's
+/// types (through the `Slim*` wrappers below), so nothing is copied or
+/// collected a second time.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireStatus {
-    #[serde(default)]
-    plan_status: BTreeMap<String, WirePlanStatus>,
+    #[serde(default, deserialize_with = "plan_statuses")]
+    plan_status: BTreeMap<String, PlanStatus>,
     #[serde(default)]
     active_plan: Option<ActivePlan>,
     #[serde(default)]
@@ -43,44 +47,10 @@ pub(crate) struct WireStatus {
     auto_suppression: Option<AutoSuppression>,
 }
 
-#[derive(Debug, Deserialize)]
-struct WirePlanStatus {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    status: Option<ExecutionStatus>,
-    #[serde(default)]
-    phases: Vec<WirePhaseStatus>,
-    #[serde(default)]
-    uid: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WirePhaseStatus {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    status: Option<ExecutionStatus>,
-    #[serde(default)]
-    steps: Vec<WireStepStatus>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WireStepStatus {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    status: Option<ExecutionStatus>,
-}
-
 impl From<WireStatus> for InstanceStatus {
     fn from(wire: WireStatus) -> Self {
         InstanceStatus {
-            plan_status: wire
-                .plan_status
-                .into_iter()
-                .map(|(name, plan)| (name, plan.into()))
-                .collect(),
+            plan_status: wire.plan_status,
             active_plan: wire.active_plan,
             applied_parameters: wire.applied_parameters,
             applied_operator_version: wire.applied_operator_version,
@@ -92,34 +62,117 @@ impl From<WireStatus> for InstanceStatus {
     }
 }
 
-impl From<WirePlanStatus> for PlanStatus {
-    fn from(wire: WirePlanStatus) -> Self {
-        PlanStatus {
-            name: wire.name,
-            status: wire.status,
-            phases: wire.phases.into_iter().map(Into::into).collect(),
-            uid: wire.uid,
-            ..PlanStatus::default()
+/// `planStatus` as a map of slim plan statuses (a repeated key: the last
+/// one wins, as for the derived map).
+fn plan_statuses<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, PlanStatus>, D::Error> {
+    struct Plans;
+    impl<'de> Visitor<'de> for Plans {
+        type Value = BTreeMap<String, PlanStatus>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a map of plan statuses")
         }
+
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+            let mut plans = BTreeMap::new();
+            while let Some((name, SlimPlan(plan))) = map.next_entry::<String, SlimPlan>()? {
+                plans.insert(name, plan);
+            }
+            Ok(plans)
+        }
+    }
+    deserializer.deserialize_map(Plans)
+}
+
+/// Unwraps a decoded list; the wrappers are `repr(transparent)`, so the
+/// vector's memory is reused.
+fn unwrap_all<W, T>(list: Vec<W>, unwrap: fn(W) -> T) -> Vec<T> {
+    list.into_iter().map(unwrap).collect()
+}
+
+/// A plan status with its name, status, uid and phases decoded.
+#[repr(transparent)]
+struct SlimPlan(PlanStatus);
+
+impl<'de> Deserialize<'de> for SlimPlan {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Read {
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            status: Option<ExecutionStatus>,
+            #[serde(default)]
+            phases: Vec<SlimPhase>,
+            #[serde(default)]
+            uid: Option<String>,
+        }
+        let Read {
+            name,
+            status,
+            phases,
+            uid,
+        } = Read::deserialize(deserializer)?;
+        Ok(Self(PlanStatus {
+            name,
+            status,
+            phases: unwrap_all(phases, |p: SlimPhase| p.0),
+            uid,
+            ..PlanStatus::default()
+        }))
     }
 }
 
-impl From<WirePhaseStatus> for PhaseStatus {
-    fn from(wire: WirePhaseStatus) -> Self {
-        PhaseStatus {
-            name: wire.name,
-            status: wire.status,
-            steps: wire
-                .steps
-                .into_iter()
-                .map(|step| StepStatus {
-                    name: step.name,
-                    status: step.status,
-                    ..StepStatus::default()
-                })
-                .collect(),
-            ..PhaseStatus::default()
+/// A phase status with its name, status and steps decoded.
+#[repr(transparent)]
+struct SlimPhase(PhaseStatus);
+
+impl<'de> Deserialize<'de> for SlimPhase {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Read {
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            status: Option<ExecutionStatus>,
+            #[serde(default)]
+            steps: Vec<SlimStep>,
         }
+        let Read {
+            name,
+            status,
+            steps,
+        } = Read::deserialize(deserializer)?;
+        Ok(Self(PhaseStatus {
+            name,
+            status,
+            steps: unwrap_all(steps, |s: SlimStep| s.0),
+            ..PhaseStatus::default()
+        }))
+    }
+}
+
+/// A step status with its name and status decoded.
+#[repr(transparent)]
+struct SlimStep(StepStatus);
+
+impl<'de> Deserialize<'de> for SlimStep {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Read {
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            status: Option<ExecutionStatus>,
+        }
+        let Read { name, status } = Read::deserialize(deserializer)?;
+        Ok(Self(StepStatus {
+            name,
+            status,
+            ..StepStatus::default()
+        }))
     }
 }
 
