@@ -13,21 +13,30 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
     let mut run_start = 0;
     let mut at = 0;
-    while at < bytes.len() {
-        if let Some(word) = bytes.get(at..at + 8)
-            && let Ok(word) = <[u8; 8]>::try_from(word)
-            && !word_needs_escape(u64::from_le_bytes(word))
-        {
+    while let Some(word) = bytes.get(at..at + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let mask = escape_mask(u64::from_le_bytes(word));
+        if mask == 0 {
             at += 8;
             continue;
         }
-        let byte = bytes[at];
+        // The lowest flagged byte is always a real one (false flags only
+        // appear above a real one), so jump straight to it.
+        let found = at + (mask.trailing_zeros() / 8) as usize;
+        out.extend_from_slice(&bytes[run_start..found]);
+        write_escape(out, bytes[found]);
+        run_start = found + 1;
+        at = found + 1;
+    }
+    for (offset, &byte) in bytes[at..].iter().enumerate() {
         if needs_escape(byte) {
-            out.extend_from_slice(&bytes[run_start..at]);
+            let found = at + offset;
+            out.extend_from_slice(&bytes[run_start..found]);
             write_escape(out, byte);
-            run_start = at + 1;
+            run_start = found + 1;
         }
-        at += 1;
     }
     out.extend_from_slice(&bytes[run_start..]);
     out.push(b'"');
@@ -37,8 +46,10 @@ fn needs_escape(byte: u8) -> bool {
     byte < 0x20 || byte == b'"' || byte == b'\\'
 }
 
-/// Whether any of the eight bytes is a control character, `"` or `\`.
-fn word_needs_escape(word: u64) -> bool {
+/// The high bit of each of the eight bytes that may be a control
+/// character, `"` or `\`: zero when none is; when not, the lowest set bit
+/// marks the first one that is.
+fn escape_mask(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     // A byte below n (n <= 0x80) borrows through its high bit.
@@ -47,7 +58,7 @@ fn word_needs_escape(word: u64) -> bool {
         let x = word ^ (ONES * b);
         x.wrapping_sub(ONES) & !x & HIGHS
     };
-    (below(0x20) | zero_after_xor(u64::from(b'"')) | zero_after_xor(u64::from(b'\\'))) != 0
+    below(0x20) | zero_after_xor(u64::from(b'"')) | zero_after_xor(u64::from(b'\\'))
 }
 
 fn write_escape(out: &mut Vec<u8>, byte: u8) {
@@ -95,6 +106,8 @@ mod tests {
             "\u{7f} ünïcode ✓ and 🦀 stay as they are",
             "exactly8",
             "seven..\"",
+            "\"\"\"\"\"\"\"\"\"\"",
+            "ab\u{1}\"\\cdefgh\"ijklmnop\n",
         ] {
             assert_eq!(written(text), serde_json::to_string(text).unwrap());
         }
