@@ -93,86 +93,83 @@ fn unwrap_all<W, T>(list: Vec<W>, unwrap: fn(W) -> T) -> Vec<T> {
 }
 
 /// A plan status with its name, status, uid and phases decoded.
+#[derive(Deserialize)]
+#[serde(from = "PlanFields")]
 #[repr(transparent)]
 struct SlimPlan(PlanStatus);
 
-impl<'de> Deserialize<'de> for SlimPlan {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Read {
-            #[serde(default)]
-            name: String,
-            #[serde(default)]
-            status: Option<ExecutionStatus>,
-            #[serde(default)]
-            phases: Vec<SlimPhase>,
-            #[serde(default)]
-            uid: Option<String>,
-        }
-        let Read {
-            name,
-            status,
-            phases,
-            uid,
-        } = Read::deserialize(deserializer)?;
-        Ok(Self(PlanStatus {
-            name,
-            status,
-            phases: unwrap_all(phases, |p: SlimPhase| p.0),
-            uid,
+#[derive(Deserialize)]
+struct PlanFields {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    status: Option<ExecutionStatus>,
+    #[serde(default)]
+    phases: Vec<SlimPhase>,
+    #[serde(default)]
+    uid: Option<String>,
+}
+
+impl From<PlanFields> for SlimPlan {
+    fn from(read: PlanFields) -> Self {
+        Self(PlanStatus {
+            name: read.name,
+            status: read.status,
+            phases: unwrap_all(read.phases, |p: SlimPhase| p.0),
+            uid: read.uid,
             ..PlanStatus::default()
-        }))
+        })
     }
 }
 
 /// A phase status with its name, status and steps decoded.
+#[derive(Deserialize)]
+#[serde(from = "PhaseFields")]
 #[repr(transparent)]
 struct SlimPhase(PhaseStatus);
 
-impl<'de> Deserialize<'de> for SlimPhase {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Read {
-            #[serde(default)]
-            name: String,
-            #[serde(default)]
-            status: Option<ExecutionStatus>,
-            #[serde(default)]
-            steps: Vec<SlimStep>,
-        }
-        let Read {
-            name,
-            status,
-            steps,
-        } = Read::deserialize(deserializer)?;
-        Ok(Self(PhaseStatus {
-            name,
-            status,
-            steps: unwrap_all(steps, |s: SlimStep| s.0),
+#[derive(Deserialize)]
+struct PhaseFields {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    status: Option<ExecutionStatus>,
+    #[serde(default)]
+    steps: Vec<SlimStep>,
+}
+
+impl From<PhaseFields> for SlimPhase {
+    fn from(read: PhaseFields) -> Self {
+        Self(PhaseStatus {
+            name: read.name,
+            status: read.status,
+            steps: unwrap_all(read.steps, |s: SlimStep| s.0),
             ..PhaseStatus::default()
-        }))
+        })
     }
 }
 
 /// A step status with its name and status decoded.
+#[derive(Deserialize)]
+#[serde(from = "StepFields")]
 #[repr(transparent)]
 struct SlimStep(StepStatus);
 
-impl<'de> Deserialize<'de> for SlimStep {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Read {
-            #[serde(default)]
-            name: String,
-            #[serde(default)]
-            status: Option<ExecutionStatus>,
-        }
-        let Read { name, status } = Read::deserialize(deserializer)?;
-        Ok(Self(StepStatus {
-            name,
-            status,
+#[derive(Deserialize)]
+struct StepFields {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    status: Option<ExecutionStatus>,
+}
+
+impl From<StepFields> for SlimStep {
+    fn from(read: StepFields) -> Self {
+        Self(StepStatus {
+            name: read.name,
+            status: read.status,
             ..StepStatus::default()
-        }))
+        })
     }
 }
 
