@@ -43,13 +43,16 @@ use std::fmt;
 
 use jiff::Timestamp;
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
-use kudo_api::{ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion};
+use kudo_api::{Instance, InstanceStatus, OperatorVersion};
 
+mod parameter_checks;
+mod requests;
 mod spec_checks;
 
+use parameter_checks::check_parameters;
+use requests::{Request, in_the_way, new_manual_request};
 use spec_checks::{check_operations, check_windows_and_suppressions};
 
-use crate::select::{self, Selection};
 use crate::{params, suppression, windows};
 
 /// The webhook's answer.
@@ -272,108 +275,6 @@ fn check(
     Ok(())
 }
 
-/// Parameters: defined, valid, immutability (rule 4). `ovs` is the
-/// OperatorVersion before (if found) and after the change.
-fn check_parameters(
-    old_params: &BTreeMap<String, String>,
-    new_params: &BTreeMap<String, String>,
-    changed: &[&str],
-    (old_ov, ov): (Option<&OperatorVersion>, &OperatorVersion),
-    upgrade: bool,
-    name: InstanceName<'_>,
-    warnings: &mut Vec<String>,
-) -> Result<(), String> {
-    let ov_name = ov_name_of(name.0);
-    let unknown = params::unknown(
-        &ov.spec,
-        changed
-            .iter()
-            .copied()
-            .filter(|n| new_params.contains_key(*n)),
-    );
-    if !unknown.is_empty() {
-        return Err(format!(
-            "Instance {name}: parameter{} {} not defined by OperatorVersion {ov_name}; \
-             check the spelling (kubectl kudo package list parameters) or remove {}",
-            if unknown.len() > 1 { "s" } else { "" },
-            unknown.join(", "),
-            if unknown.len() > 1 { "them" } else { "it" }
-        ));
-    }
-    if upgrade {
-        let stale = params::unknown(
-            &ov.spec,
-            new_params
-                .keys()
-                .map(String::as_str)
-                .filter(|k| !changed.contains(k)),
-        );
-        if !stale.is_empty() {
-            warnings.push(format!(
-                "parameters {} are not defined by OperatorVersion {ov_name} and are ignored; remove them from spec.parameters",
-                stale.join(", ")
-            ));
-        }
-    }
-    let invalid = params::invalid_values(&ov.spec, new_params);
-    if !invalid.is_empty() {
-        let list: Vec<String> = invalid.iter().map(ToString::to_string).collect();
-        return Err(format!(
-            "Instance {name}: invalid parameters: {}",
-            list.join("; ")
-        ));
-    }
-    let before_ov = if upgrade { old_ov } else { Some(ov) };
-    let Some(before_ov) = before_ov else {
-        warnings.push(
-            "the OperatorVersion being upgraded from was not found; immutable-parameter rules of the upgrade were not checked"
-                .to_string(),
-        );
-        return Ok(());
-    };
-    let violations = params::immutable_violations(
-        &before_ov.spec,
-        &ov.spec,
-        ov_name,
-        old_params,
-        new_params,
-        changed,
-        upgrade,
-    );
-    if violations.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("Instance {name}: {}", violations.join("; ")))
-    }
-}
-
-/// The plan a change asks for, and why; written into messages as "an
-/// upgrade to X (plan P)" and the like.
-enum Request<'a> {
-    Upgrade { ov_name: &'a str, plan: String },
-    Parameters { plan: String },
-    Manual { plan: &'a str },
-}
-
-impl Request<'_> {
-    fn plan(&self) -> &str {
-        match self {
-            Self::Upgrade { plan, .. } | Self::Parameters { plan } => plan,
-            Self::Manual { plan } => plan,
-        }
-    }
-}
-
-impl fmt::Display for Request<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Upgrade { ov_name, plan } => write!(f, "an upgrade to {ov_name} (plan {plan:?})"),
-            Self::Parameters { plan } => write!(f, "a parameter update that triggers {plan:?}"),
-            Self::Manual { plan } => write!(f, "a manual run of plan {plan:?}"),
-        }
-    }
-}
-
 fn check_create(
     new: &Instance,
     ov: &OperatorVersion,
@@ -429,120 +330,6 @@ fn check_create(
         );
     }
     Ok(())
-}
-
-/// The plan a new `spec.planExecution` asks for, if it is a new request.
-fn new_manual_request<'a>(old: &Instance, new: &'a Instance) -> Result<Option<&'a str>, String> {
-    let name = InstanceName(new);
-    let (Some(pe), old_pe) = (&new.spec.plan_execution, &old.spec.plan_execution) else {
-        // Clearing planExecution changes nothing in kudo-rs (cancel is an operation).
-        return Ok(None);
-    };
-    let plan = pe.plan_name.as_deref().unwrap_or("");
-    let uid = pe.uid.as_deref().filter(|u| !u.is_empty());
-    let old_uid = old_pe.as_ref().and_then(|p| p.uid.as_deref());
-    let old_plan = old_pe
-        .as_ref()
-        .and_then(|p| p.plan_name.as_deref())
-        .unwrap_or("");
-    if uid.is_none() || uid == old_uid {
-        if plan != old_plan && !plan.is_empty() {
-            return Err(format!(
-                "Instance {name}: spec.planExecution.planName changed to {plan:?} without a new uid; \
-                 set a new spec.planExecution.uid to request a run (kubectl kudo plan trigger does this)"
-            ));
-        }
-        return Ok(None);
-    }
-    if plan.is_empty() {
-        return Err(format!(
-            "Instance {name}: spec.planExecution has a new uid but no planName; name the plan to run"
-        ));
-    }
-    if plan == CLEANUP_PLAN {
-        return Err(format!(
-            "Instance {name}: the cleanup plan cannot be triggered by hand; kudo-rs runs it when the Instance is deleted"
-        ));
-    }
-    Ok(Some(plan))
-}
-
-/// What stands in the way of a new plan; written as `plan "deploy" is
-/// IN_PROGRESS (phase "nodes", step "node-2")` and the like.
-enum Blocking<'a> {
-    /// The active plan runs, possibly at a step that is not done.
-    Running {
-        plan: &'a str,
-        status: S,
-        at: Option<(&'a str, &'a str)>,
-    },
-    /// A request in spec that the controller has not started yet.
-    Pending {
-        plan: String,
-        trigger: select::Trigger,
-    },
-}
-
-impl Blocking<'_> {
-    fn plan(&self) -> &str {
-        match self {
-            Self::Running { plan, .. } => plan,
-            Self::Pending { plan, .. } => plan,
-        }
-    }
-}
-
-impl fmt::Display for Blocking<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "plan {:?} is ", self.plan())?;
-        match self {
-            Self::Running { status, at, .. } => {
-                write!(f, "{status}")?;
-                match at {
-                    Some((phase, step)) => write!(f, " (phase {phase:?}, step {step:?})"),
-                    None => Ok(()),
-                }
-            }
-            Self::Pending { trigger, .. } => {
-                write!(f, "requested ({trigger}) and not started yet")
-            }
-        }
-    }
-}
-
-/// The running plan, or the request still pending in spec, with where it is.
-fn in_the_way<'a>(
-    old: &Instance,
-    status: &'a InstanceStatus,
-    ov: &OperatorVersion,
-) -> Option<Blocking<'a>> {
-    if let Some(active) = &status.active_plan
-        && let Some(ps) = status.plan_status.get(&active.name)
-        && ps.status().is_running()
-    {
-        let at = ps.phases.iter().find_map(|ph| {
-            ph.steps
-                .iter()
-                .find(|s| matches!(s.status(), S::InProgress | S::Error | S::Waiting))
-                .map(|s| (ph.name.as_str(), s.name.as_str()))
-        });
-        return Some(Blocking::Running {
-            plan: &active.name,
-            status: ps.status(),
-            at,
-        });
-    }
-    match select::select(old, ov, status) {
-        Selection::Start(req)
-            if req.trigger != select::Trigger::Create || status.active_plan.is_some() =>
-        {
-            Some(Blocking::Pending {
-                plan: req.plan,
-                trigger: req.trigger,
-            })
-        }
-        _ => None,
-    }
 }
 
 fn time_warnings(

@@ -1,0 +1,84 @@
+//! Rule 4: parameters must be defined, valid, and keep their value when
+//! immutable (with KEP-30's rules on upgrades).
+
+use std::collections::BTreeMap;
+
+use kudo_api::OperatorVersion;
+
+use super::{InstanceName, ov_name_of};
+use crate::params;
+
+/// Parameters: defined, valid, immutability. The pair is the
+/// OperatorVersion before (if found) and after the change.
+pub(super) fn check_parameters(
+    old_params: &BTreeMap<String, String>,
+    new_params: &BTreeMap<String, String>,
+    changed: &[&str],
+    (old_ov, ov): (Option<&OperatorVersion>, &OperatorVersion),
+    upgrade: bool,
+    name: InstanceName<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let ov_name = ov_name_of(name.0);
+    let unknown = params::unknown(
+        &ov.spec,
+        changed
+            .iter()
+            .copied()
+            .filter(|n| new_params.contains_key(*n)),
+    );
+    if !unknown.is_empty() {
+        return Err(format!(
+            "Instance {name}: parameter{} {} not defined by OperatorVersion {ov_name}; \
+             check the spelling (kubectl kudo package list parameters) or remove {}",
+            if unknown.len() > 1 { "s" } else { "" },
+            unknown.join(", "),
+            if unknown.len() > 1 { "them" } else { "it" }
+        ));
+    }
+    if upgrade {
+        let stale = params::unknown(
+            &ov.spec,
+            new_params
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !changed.contains(k)),
+        );
+        if !stale.is_empty() {
+            warnings.push(format!(
+                "parameters {} are not defined by OperatorVersion {ov_name} and are ignored; remove them from spec.parameters",
+                stale.join(", ")
+            ));
+        }
+    }
+    let invalid = params::invalid_values(&ov.spec, new_params);
+    if !invalid.is_empty() {
+        let list: Vec<String> = invalid.iter().map(ToString::to_string).collect();
+        return Err(format!(
+            "Instance {name}: invalid parameters: {}",
+            list.join("; ")
+        ));
+    }
+    let before_ov = if upgrade { old_ov } else { Some(ov) };
+    let Some(before_ov) = before_ov else {
+        warnings.push(
+            "the OperatorVersion being upgraded from was not found; immutable-parameter rules of the upgrade were not checked"
+                .to_string(),
+        );
+        return Ok(());
+    };
+    let violations = params::immutable_violations(
+        &before_ov.spec,
+        &ov.spec,
+        ov_name,
+        old_params,
+        new_params,
+        changed,
+        upgrade,
+    );
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("Instance {name}: {}", violations.join("; ")))
+    }
+}

@@ -1,0 +1,154 @@
+//! What a change asks for (a manual run, a parameter update, an upgrade),
+//! what stands in its way, and how both are worded in messages.
+
+use std::fmt;
+
+use kudo_api::names::CLEANUP_PLAN;
+use kudo_api::{ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion};
+
+use super::InstanceName;
+use crate::select::{self, Selection};
+
+/// The plan a change asks for, and why; written into messages as "an
+/// upgrade to X (plan P)" and the like.
+pub(super) enum Request<'a> {
+    Upgrade { ov_name: &'a str, plan: String },
+    Parameters { plan: String },
+    Manual { plan: &'a str },
+}
+
+impl Request<'_> {
+    pub(super) fn plan(&self) -> &str {
+        match self {
+            Self::Upgrade { plan, .. } | Self::Parameters { plan } => plan,
+            Self::Manual { plan } => plan,
+        }
+    }
+}
+
+impl fmt::Display for Request<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Upgrade { ov_name, plan } => write!(f, "an upgrade to {ov_name} (plan {plan:?})"),
+            Self::Parameters { plan } => write!(f, "a parameter update that triggers {plan:?}"),
+            Self::Manual { plan } => write!(f, "a manual run of plan {plan:?}"),
+        }
+    }
+}
+
+/// The plan a new `spec.planExecution` asks for, if it is a new request.
+pub(super) fn new_manual_request<'a>(
+    old: &Instance,
+    new: &'a Instance,
+) -> Result<Option<&'a str>, String> {
+    let name = InstanceName(new);
+    let (Some(pe), old_pe) = (&new.spec.plan_execution, &old.spec.plan_execution) else {
+        // Clearing planExecution changes nothing in kudo-rs (cancel is an operation).
+        return Ok(None);
+    };
+    let plan = pe.plan_name.as_deref().unwrap_or("");
+    let uid = pe.uid.as_deref().filter(|u| !u.is_empty());
+    let old_uid = old_pe.as_ref().and_then(|p| p.uid.as_deref());
+    let old_plan = old_pe
+        .as_ref()
+        .and_then(|p| p.plan_name.as_deref())
+        .unwrap_or("");
+    if uid.is_none() || uid == old_uid {
+        if plan != old_plan && !plan.is_empty() {
+            return Err(format!(
+                "Instance {name}: spec.planExecution.planName changed to {plan:?} without a new uid; \
+                 set a new spec.planExecution.uid to request a run (kubectl kudo plan trigger does this)"
+            ));
+        }
+        return Ok(None);
+    }
+    if plan.is_empty() {
+        return Err(format!(
+            "Instance {name}: spec.planExecution has a new uid but no planName; name the plan to run"
+        ));
+    }
+    if plan == CLEANUP_PLAN {
+        return Err(format!(
+            "Instance {name}: the cleanup plan cannot be triggered by hand; kudo-rs runs it when the Instance is deleted"
+        ));
+    }
+    Ok(Some(plan))
+}
+
+/// What stands in the way of a new plan; written as `plan "deploy" is
+/// IN_PROGRESS (phase "nodes", step "node-2")` and the like.
+pub(super) enum Blocking<'a> {
+    /// The active plan runs, possibly at a step that is not done.
+    Running {
+        plan: &'a str,
+        status: S,
+        at: Option<(&'a str, &'a str)>,
+    },
+    /// A request in spec that the controller has not started yet.
+    Pending {
+        plan: String,
+        trigger: select::Trigger,
+    },
+}
+
+impl Blocking<'_> {
+    pub(super) fn plan(&self) -> &str {
+        match self {
+            Self::Running { plan, .. } => plan,
+            Self::Pending { plan, .. } => plan,
+        }
+    }
+}
+
+impl fmt::Display for Blocking<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "plan {:?} is ", self.plan())?;
+        match self {
+            Self::Running { status, at, .. } => {
+                write!(f, "{status}")?;
+                match at {
+                    Some((phase, step)) => write!(f, " (phase {phase:?}, step {step:?})"),
+                    None => Ok(()),
+                }
+            }
+            Self::Pending { trigger, .. } => {
+                write!(f, "requested ({trigger}) and not started yet")
+            }
+        }
+    }
+}
+
+/// The running plan, or the request still pending in spec, with where it is.
+pub(super) fn in_the_way<'a>(
+    old: &Instance,
+    status: &'a InstanceStatus,
+    ov: &OperatorVersion,
+) -> Option<Blocking<'a>> {
+    if let Some(active) = &status.active_plan
+        && let Some(ps) = status.plan_status.get(&active.name)
+        && ps.status().is_running()
+    {
+        let at = ps.phases.iter().find_map(|ph| {
+            ph.steps
+                .iter()
+                .find(|s| matches!(s.status(), S::InProgress | S::Error | S::Waiting))
+                .map(|s| (ph.name.as_str(), s.name.as_str()))
+        });
+        return Some(Blocking::Running {
+            plan: &active.name,
+            status: ps.status(),
+            at,
+        });
+    }
+    match select::select(old, ov, status) {
+        Selection::Start(req)
+            if req.trigger != select::Trigger::Create || status.active_plan.is_some() =>
+        {
+            Some(Blocking::Pending {
+                plan: req.plan,
+                trigger: req.trigger,
+            })
+        }
+        _ => None,
+    }
+}
