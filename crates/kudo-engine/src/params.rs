@@ -120,6 +120,22 @@ pub fn invalid_values(
     kudo_api::validate_parameters(&ov.parameters, values)
 }
 
+/// [`invalid_values`] as one line for a message ("P has value ...; Q ..."),
+/// or `None` when all values are valid.
+pub fn invalid_values_message(
+    ov: &OperatorVersionSpec,
+    values: &BTreeMap<String, String>,
+) -> Option<String> {
+    let invalid = invalid_values(ov, values);
+    (!invalid.is_empty()).then(|| {
+        invalid
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
+}
+
 /// Of `names`, those `ov` does not define.
 pub fn unknown<'a>(
     ov: &OperatorVersionSpec,

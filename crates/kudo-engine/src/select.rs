@@ -116,6 +116,23 @@ pub fn spec_params(instance: &Instance) -> BTreeMap<String, String> {
     instance.spec.parameters.clone().unwrap_or_default()
 }
 
+/// [`spec_ov_name`], borrowed.
+pub fn spec_ov_name_ref(instance: &Instance) -> &str {
+    instance
+        .spec
+        .operator_version
+        .name
+        .as_deref()
+        .unwrap_or_default()
+}
+
+/// [`spec_params`], borrowed.
+pub fn spec_params_ref(instance: &Instance) -> &BTreeMap<String, String> {
+    instance.spec.parameters.as_ref().unwrap_or(&NO_PARAMS)
+}
+
+static NO_PARAMS: BTreeMap<String, String> = BTreeMap::new();
+
 /// Deterministic uid of an execution the controller starts by itself.
 pub fn derived_uid(instance: &Instance, plan: &str, salt: &str) -> String {
     let base = instance
@@ -174,13 +191,14 @@ pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus
         });
     }
 
-    let ov_name = spec_ov_name(instance);
-    let wanted_params = spec_params(instance);
-    let applied_params = status.applied_parameters.clone().unwrap_or_default();
+    // Borrowed: the webhook asks this on every update that starts a plan.
+    let ov_name = spec_ov_name_ref(instance);
+    let wanted_params = spec_params_ref(instance);
+    let applied_params = status.applied_parameters.as_ref().unwrap_or(&NO_PARAMS);
     let is_rollback = status
         .last_successful
         .as_ref()
-        .is_some_and(|ls| ls.operator_version == ov_name && ls.parameters == wanted_params);
+        .is_some_and(|ls| ls.operator_version == ov_name && ls.parameters == *wanted_params);
 
     let Some(applied_ov) = status.applied_operator_version.as_deref() else {
         if spec.plan(DEPLOY_PLAN).is_none() {
@@ -210,7 +228,7 @@ pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus
         };
     }
 
-    let changed = params::changed(&applied_params, &wanted_params);
+    let changed = params::changed(applied_params, wanted_params);
     if !changed.is_empty() {
         return match params::triggered_plan(spec, &changed) {
             Ok(Some(plan)) => {

@@ -38,7 +38,6 @@
 //! (kudo-manager's `webhook/wire_status.rs`); a rule that reads more must be
 //! added there too, or the webhook will not see it.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use jiff::Timestamp;
@@ -53,6 +52,7 @@ use parameter_checks::check_parameters;
 use requests::{Request, in_the_way, new_manual_request};
 use spec_checks::{check_operations, check_windows_and_suppressions};
 
+use crate::select::{spec_ov_name_ref, spec_params_ref};
 use crate::{params, suppression, windows};
 
 /// The webhook's answer.
@@ -125,18 +125,6 @@ impl fmt::Display for InstanceName<'_> {
     }
 }
 
-/// The OperatorVersion name spec asks for, borrowed.
-fn ov_name_of(i: &Instance) -> &str {
-    i.spec.operator_version.name.as_deref().unwrap_or("")
-}
-
-/// Spec parameters, borrowed (empty when unset): `select::spec_params`
-/// copies the map, which every review paid twice.
-fn params_of(i: &Instance) -> &BTreeMap<String, String> {
-    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
-    i.spec.parameters.as_ref().unwrap_or(&EMPTY)
-}
-
 fn short_name(i: &Instance) -> &str {
     i.metadata.name.as_deref().unwrap_or("")
 }
@@ -149,7 +137,7 @@ fn check(
     now: Option<Timestamp>,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let ov_name = ov_name_of(new);
+    let ov_name = spec_ov_name_ref(new);
     let deletion_review = new.metadata.deletion_timestamp.is_some()
         && old.is_none_or(|o| o.metadata.deletion_timestamp.is_none() && o.spec == new.spec);
     if deletion_review {
@@ -177,9 +165,9 @@ fn check(
             &no_status
         }
     };
-    let (old_params, new_params) = (params_of(old), params_of(new));
+    let (old_params, new_params) = (spec_params_ref(old), spec_params_ref(new));
     let changed = params::changed_names(old_params, new_params);
-    let upgrade = ov_name_of(old) != ov_name;
+    let upgrade = spec_ov_name_ref(old) != ov_name;
     let manual = new_manual_request(old, new)?;
 
     check_operations(old, new, ov, status)?;
@@ -282,13 +270,13 @@ fn check_create(
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
     let name = InstanceName(new);
-    let ov_name = ov_name_of(new);
+    let ov_name = spec_ov_name_ref(new);
     if ov.spec.plan(DEPLOY_PLAN).is_none() {
         return Err(format!(
             "cannot create Instance {name}: OperatorVersion {ov_name} has no deploy plan; fix the package"
         ));
     }
-    let values = params_of(new);
+    let values = spec_params_ref(new);
     let unknown = params::unknown(&ov.spec, values.keys().map(String::as_str));
     if !unknown.is_empty() {
         return Err(format!(
@@ -296,12 +284,9 @@ fn check_create(
             unknown.join(", ")
         ));
     }
-    let invalid = params::invalid_values(&ov.spec, values);
-    if !invalid.is_empty() {
-        let list: Vec<String> = invalid.iter().map(ToString::to_string).collect();
+    if let Some(invalid) = params::invalid_values_message(&ov.spec, values) {
         return Err(format!(
-            "cannot create Instance {name}: invalid parameters: {}",
-            list.join("; ")
+            "cannot create Instance {name}: invalid parameters: {invalid}"
         ));
     }
     if let Some(pe) = &new.spec.plan_execution
@@ -349,7 +334,7 @@ fn time_warnings(
     }
     if let Some(a) = suppression::active_auto(status, now) {
         let rollback = status.last_successful.as_ref().is_some_and(|ls| {
-            ls.operator_version == ov_name_of(new) && ls.parameters == *params_of(new)
+            ls.operator_version == spec_ov_name_ref(new) && ls.parameters == *spec_params_ref(new)
         });
         if rollback {
             warnings.push(format!(

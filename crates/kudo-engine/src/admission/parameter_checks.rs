@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use kudo_api::OperatorVersion;
 
-use super::{InstanceName, ov_name_of};
+use super::InstanceName;
 use crate::params;
+use crate::select::spec_ov_name_ref;
 
 /// Parameters: defined, valid, immutability. The pair is the
 /// OperatorVersion before (if found) and after the change.
@@ -19,7 +20,7 @@ pub(super) fn check_parameters(
     name: InstanceName<'_>,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let ov_name = ov_name_of(name.0);
+    let ov_name = spec_ov_name_ref(name.0);
     let unknown = params::unknown(
         &ov.spec,
         changed
@@ -51,13 +52,8 @@ pub(super) fn check_parameters(
             ));
         }
     }
-    let invalid = params::invalid_values(&ov.spec, new_params);
-    if !invalid.is_empty() {
-        let list: Vec<String> = invalid.iter().map(ToString::to_string).collect();
-        return Err(format!(
-            "Instance {name}: invalid parameters: {}",
-            list.join("; ")
-        ));
+    if let Some(invalid) = params::invalid_values_message(&ov.spec, new_params) {
+        return Err(format!("Instance {name}: invalid parameters: {invalid}"));
     }
     let before_ov = if upgrade { old_ov } else { Some(ov) };
     let Some(before_ov) = before_ov else {
