@@ -103,17 +103,12 @@ pub enum Selection {
 
 /// The OperatorVersion name spec asks for.
 pub fn spec_ov_name(instance: &Instance) -> String {
-    instance
-        .spec
-        .operator_version
-        .name
-        .clone()
-        .unwrap_or_default()
+    spec_ov_name_ref(instance).to_string()
 }
 
 /// Spec parameters (empty when unset).
 pub fn spec_params(instance: &Instance) -> BTreeMap<String, String> {
-    instance.spec.parameters.clone().unwrap_or_default()
+    spec_params_ref(instance).clone()
 }
 
 /// [`spec_ov_name`], borrowed.
