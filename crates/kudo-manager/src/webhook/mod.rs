@@ -19,7 +19,9 @@
 mod answer;
 mod decode;
 mod error;
+mod json_scan;
 mod json_text;
+mod lazy_timeout;
 mod ov_source;
 mod register;
 mod review;

@@ -5,10 +5,10 @@
 //! kind or a failed OperatorVersion read is answered as an error with a
 //! message (never as an allow), and nothing here panics.
 
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Duration;
-
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::core::DynamicObject;
@@ -18,6 +18,7 @@ use kudo_engine::admission::Verdict;
 
 use super::answer::{Answer, ReviewVerdict};
 use super::decode::{decode, foreign_kind};
+use super::lazy_timeout::lazy_timeout;
 use super::ov_source::OperatorVersionSource;
 use super::wire::WireRequest;
 
@@ -75,78 +76,71 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     }
 
     async fn answer<'b>(&self, body: &'b [u8]) -> Answer<'b> {
-        let mut request = match decode(body) {
-            Ok(request) => request,
+        let pending = match self.prepare(body) {
+            Ok(pending) => pending,
             Err(answer) => return answer,
         };
+        // Only the reads wait. Everything else is done before or after, and
+        // what waits is boxed: hyper and the timeouts move this future by
+        // value, and with two Instances inline it was kilobytes per move.
+        let read = self.read_operator_versions(&pending).await;
+        finish(*pending, read)
+    }
+
+    /// Decodes the body and settles what needs no OperatorVersion: errors,
+    /// and the writes the rules do not judge.
+    fn prepare<'b>(&self, body: &'b [u8]) -> Result<Box<Pending<'b>>, Answer<'b>> {
+        let mut request = decode(body)?;
         let objects = (
             request.old_object.take().map(Instance::from),
             request.object.take().map(Instance::from),
         );
-        let verdict = self.review_request(&request, objects).await;
-        let uid = std::mem::take(&mut request.uid);
-        let answer = match verdict {
-            Ok(Verdict::Allowed { warnings }) => Answer::allowed(uid, warnings),
-            Ok(Verdict::Denied { message }) => Answer::refused(uid, 403, "Forbidden", message),
-            Err(Failure::BadRequest(message)) => Answer::bad_request(uid, message),
-            Err(Failure::Internal(message)) => Answer::refused(uid, 500, "InternalError", message),
-        };
-        log_outcome(&request, &answer);
-        answer
-    }
-
-    async fn review_request(
-        &self,
-        request: &WireRequest<'_>,
-        objects: (Option<Instance>, Option<Instance>),
-    ) -> Result<Verdict, Failure> {
         let now = (self.clock)();
-        let (old, new) = match instances(request, objects, now)? {
-            Some(pair) => pair,
+        let judged = match instances(&request, objects, now) {
+            Err(failure) => Err(failure),
             // Status writes and CONNECT are not ours to judge.
-            None => return Ok(Verdict::Allowed { warnings: vec![] }),
+            Ok(None) => Ok(None),
+            // Metadata-only writes (finalizers, labels) and deletions change
+            // no spec: nothing to judge, and they must work even when the
+            // OperatorVersion is gone or unreadable (the controller removes
+            // its finalizer that way).
+            Ok(Some((Some(old), new))) if old.spec == new.spec => Ok(None),
+            Ok(Some(pair)) => Ok(Some(pair)),
         };
-        // Metadata-only writes (finalizers, labels) and deletions change no
-        // spec: nothing to judge, and they must work even when the
-        // OperatorVersion is gone or unreadable (the controller removes its
-        // finalizer that way).
-        if old.as_ref().is_some_and(|old| old.spec == new.spec) {
-            return Ok(Verdict::Allowed { warnings: vec![] });
-        }
-        let namespace = instance_namespace(&new, request);
+        let uid = std::mem::take(&mut request.uid);
+        let context = LogContext::of(&request);
+        let (old, new) = match judged {
+            Ok(Some(pair)) => pair,
+            Ok(None) => return Err(context.logged(Answer::allowed(uid, vec![]))),
+            Err(failure) => return Err(context.logged(failure.into_answer(uid))),
+        };
+        let namespace = instance_namespace(&new, &request);
         let new_ref = ov_ref(&new, namespace);
         let old_ref = old.as_ref().map(|old| ov_ref(old, namespace));
-        let new_ov = self.read(new_ref.as_ref()).await?;
-        let same_ov = old_ref
-            .as_ref()
-            .is_some_and(|r| r.as_ref() == new_ref.as_ref());
-        let other_old_ov = match &old_ref {
-            Some(old_ref) if !same_ov => self.read(old_ref.as_ref()).await?,
-            _ => None,
-        };
-        let old_ov = if same_ov {
-            new_ov.as_deref()
-        } else {
-            other_old_ov.as_deref()
-        };
-        // The engine is pure and must not panic; if it ever does, answer an
-        // error for this request instead of dropping the connection.
-        catch_unwind(AssertUnwindSafe(|| {
-            kudo_engine::admission::review_at(
-                old.as_ref(),
-                &new,
-                old_ov,
-                new_ov.as_deref(),
-                Some(now),
-            )
+        let same_ov = old_ref.as_ref().is_some_and(|r| *r == new_ref);
+        let old_ref = if same_ov { None } else { old_ref.flatten() };
+        Ok(Box::new(Pending {
+            uid,
+            context,
+            old,
+            new,
+            new_ref,
+            old_ref,
+            same_ov,
+            now,
         }))
-        .map_err(|_| {
-            Failure::Internal(
-                "the admission rules failed unexpectedly (a bug in kudo-rs; please report it); \
-                 the change was not checked"
-                    .to_string(),
-            )
-        })
+    }
+
+    /// The new object's OperatorVersion and, when it names another one, the
+    /// old object's.
+    async fn read_operator_versions(&self, pending: &Pending<'_>) -> Result<Versions, Failure> {
+        let new_ov = self.read(pending.new_ref.as_ref()).await?;
+        let old_ov = if pending.same_ov {
+            new_ov.clone()
+        } else {
+            self.read(pending.old_ref.as_ref()).await?
+        };
+        Ok((old_ov, new_ov))
     }
 
     /// Reads one OperatorVersion; `None` for "no reference" and "not found"
@@ -158,7 +152,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         let Some((namespace, name)) = reference else {
             return Ok(None);
         };
-        match tokio::time::timeout(self.read_timeout, self.source.get(namespace, name)).await {
+        match lazy_timeout(self.read_timeout, self.source.get(namespace, name)).await {
             Ok(Ok(ov)) => Ok(ov),
             Ok(Err(err)) => Err(Failure::Internal(format!(
                 "cannot read OperatorVersion {namespace}/{name}: {err}; the change was not \
@@ -243,17 +237,99 @@ fn ov_ref(instance: &Instance, instance_namespace: &str) -> Option<(String, Stri
     Some((namespace, name))
 }
 
-fn log_outcome(request: &WireRequest<'_>, answer: &Answer<'_>) {
-    let namespace = request.namespace.as_deref().unwrap_or("");
-    let (uid, name) = (&answer.uid, &request.name);
-    match &answer.refusal {
-        None => tracing::debug!(%uid, namespace, %name, "admitted"),
-        Some(refusal) if refusal.code >= 500 => {
-            tracing::warn!(%uid, namespace, %name, reason = %refusal.message, "review failed");
+/// The OperatorVersions read for a review: (old object's, new object's).
+type Versions = (Option<Arc<OperatorVersion>>, Option<Arc<OperatorVersion>>);
+
+/// A decoded request the rules judge once its OperatorVersions are read.
+struct Pending<'b> {
+    uid: Cow<'b, str>,
+    context: LogContext<'b>,
+    old: Option<Instance>,
+    new: Instance,
+    /// `(namespace, name)` of the new object's OperatorVersion.
+    new_ref: Option<(String, String)>,
+    /// The old object's, when it names another one than the new object.
+    old_ref: Option<(String, String)>,
+    /// Both objects name the same OperatorVersion: it is read once.
+    same_ov: bool,
+    now: jiff::Timestamp,
+}
+
+impl Failure {
+    fn into_answer(self, uid: Cow<'_, str>) -> Answer<'_> {
+        match self {
+            Failure::BadRequest(message) => Answer::bad_request(uid, message),
+            Failure::Internal(message) => Answer::refused(uid, 500, "InternalError", message),
         }
-        Some(refusal) => {
-            tracing::info!(%uid, namespace, %name, reason = %refusal.message, "denied");
+    }
+}
+
+/// Asks the engine, with the OperatorVersions read, and answers.
+fn finish(pending: Pending<'_>, read: Result<Versions, Failure>) -> Answer<'_> {
+    let Pending {
+        uid,
+        context,
+        old,
+        new,
+        now,
+        ..
+    } = pending;
+    let verdict = read.and_then(|(old_ov, new_ov)| {
+        // The engine is pure and must not panic; if it ever does, answer an
+        // error for this request instead of dropping the connection.
+        catch_unwind(AssertUnwindSafe(|| {
+            kudo_engine::admission::review_at(
+                old.as_ref(),
+                &new,
+                old_ov.as_deref(),
+                new_ov.as_deref(),
+                Some(now),
+            )
+        }))
+        .map_err(|_| {
+            Failure::Internal(
+                "the admission rules failed unexpectedly (a bug in kudo-rs; please report it); \
+                 the change was not checked"
+                    .to_string(),
+            )
+        })
+    });
+    let answer = match verdict {
+        Ok(Verdict::Allowed { warnings }) => Answer::allowed(uid, warnings),
+        Ok(Verdict::Denied { message }) => Answer::refused(uid, 403, "Forbidden", message),
+        Err(failure) => failure.into_answer(uid),
+    };
+    context.logged(answer)
+}
+
+/// What the log line of a decoded request names.
+struct LogContext<'b> {
+    name: Cow<'b, str>,
+    namespace: Option<Cow<'b, str>>,
+}
+
+impl<'b> LogContext<'b> {
+    fn of(request: &WireRequest<'b>) -> Self {
+        Self {
+            name: request.name.clone(),
+            namespace: request.namespace.clone(),
         }
+    }
+
+    /// Logs how the request was answered and hands the answer on.
+    fn logged<'a>(self, answer: Answer<'a>) -> Answer<'a> {
+        let namespace = self.namespace.as_deref().unwrap_or("");
+        let (uid, name) = (&answer.uid, &self.name);
+        match &answer.refusal {
+            None => tracing::debug!(%uid, namespace, %name, "admitted"),
+            Some(refusal) if refusal.code >= 500 => {
+                tracing::warn!(%uid, namespace, %name, reason = %refusal.message, "review failed");
+            }
+            Some(refusal) => {
+                tracing::info!(%uid, namespace, %name, reason = %refusal.message, "denied");
+            }
+        }
+        answer
     }
 }
 

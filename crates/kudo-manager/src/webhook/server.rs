@@ -22,6 +22,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use super::answer::ReviewVerdict;
+use super::lazy_timeout::lazy_timeout;
 use super::ov_source::OperatorVersionSource;
 use super::review::Reviewer;
 use super::{WebhookError, tls};
@@ -235,7 +236,7 @@ impl<S: OperatorVersionSource> Handler<S> {
                     }
                     Ok(length) => {
                         let handled = self.review(length, request.into_body());
-                        tokio::time::timeout(self.request_timeout, handled)
+                        lazy_timeout(self.request_timeout, handled)
                             .await
                             .unwrap_or_else(|_| {
                                 let response = plain(

@@ -40,7 +40,7 @@ pub(crate) struct WireRequest<'a> {
     #[serde(borrow)]
     pub kind: WireKind<'a>,
     #[allow(dead_code)] // required, never read
-    resource: IgnoredAny,
+    pub(super) resource: IgnoredAny,
     #[serde(borrow, default)]
     pub sub_resource: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -49,7 +49,7 @@ pub(crate) struct WireRequest<'a> {
     pub namespace: Option<Cow<'a, str>>,
     pub operation: Operation,
     #[allow(dead_code)] // required, never read
-    user_info: IgnoredAny,
+    pub(super) user_info: IgnoredAny,
     /// The rules never read the new object's status (the API server keeps
     /// it equal to the old one on spec writes): skipped.
     #[serde(default)]
@@ -146,10 +146,17 @@ impl From<WireInstance<IgnoredAny>> for Instance {
 /// through the byte parser, which says where the bad byte is.
 pub(crate) fn parse(body: &[u8]) -> Result<WireReview<'_>, serde_json::Error> {
     match std::str::from_utf8(body) {
-        Ok(text) => serde_json::from_str(text),
+        Ok(text) => fast::review(text).map_or_else(|| serde_json::from_str(text), Ok),
         Err(_) => serde_json::from_slice(body),
     }
 }
+
+#[path = "wire_fast.rs"]
+mod fast;
+
+#[cfg(test)]
+#[path = "wire_fast_tests.rs"]
+mod fast_tests;
 
 #[cfg(test)]
 mod tests {

@@ -32,19 +32,19 @@ use serde::{Deserialize, Deserializer};
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireStatus {
     #[serde(default, deserialize_with = "plan_statuses")]
-    plan_status: BTreeMap<String, PlanStatus>,
+    pub(super) plan_status: BTreeMap<String, PlanStatus>,
     #[serde(default)]
-    active_plan: Option<ActivePlan>,
+    pub(super) active_plan: Option<ActivePlan>,
     #[serde(default)]
-    applied_parameters: Option<BTreeMap<String, String>>,
+    pub(super) applied_parameters: Option<BTreeMap<String, String>>,
     #[serde(default)]
-    applied_operator_version: Option<String>,
+    pub(super) applied_operator_version: Option<String>,
     #[serde(default)]
-    last_plan_execution_uid: Option<String>,
+    pub(super) last_plan_execution_uid: Option<String>,
     #[serde(default)]
-    last_successful: Option<AppliedConfig>,
+    pub(super) last_successful: Option<AppliedConfig>,
     #[serde(default)]
-    auto_suppression: Option<AutoSuppression>,
+    pub(super) auto_suppression: Option<AutoSuppression>,
 }
 
 impl From<WireStatus> for InstanceStatus {
@@ -175,4 +175,4 @@ impl From<StepFields> for SlimStep {
 
 #[cfg(test)]
 #[path = "wire_status_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -18,7 +18,7 @@ fn operator_versions() -> Vec<OperatorVersion> {
     serde_json::from_str(&text).unwrap()
 }
 
-fn reviews() -> Vec<(PathBuf, Value)> {
+pub(crate) fn reviews() -> Vec<(PathBuf, Value)> {
     let mut out = Vec::new();
     for folder in ["allow", "deny"] {
         for entry in std::fs::read_dir(fixtures().join(folder)).unwrap() {
@@ -34,7 +34,7 @@ fn reviews() -> Vec<(PathBuf, Value)> {
 /// Fills every status field the rules do not read, as a long-lived Instance
 /// has them: history, conditions, operations, blockers, and per step
 /// messages, timestamps, retries and tasks with applied objects.
-fn with_records(object: &mut Value) {
+pub(crate) fn with_records(object: &mut Value) {
     let Some(status) = object.get("status").filter(|s| s.is_object()) else {
         return;
     };

@@ -1,0 +1,359 @@
+//! The fast path of [`super::parse`]: the usual AdmissionReview read with
+//! [`Cursor`] straight into the slim request, without serde's visitors.
+//!
+//! It reads exactly what the serde-derived [`WireReview`] reads, with the
+//! same rules (required fields, `null` for optional ones, last key wins in
+//! maps); the nested parts that are rare or small and intricate (the spec,
+//! timestamps, the active plan, the applied configuration) are handed to
+//! serde as the raw text of just that value. Whatever it is not sure about
+//! makes it give up, and `parse` decodes the whole body with serde. The
+//! differential tests in `wire_fast_tests.rs` hold it to serde's results.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use kube::core::admission::Operation;
+use kudo_api::{ExecutionStatus, InstanceSpec, PhaseStatus, PlanStatus, StepStatus, Time};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde::de::value::{Error as ValueError, StrDeserializer};
+
+use super::super::json_scan::{Cursor, GiveUp, Scan};
+use super::{WireInstance, WireKind, WireMeta, WireRequest, WireReview, WireStatus};
+
+/// The review, or `None` when serde should decode it.
+pub(super) fn review(text: &str) -> Option<WireReview<'_>> {
+    let mut cursor = Cursor::new(text);
+    let review = read_review(&mut cursor).ok()?;
+    cursor.at_end().then_some(review)
+}
+
+/// Fills a field once; a second occurrence is an error for serde's derived
+/// structs, so it gives up.
+fn once<T>(slot: &mut Option<T>, value: T) -> Scan<()> {
+    if slot.replace(value).is_some() {
+        return Err(GiveUp);
+    }
+    Ok(())
+}
+
+/// Decodes a value's raw text with serde (small, rare or intricate parts).
+fn serde_value<'a, T: Deserialize<'a>>(cursor: &mut Cursor<'a>) -> Scan<T> {
+    serde_json::from_str(cursor.raw()?).map_err(|_| GiveUp)
+}
+
+/// A string naming an enum variant, as serde names it.
+fn variant<'de, T: Deserialize<'de>>(name: &'de str) -> Scan<T> {
+    T::deserialize(StrDeserializer::<ValueError>::new(name)).map_err(|_| GiveUp)
+}
+
+fn read_review<'a>(cursor: &mut Cursor<'a>) -> Scan<WireReview<'a>> {
+    let (mut api_version, mut kind, mut request) = (None, None, None);
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        match &*key {
+            "apiVersion" => once(&mut api_version, cursor.string()?)?,
+            "kind" => once(&mut kind, cursor.string()?)?,
+            "request" => {
+                let value = if cursor.null()? {
+                    None
+                } else {
+                    Some(read_request(cursor)?)
+                };
+                once(&mut request, value)?;
+            }
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(WireReview {
+        api_version: api_version.ok_or(GiveUp)?,
+        kind: kind.ok_or(GiveUp)?,
+        request: request.flatten(),
+    })
+}
+
+#[derive(Default)]
+struct RequestFields<'a> {
+    uid: Option<Cow<'a, str>>,
+    kind: Option<WireKind<'a>>,
+    resource: Option<()>,
+    sub_resource: Option<Option<Cow<'a, str>>>,
+    name: Option<Cow<'a, str>>,
+    namespace: Option<Option<Cow<'a, str>>>,
+    operation: Option<Operation>,
+    user_info: Option<()>,
+    object: Option<Option<WireInstance<IgnoredAny>>>,
+    old_object: Option<Option<WireInstance<WireStatus>>>,
+}
+
+fn optional_str<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Cow<'a, str>>> {
+    if cursor.null()? {
+        return Ok(None);
+    }
+    cursor.string().map(Some)
+}
+
+fn read_request<'a>(cursor: &mut Cursor<'a>) -> Scan<WireRequest<'a>> {
+    let mut f = RequestFields::default();
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        match &*key {
+            "uid" => once(&mut f.uid, cursor.string()?)?,
+            "kind" => once(&mut f.kind, read_kind(cursor)?)?,
+            "resource" => once(&mut f.resource, cursor.skip()?)?,
+            "subResource" => once(&mut f.sub_resource, optional_str(cursor)?)?,
+            "name" => once(&mut f.name, cursor.string()?)?,
+            "namespace" => once(&mut f.namespace, optional_str(cursor)?)?,
+            "operation" => once(&mut f.operation, variant(&cursor.string()?)?)?,
+            "userInfo" => once(&mut f.user_info, cursor.skip()?)?,
+            "object" => {
+                let object = if cursor.null()? {
+                    None
+                } else {
+                    Some(read_instance(cursor, skip_status)?)
+                };
+                once(&mut f.object, object)?;
+            }
+            "oldObject" => {
+                let object = if cursor.null()? {
+                    None
+                } else {
+                    Some(read_instance(cursor, read_status)?)
+                };
+                once(&mut f.old_object, object)?;
+            }
+            _ => cursor.skip()?,
+        }
+    }
+    f.resource.ok_or(GiveUp)?;
+    f.user_info.ok_or(GiveUp)?;
+    Ok(WireRequest {
+        uid: f.uid.ok_or(GiveUp)?,
+        kind: f.kind.ok_or(GiveUp)?,
+        resource: IgnoredAny,
+        sub_resource: f.sub_resource.flatten(),
+        name: f.name.unwrap_or_default(),
+        namespace: f.namespace.flatten(),
+        operation: f.operation.ok_or(GiveUp)?,
+        user_info: IgnoredAny,
+        object: f.object.flatten(),
+        old_object: f.old_object.flatten(),
+    })
+}
+
+fn read_kind<'a>(cursor: &mut Cursor<'a>) -> Scan<WireKind<'a>> {
+    let (mut group, mut version, mut kind) = (None, None, None);
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        match &*key {
+            "group" => once(&mut group, cursor.string()?)?,
+            "version" => once(&mut version, cursor.string()?)?,
+            "kind" => once(&mut kind, cursor.string()?)?,
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(WireKind {
+        group: group.ok_or(GiveUp)?,
+        version: version.ok_or(GiveUp)?,
+        kind: kind.ok_or(GiveUp)?,
+    })
+}
+
+/// An Instance; `status` reads its status (not `null`).
+fn read_instance<'a, S>(
+    cursor: &mut Cursor<'a>,
+    status: fn(&mut Cursor<'a>) -> Scan<S>,
+) -> Scan<WireInstance<S>> {
+    let (mut metadata, mut spec, mut read) = (None, None, None);
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        match &*key {
+            "metadata" => once(&mut metadata, read_meta(cursor)?)?,
+            "spec" => once(&mut spec, serde_value::<InstanceSpec>(cursor)?)?,
+            "status" => {
+                let value = if cursor.null()? {
+                    None
+                } else {
+                    Some(status(cursor)?)
+                };
+                once(&mut read, value)?;
+            }
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(WireInstance {
+        metadata: metadata.ok_or(GiveUp)?,
+        spec: spec.ok_or(GiveUp)?,
+        status: read.flatten(),
+    })
+}
+
+fn skip_status(cursor: &mut Cursor<'_>) -> Scan<IgnoredAny> {
+    cursor.skip().map(|()| IgnoredAny)
+}
+
+fn read_meta(cursor: &mut Cursor<'_>) -> Scan<WireMeta> {
+    let (mut name, mut namespace, mut uid) = (None, None, None);
+    let (mut generation, mut deletion_timestamp) = (None, None);
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        match &*key {
+            "name" => once(&mut name, cursor.optional_string()?)?,
+            "namespace" => once(&mut namespace, cursor.optional_string()?)?,
+            "uid" => once(&mut uid, cursor.optional_string()?)?,
+            "generation" => {
+                let value = if cursor.null()? {
+                    None
+                } else {
+                    Some(cursor.i64()?)
+                };
+                once(&mut generation, value)?;
+            }
+            "deletionTimestamp" => {
+                once(
+                    &mut deletion_timestamp,
+                    serde_value::<Option<Time>>(cursor)?,
+                )?;
+            }
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(WireMeta {
+        name: name.flatten(),
+        namespace: namespace.flatten(),
+        uid: uid.flatten(),
+        generation: generation.flatten(),
+        deletion_timestamp: deletion_timestamp.flatten(),
+    })
+}
+
+fn read_status(cursor: &mut Cursor<'_>) -> Scan<WireStatus> {
+    let mut plan_status = None;
+    let (mut active_plan, mut applied_parameters, mut applied_operator_version) =
+        (None, None, None);
+    let (mut last_plan_execution_uid, mut last_successful, mut auto_suppression) =
+        (None, None, None);
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        match &*key {
+            "planStatus" => once(&mut plan_status, read_plans(cursor)?)?,
+            "activePlan" => once(&mut active_plan, serde_value(cursor)?)?,
+            "appliedParameters" => {
+                let value = if cursor.null()? {
+                    None
+                } else {
+                    Some(read_string_map(cursor)?)
+                };
+                once(&mut applied_parameters, value)?;
+            }
+            "appliedOperatorVersion" => {
+                once(&mut applied_operator_version, cursor.optional_string()?)?;
+            }
+            "lastPlanExecutionUid" => {
+                once(&mut last_plan_execution_uid, cursor.optional_string()?)?;
+            }
+            "lastSuccessful" => once(&mut last_successful, serde_value(cursor)?)?,
+            "autoSuppression" => once(&mut auto_suppression, serde_value(cursor)?)?,
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(WireStatus {
+        plan_status: plan_status.unwrap_or_default(),
+        active_plan: active_plan.flatten(),
+        applied_parameters: applied_parameters.flatten(),
+        applied_operator_version: applied_operator_version.flatten(),
+        last_plan_execution_uid: last_plan_execution_uid.flatten(),
+        last_successful: last_successful.flatten(),
+        auto_suppression: auto_suppression.flatten(),
+    })
+}
+
+/// A map of strings (the last of repeated keys wins, as in a `BTreeMap`).
+fn read_string_map(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, String>> {
+    let mut map = BTreeMap::new();
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        map.insert(key.into_owned(), cursor.owned_string()?);
+    }
+    Ok(map)
+}
+
+fn optional_status(cursor: &mut Cursor<'_>) -> Scan<Option<ExecutionStatus>> {
+    if cursor.null()? {
+        return Ok(None);
+    }
+    variant(&cursor.string()?).map(Some)
+}
+
+/// `planStatus`: plans by name, each with its name, status, uid and phases.
+fn read_plans(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, PlanStatus>> {
+    let mut plans = BTreeMap::new();
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        let (mut name, mut status, mut phases, mut uid) = (None, None, None, None);
+        cursor.object()?;
+        while let Some(field) = cursor.next_key()? {
+            match &*field {
+                "name" => once(&mut name, cursor.owned_string()?)?,
+                "status" => once(&mut status, optional_status(cursor)?)?,
+                "phases" => once(&mut phases, read_list(cursor, read_phase)?)?,
+                "uid" => once(&mut uid, cursor.optional_string()?)?,
+                _ => cursor.skip()?,
+            }
+        }
+        let plan = PlanStatus {
+            name: name.unwrap_or_default(),
+            status: status.flatten(),
+            phases: phases.unwrap_or_default(),
+            uid: uid.flatten(),
+            ..PlanStatus::default()
+        };
+        plans.insert(key.into_owned(), plan);
+    }
+    Ok(plans)
+}
+
+fn read_list<'a, T>(cursor: &mut Cursor<'a>, item: fn(&mut Cursor<'a>) -> Scan<T>) -> Scan<Vec<T>> {
+    let mut list = Vec::new();
+    cursor.array()?;
+    while cursor.next_item()? {
+        list.push(item(cursor)?);
+    }
+    Ok(list)
+}
+
+fn read_phase(cursor: &mut Cursor<'_>) -> Scan<PhaseStatus> {
+    let (mut name, mut status, mut steps) = (None, None, None);
+    cursor.object()?;
+    while let Some(field) = cursor.next_key()? {
+        match &*field {
+            "name" => once(&mut name, cursor.owned_string()?)?,
+            "status" => once(&mut status, optional_status(cursor)?)?,
+            "steps" => once(&mut steps, read_list(cursor, read_step)?)?,
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(PhaseStatus {
+        name: name.unwrap_or_default(),
+        status: status.flatten(),
+        steps: steps.unwrap_or_default(),
+        ..PhaseStatus::default()
+    })
+}
+
+fn read_step(cursor: &mut Cursor<'_>) -> Scan<StepStatus> {
+    let (mut name, mut status) = (None, None);
+    cursor.object()?;
+    while let Some(field) = cursor.next_key()? {
+        match &*field {
+            "name" => once(&mut name, cursor.owned_string()?)?,
+            "status" => once(&mut status, optional_status(cursor)?)?,
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(StepStatus {
+        name: name.unwrap_or_default(),
+        status: status.flatten(),
+        ..StepStatus::default()
+    })
+}
