@@ -387,15 +387,18 @@ fn main() {
     let duration = Duration::from_secs(secs);
 
     // Servers on a 2-worker runtime (the target is "2 cores"); the client on
-    // its own runtime in the same process, so it competes for the same cores:
+    // its own runtime in the same process, so it competes for the same cores
+    // (threads named bench-server and bench-client, for a profiler):
     // the numbers are a lower bound for the server.
     let servers = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("bench-server")
         .enable_all()
         .build()
         .unwrap();
     let client = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("bench-client")
         .enable_all()
         .build()
         .unwrap();
