@@ -80,20 +80,24 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(pending) => pending,
             Err(answer) => return answer,
         };
-        // Only the reads wait. Everything else is done before or after, and
-        // what waits is boxed: hyper and the timeouts move this future by
-        // value, and with two Instances inline it was kilobytes per move.
+        // Only the reads wait; everything else is done before or after. What
+        // waits holds its Instances boxed: hyper and the timeouts move this
+        // future by value, and with two Instances inline it was kilobytes
+        // per move.
         let read = self.read_operator_versions(&pending).await;
-        finish(*pending, read)
+        finish(pending, read)
     }
 
     /// Decodes the body and settles what needs no OperatorVersion: errors,
     /// and the writes the rules do not judge.
-    fn prepare<'b>(&self, body: &'b [u8]) -> Result<Box<Pending<'b>>, Answer<'b>> {
+    fn prepare<'b>(&self, body: &'b [u8]) -> Result<Pending<'b>, Answer<'b>> {
         let mut request = decode(body)?;
         let objects = (
-            request.old_object.take().map(Instance::from),
-            request.object.take().map(Instance::from),
+            request
+                .old_object
+                .take()
+                .map(|o| Box::new(Instance::from(*o))),
+            request.object.take().map(|o| Box::new(Instance::from(*o))),
         );
         let now = (self.clock)();
         let judged = match instances(&request, objects, now) {
@@ -119,7 +123,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         let old_ref = old.as_ref().map(|old| ov_ref(old, namespace));
         let same_ov = old_ref.as_ref().is_some_and(|r| *r == new_ref);
         let old_ref = if same_ov { None } else { old_ref.flatten() };
-        Ok(Box::new(Pending {
+        Ok(Pending {
             uid,
             context,
             old,
@@ -128,7 +132,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             old_ref,
             same_ov,
             now,
-        }))
+        })
     }
 
     /// The new object's OperatorVersion and, when it names another one, the
@@ -169,11 +173,11 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
 /// The (old, new) Instances to review, or `None` when the request is not
 /// one the rules judge (a subresource write, CONNECT).
-type Pair = (Option<Instance>, Instance);
+type Pair = (Option<Box<Instance>>, Box<Instance>);
 
 fn instances(
     request: &WireRequest<'_>,
-    (old, new): (Option<Instance>, Option<Instance>),
+    (old, new): (Option<Box<Instance>>, Option<Box<Instance>>),
     now: jiff::Timestamp,
 ) -> Result<Option<Pair>, Failure> {
     if let Some(message) = foreign_kind(&request.kind) {
@@ -186,7 +190,7 @@ fn instances(
     {
         return Ok(None);
     }
-    let present = |object: Option<Instance>, field: &str| {
+    let present = |object: Option<Box<Instance>>, field: &str| {
         object.ok_or_else(|| {
             Failure::BadRequest(format!(
                 "request.{field} is missing; the API server always sends it for this operation"
@@ -244,8 +248,8 @@ type Versions = (Option<Arc<OperatorVersion>>, Option<Arc<OperatorVersion>>);
 struct Pending<'b> {
     uid: Cow<'b, str>,
     context: LogContext<'b>,
-    old: Option<Instance>,
-    new: Instance,
+    old: Option<Box<Instance>>,
+    new: Box<Instance>,
     /// `(namespace, name)` of the new object's OperatorVersion.
     new_ref: Option<(String, String)>,
     /// The old object's, when it names another one than the new object.
@@ -279,7 +283,7 @@ fn finish(pending: Pending<'_>, read: Result<Versions, Failure>) -> Answer<'_> {
         // error for this request instead of dropping the connection.
         catch_unwind(AssertUnwindSafe(|| {
             kudo_engine::admission::review_at(
-                old.as_ref(),
+                old.as_deref(),
                 &new,
                 old_ov.as_deref(),
                 new_ov.as_deref(),

@@ -32,6 +32,8 @@ pub(crate) struct WireReview<'a> {
 }
 
 /// The request; required fields are those kube's `AdmissionRequest` requires.
+/// The objects are boxed: the request is passed up by value through the
+/// decoder, and with the Instances inline every move copied kilobytes.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireRequest<'a> {
@@ -53,10 +55,10 @@ pub(crate) struct WireRequest<'a> {
     /// The rules never read the new object's status (the API server keeps
     /// it equal to the old one on spec writes): skipped.
     #[serde(default)]
-    pub object: Option<WireInstance<IgnoredAny>>,
+    pub object: Option<Box<WireInstance<IgnoredAny>>>,
     /// Only the status fields the rules read (see [`WireStatus`]).
     #[serde(default)]
-    pub old_object: Option<WireInstance<WireStatus>>,
+    pub old_object: Option<Box<WireInstance<WireStatus>>>,
 }
 
 /// `request.kind`.

@@ -3,9 +3,9 @@
 //!
 //! It reads exactly what the serde-derived [`WireReview`] reads, with the
 //! same rules (required fields, `null` for optional ones, last key wins in
-//! maps); the nested parts that are rare or small and intricate (the spec,
-//! timestamps, the active plan, the applied configuration) are handed to
-//! serde as the raw text of just that value. Whatever it is not sure about
+//! maps); the nested parts that are rare, or small and intricate (plan
+//! requests, windows, suppressions, timestamps, the active plan, the applied
+//! configuration) are handed to serde as the raw text of just that value. Whatever it is not sure about
 //! makes it give up, and `parse` decodes the whole body with serde. The
 //! differential tests in `wire_fast_tests.rs` hold it to serde's results.
 
@@ -13,7 +13,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use kube::core::admission::Operation;
-use kudo_api::{ExecutionStatus, InstanceSpec, PhaseStatus, PlanStatus, StepStatus, Time};
+use kudo_api::{
+    ExecutionStatus, InstanceSpec, ObjectReference, PhaseStatus, PlanStatus, StepStatus, Time,
+};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde::de::value::{Error as ValueError, StrDeserializer};
@@ -82,8 +84,8 @@ struct RequestFields<'a> {
     namespace: Option<Option<Cow<'a, str>>>,
     operation: Option<Operation>,
     user_info: Option<()>,
-    object: Option<Option<WireInstance<IgnoredAny>>>,
-    old_object: Option<Option<WireInstance<WireStatus>>>,
+    object: Option<Option<Box<WireInstance<IgnoredAny>>>>,
+    old_object: Option<Option<Box<WireInstance<WireStatus>>>>,
 }
 
 fn optional_str<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Cow<'a, str>>> {
@@ -110,7 +112,7 @@ fn read_request<'a>(cursor: &mut Cursor<'a>) -> Scan<WireRequest<'a>> {
                 let object = if cursor.null()? {
                     None
                 } else {
-                    Some(read_instance(cursor, skip_status)?)
+                    Some(Box::new(read_instance(cursor, skip_status)?))
                 };
                 once(&mut f.object, object)?;
             }
@@ -118,7 +120,7 @@ fn read_request<'a>(cursor: &mut Cursor<'a>) -> Scan<WireRequest<'a>> {
                 let object = if cursor.null()? {
                     None
                 } else {
-                    Some(read_instance(cursor, read_status)?)
+                    Some(Box::new(read_instance(cursor, read_status)?))
                 };
                 once(&mut f.old_object, object)?;
             }
@@ -169,7 +171,7 @@ fn read_instance<'a, S>(
     while let Some(key) = cursor.next_key()? {
         match &*key {
             "metadata" => once(&mut metadata, read_meta(cursor)?)?,
-            "spec" => once(&mut spec, serde_value::<InstanceSpec>(cursor)?)?,
+            "spec" => once(&mut spec, read_spec(cursor)?)?,
             "status" => {
                 let value = if cursor.null()? {
                     None
@@ -186,6 +188,67 @@ fn read_instance<'a, S>(
         spec: spec.ok_or(GiveUp)?,
         status: read.flatten(),
     })
+}
+
+/// `spec`; the plan requests, windows and suppressions (rare, and
+/// intricate) are left to serde.
+fn read_spec(cursor: &mut Cursor<'_>) -> Scan<InstanceSpec> {
+    let (mut operator_version, mut parameters, mut plan_execution) = (None, None, None);
+    let (mut plan_operations, mut maintenance_windows, mut suppressions) = (None, None, None);
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        match &*key {
+            "operatorVersion" => once(&mut operator_version, read_reference(cursor)?)?,
+            "parameters" => {
+                let value = if cursor.null()? {
+                    None
+                } else {
+                    Some(read_string_map(cursor)?)
+                };
+                once(&mut parameters, value)?;
+            }
+            "planExecution" => once(&mut plan_execution, serde_value(cursor)?)?,
+            "planOperations" => once(&mut plan_operations, serde_value(cursor)?)?,
+            "maintenanceWindows" => once(&mut maintenance_windows, serde_value(cursor)?)?,
+            "suppressions" => once(&mut suppressions, serde_value(cursor)?)?,
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(InstanceSpec {
+        operator_version: operator_version.unwrap_or_default(),
+        parameters: parameters.flatten(),
+        plan_execution: plan_execution.flatten(),
+        plan_operations: plan_operations.unwrap_or_default(),
+        maintenance_windows: maintenance_windows.unwrap_or_default(),
+        suppressions: suppressions.unwrap_or_default(),
+    })
+}
+
+/// An `ObjectReference` (every field an optional string).
+fn read_reference(cursor: &mut Cursor<'_>) -> Scan<ObjectReference> {
+    let mut reference = ObjectReference::default();
+    let mut seen = [false; 7];
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        let (index, field) = match &*key {
+            "apiVersion" => (0, &mut reference.api_version),
+            "fieldPath" => (1, &mut reference.field_path),
+            "kind" => (2, &mut reference.kind),
+            "name" => (3, &mut reference.name),
+            "namespace" => (4, &mut reference.namespace),
+            "resourceVersion" => (5, &mut reference.resource_version),
+            "uid" => (6, &mut reference.uid),
+            _ => {
+                cursor.skip()?;
+                continue;
+            }
+        };
+        if std::mem::replace(&mut seen[index], true) {
+            return Err(GiveUp);
+        }
+        *field = cursor.optional_string()?;
+    }
+    Ok(reference)
 }
 
 fn skip_status(cursor: &mut Cursor<'_>) -> Scan<IgnoredAny> {
