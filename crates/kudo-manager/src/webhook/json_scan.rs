@@ -67,12 +67,11 @@ impl<'a> Cursor<'a> {
     }
 
     fn open(&mut self, byte: u8) -> Scan<()> {
-        self.eat(byte)?;
-        self.depth += 1;
-        self.fresh = true;
-        if self.depth > MAX_DEPTH {
+        if self.peek() != Some(byte) {
             return Err(GiveUp);
         }
+        self.enter()?;
+        self.fresh = true;
         Ok(())
     }
 
@@ -82,8 +81,7 @@ impl<'a> Cursor<'a> {
         let first = std::mem::take(&mut self.fresh);
         match self.peek() {
             Some(byte) if byte == close => {
-                self.pos += 1;
-                self.depth -= 1;
+                self.leave();
                 Ok(false)
             }
             Some(b',') if !first => {
@@ -261,7 +259,9 @@ impl<'a> Cursor<'a> {
         self.text.get(start..at).ok_or(GiveUp)
     }
 
-    /// Skips one value of any kind, checking it is JSON.
+    /// Skips one value of any kind, checking it is JSON. Containers are
+    /// walked here directly rather than through `next_key` / `next_item`:
+    /// skipping is most of the work on a real review.
     pub(crate) fn skip(&mut self) -> Scan<()> {
         match self.peek().ok_or(GiveUp)? {
             b'"' => {
@@ -269,26 +269,70 @@ impl<'a> Cursor<'a> {
                 self.skip_string_body()
             }
             b'{' => {
-                self.object()?;
-                while self.more(b'}')? {
+                self.enter()?;
+                if self.peek() == Some(b'}') {
+                    self.leave();
+                    return Ok(());
+                }
+                loop {
                     self.eat(b'"')?;
                     self.skip_string_body()?;
                     self.eat(b':')?;
                     self.skip()?;
+                    if self.after_member(b'}')? {
+                        return Ok(());
+                    }
                 }
-                Ok(())
             }
             b'[' => {
-                self.array()?;
-                while self.next_item()? {
-                    self.skip()?;
+                self.enter()?;
+                if self.peek() == Some(b']') {
+                    self.leave();
+                    return Ok(());
                 }
-                Ok(())
+                loop {
+                    self.skip()?;
+                    if self.after_member(b']')? {
+                        return Ok(());
+                    }
+                }
             }
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
             b'-' | b'0'..=b'9' => self.number().map(drop),
+            _ => Err(GiveUp),
+        }
+    }
+
+    /// Steps into the container whose opening byte is next.
+    fn enter(&mut self) -> Scan<()> {
+        self.pos += 1;
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(GiveUp);
+        }
+        Ok(())
+    }
+
+    /// Steps out of the container whose closing byte is next.
+    fn leave(&mut self) {
+        self.pos += 1;
+        self.depth -= 1;
+    }
+
+    /// After a member: `,` (another follows: `false`) or `close` (the
+    /// container ends: `true`).
+    fn after_member(&mut self, close: u8) -> Scan<bool> {
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(byte) if byte == close => {
+                self.leave();
+                Ok(true)
+            }
             _ => Err(GiveUp),
         }
     }
@@ -355,3 +399,7 @@ fn special_from(bytes: &[u8], from: usize) -> usize {
     }
     at
 }
+
+#[cfg(test)]
+#[path = "json_scan_tests.rs"]
+mod tests;

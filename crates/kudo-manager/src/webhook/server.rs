@@ -32,6 +32,13 @@ use crate::metrics::Metrics;
 /// is about 1.5 MiB; an AdmissionReview carries two of them).
 pub const MAX_BODY_BYTES: u64 = 3 * 1024 * 1024;
 
+/// How long a connection may take to send a request head. hyper counts the
+/// time a keep-alive connection sits idle before it, so this is also the
+/// idle timeout, and it must exceed the API server's own (client-go closes
+/// idle connections after 90 s): when the server closes first, a request
+/// the API server sends at that moment fails, and its POST is not retried.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// How the webhook server runs.
 #[derive(Clone, Debug)]
 pub struct WebhookConfig {
@@ -125,7 +132,7 @@ pub async fn serve_listener<S: OperatorVersionSource>(
     let mut http = auto::Builder::new(TokioExecutor::new());
     http.http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(10));
+        .header_read_timeout(HEADER_READ_TIMEOUT);
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
