@@ -4,8 +4,8 @@
 //! machinery: keys are matched in place, strings are borrowed, and values
 //! the rules never read are skipped by a scanner that still checks them to
 //! be JSON. It is deliberately conservative: on anything it is not sure
-//! serde reads the same way (a `\u` escape, a control character, very deep
-//! nesting, a duplicate field) it gives up, and the caller decodes the body
+//! serde reads the same way (an escaped surrogate, a control character,
+//! very deep nesting, a duplicate field) it gives up, and the caller decodes the body
 //! with serde, which decides and explains. Giving up is never wrong, only
 //! slower.
 
@@ -45,12 +45,20 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next byte that is not whitespace, not consumed.
+    #[inline]
     pub(crate) fn peek(&mut self) -> Option<u8> {
         let bytes = self.bytes();
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
-            self.pos += 1;
+        // Compact JSON, as the API server sends it, has no whitespace: one
+        // comparison settles the usual case.
+        match bytes.get(self.pos) {
+            Some(&byte) if byte > b' ' => Some(byte),
+            _ => {
+                while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
+                    self.pos += 1;
+                }
+                bytes.get(self.pos).copied()
+            }
         }
-        bytes.get(self.pos).copied()
     }
 
     fn eat(&mut self, byte: u8) -> Scan<()> {
@@ -167,8 +175,9 @@ impl<'a> Cursor<'a> {
                     return Ok(out);
                 }
                 Some(b'\\') => {
-                    out.push(unescaped(bytes.get(at + 1).copied())?);
-                    from = at + 2;
+                    let (character, length) = escape(bytes, at)?;
+                    out.push(character);
+                    from = at + length;
                     at = special_from(bytes, from);
                 }
                 _ => return Err(GiveUp),
@@ -187,8 +196,8 @@ impl<'a> Cursor<'a> {
                     return Ok(());
                 }
                 Some(b'\\') => {
-                    unescaped(bytes.get(at + 1).copied())?;
-                    at = special_from(bytes, at + 2);
+                    let (_, length) = escape(bytes, at)?;
+                    at = special_from(bytes, at + length);
                 }
                 _ => return Err(GiveUp),
             }
@@ -346,10 +355,13 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The character a two-byte escape stands for; `\\u` escapes (and anything
-/// else) are left to serde.
-fn unescaped(escape: Option<u8>) -> Scan<char> {
-    Ok(match escape.ok_or(GiveUp)? {
+/// The escape whose backslash is at `at`: the character it stands for and
+/// its length. `\\uXXXX` is read unless it is half of a surrogate pair
+/// (serde's rules for those differ between reading and skipping: left to
+/// it). Go escapes `<`, `>` and `&` this way, so kubectl's
+/// last-applied-configuration often has such escapes.
+fn escape(bytes: &[u8], at: usize) -> Scan<(char, usize)> {
+    let short = match bytes.get(at + 1).copied().ok_or(GiveUp)? {
         b'"' => '"',
         b'\\' => '\\',
         b'/' => '/',
@@ -358,8 +370,18 @@ fn unescaped(escape: Option<u8>) -> Scan<char> {
         b'n' => '\n',
         b'r' => '\r',
         b't' => '\t',
+        b'u' => {
+            let digits = bytes.get(at + 2..at + 6).ok_or(GiveUp)?;
+            let mut code = 0;
+            for &digit in digits {
+                code = code * 16 + char::from(digit).to_digit(16).ok_or(GiveUp)?;
+            }
+            // `None` for surrogates.
+            return char::from_u32(code).map(|c| (c, 6)).ok_or(GiveUp);
+        }
         _ => return Err(GiveUp),
-    })
+    };
+    Ok((short, 2))
 }
 
 /// Where, from `from` on, the next quote, backslash or control character

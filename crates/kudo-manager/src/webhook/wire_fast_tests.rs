@@ -59,11 +59,11 @@ fn every_fixture_takes_the_fast_path_and_reads_as_with_serde() {
 #[test]
 fn escapes_nulls_and_unknown_fields_read_as_with_serde() {
     let body = r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","extra":[1,-2.5e3,true,null,{"x":"\"\\\/\b\f\n\r\t"}],
-        "request":{"uid":"a\"b","kind":{"group":"kudo.dev","version":"v1beta1","kind":"Instance"},
+        "request":{"uid":"a\"b\u003c","kind":{"group":"kudo.dev","version":"v1beta1","kind":"Instance"},
         "resource":null,"userInfo":{"username":"me"},"subResource":null,"namespace":null,
         "operation":"UPDATE","object":null,
         "oldObject":{"metadata":{"name":"zk","namespace":null,"generation":-7,
-            "annotations":{"last-applied":"{\"a\":\"b\"}"}},
+            "annotations":{"last-applied":"{\"a\":\"b \u0026 c\"}"}},
             "spec":{"operatorVersion":{"name":"zk-1"},"parameters":{"A":"1","A":"2"}},
             "status":{"planStatus":{"deploy":{"name":"deploy","status":null,"phases":[]}},
                 "appliedParameters":{"A":"1","A":"3"},"lastPlanExecutionUid":null,"activePlan":null}}}}"#;
@@ -81,8 +81,8 @@ fn what_serde_might_read_differently_is_left_to_serde() {
     assert_eq!(agrees_with_serde(&review(valid)), Ok(true));
     for (why, text) in [
         (
-            "unicode escape",
-            review(&valid.replace(r#""u""#, r#""\u0041""#)),
+            "escaped surrogate pair",
+            review(&valid.replace(r#""u""#, r#""\uD83D\uDE00""#)),
         ),
         (
             "duplicate field",
@@ -130,6 +130,9 @@ fn edit() -> impl Strategy<Value = String> {
         Just("\"".to_string()),
         Just("\\".to_string()),
         Just("\\u0041".to_string()),
+        Just("\\u003c".to_string()),
+        Just("\\uD83D\\uDE00".to_string()),
+        Just("\\u00".to_string()),
         Just("\\n".to_string()),
         Just(",".to_string()),
         Just(":".to_string()),
