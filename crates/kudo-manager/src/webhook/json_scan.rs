@@ -327,7 +327,7 @@ impl<'a> Cursor<'a> {
     /// Steps out of the container whose closing byte is next.
     fn leave(&mut self) {
         self.pos += 1;
-        self.depth -= 1;
+        self.depth = self.depth.saturating_sub(1);
     }
 
     /// After a member: `,` (another follows: `false`) or `close` (the
