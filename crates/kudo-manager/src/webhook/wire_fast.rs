@@ -56,14 +56,7 @@ fn read_review<'a>(cursor: &mut Cursor<'a>) -> Scan<WireReview<'a>> {
         match &*key {
             "apiVersion" => once(&mut api_version, cursor.string()?)?,
             "kind" => once(&mut kind, cursor.string()?)?,
-            "request" => {
-                let value = if cursor.null()? {
-                    None
-                } else {
-                    Some(read_request(cursor)?)
-                };
-                once(&mut request, value)?;
-            }
+            "request" => once(&mut request, nullable(cursor, read_request)?)?,
             _ => cursor.skip()?,
         }
     }
@@ -88,11 +81,19 @@ struct RequestFields<'a> {
     old_object: Option<Option<Box<WireInstance<WireStatus>>>>,
 }
 
-fn optional_str<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Cow<'a, str>>> {
+/// `null` as `None`, or what `read` reads.
+fn nullable<'a, T>(
+    cursor: &mut Cursor<'a>,
+    read: impl FnOnce(&mut Cursor<'a>) -> Scan<T>,
+) -> Scan<Option<T>> {
     if cursor.null()? {
         return Ok(None);
     }
-    cursor.string().map(Some)
+    read(cursor).map(Some)
+}
+
+fn optional_str<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Cow<'a, str>>> {
+    nullable(cursor, Cursor::string)
 }
 
 fn read_request<'a>(cursor: &mut Cursor<'a>) -> Scan<WireRequest<'a>> {
@@ -108,22 +109,14 @@ fn read_request<'a>(cursor: &mut Cursor<'a>) -> Scan<WireRequest<'a>> {
             "namespace" => once(&mut f.namespace, optional_str(cursor)?)?,
             "operation" => once(&mut f.operation, variant(&cursor.string()?)?)?,
             "userInfo" => once(&mut f.user_info, cursor.skip()?)?,
-            "object" => {
-                let object = if cursor.null()? {
-                    None
-                } else {
-                    Some(Box::new(read_instance(cursor, skip_status)?))
-                };
-                once(&mut f.object, object)?;
-            }
-            "oldObject" => {
-                let object = if cursor.null()? {
-                    None
-                } else {
-                    Some(Box::new(read_instance(cursor, read_status)?))
-                };
-                once(&mut f.old_object, object)?;
-            }
+            "object" => once(
+                &mut f.object,
+                nullable(cursor, |c| read_instance(c, skip_status).map(Box::new))?,
+            )?,
+            "oldObject" => once(
+                &mut f.old_object,
+                nullable(cursor, |c| read_instance(c, read_status).map(Box::new))?,
+            )?,
             _ => cursor.skip()?,
         }
     }
@@ -172,14 +165,7 @@ fn read_instance<'a, S>(
         match &*key {
             "metadata" => once(&mut metadata, read_meta(cursor)?)?,
             "spec" => once(&mut spec, read_spec(cursor)?)?,
-            "status" => {
-                let value = if cursor.null()? {
-                    None
-                } else {
-                    Some(status(cursor)?)
-                };
-                once(&mut read, value)?;
-            }
+            "status" => once(&mut read, nullable(cursor, status)?)?,
             _ => cursor.skip()?,
         }
     }
@@ -199,14 +185,7 @@ fn read_spec(cursor: &mut Cursor<'_>) -> Scan<InstanceSpec> {
     while let Some(key) = cursor.next_key()? {
         match &*key {
             "operatorVersion" => once(&mut operator_version, read_reference(cursor)?)?,
-            "parameters" => {
-                let value = if cursor.null()? {
-                    None
-                } else {
-                    Some(read_string_map(cursor)?)
-                };
-                once(&mut parameters, value)?;
-            }
+            "parameters" => once(&mut parameters, nullable(cursor, read_string_map)?)?,
             "planExecution" => once(&mut plan_execution, serde_value(cursor)?)?,
             "planOperations" => once(&mut plan_operations, serde_value(cursor)?)?,
             "maintenanceWindows" => once(&mut maintenance_windows, serde_value(cursor)?)?,
@@ -264,14 +243,7 @@ fn read_meta(cursor: &mut Cursor<'_>) -> Scan<WireMeta> {
             "name" => once(&mut name, cursor.optional_string()?)?,
             "namespace" => once(&mut namespace, cursor.optional_string()?)?,
             "uid" => once(&mut uid, cursor.optional_string()?)?,
-            "generation" => {
-                let value = if cursor.null()? {
-                    None
-                } else {
-                    Some(cursor.i64()?)
-                };
-                once(&mut generation, value)?;
-            }
+            "generation" => once(&mut generation, nullable(cursor, Cursor::i64)?)?,
             "deletionTimestamp" => {
                 once(
                     &mut deletion_timestamp,
@@ -302,12 +274,7 @@ fn read_status(cursor: &mut Cursor<'_>) -> Scan<WireStatus> {
             "planStatus" => once(&mut plan_status, read_plans(cursor)?)?,
             "activePlan" => once(&mut active_plan, serde_value(cursor)?)?,
             "appliedParameters" => {
-                let value = if cursor.null()? {
-                    None
-                } else {
-                    Some(read_string_map(cursor)?)
-                };
-                once(&mut applied_parameters, value)?;
+                once(&mut applied_parameters, nullable(cursor, read_string_map)?)?
             }
             "appliedOperatorVersion" => {
                 once(&mut applied_operator_version, cursor.optional_string()?)?;
@@ -342,10 +309,7 @@ fn read_string_map(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, String>> {
 }
 
 fn optional_status(cursor: &mut Cursor<'_>) -> Scan<Option<ExecutionStatus>> {
-    if cursor.null()? {
-        return Ok(None);
-    }
-    variant(&cursor.string()?).map(Some)
+    nullable(cursor, |cursor| variant(&cursor.string()?))
 }
 
 /// `planStatus`: plans by name, each with its name, status, uid and phases.
