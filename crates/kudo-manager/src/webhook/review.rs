@@ -136,14 +136,11 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     }
 
     /// The new object's OperatorVersion and, when it names another one, the
-    /// old object's.
+    /// old object's (`None` when both name the same: `finish` shares it,
+    /// without touching the shared count again).
     async fn read_operator_versions(&self, pending: &Pending<'_>) -> Result<Versions, Failure> {
         let new_ov = self.read(pending.new_ref.as_ref()).await?;
-        let old_ov = if pending.same_ov {
-            new_ov.clone()
-        } else {
-            self.read(pending.old_ref.as_ref()).await?
-        };
+        let old_ov = self.read(pending.old_ref.as_ref()).await?;
         Ok((old_ov, new_ov))
     }
 
@@ -241,7 +238,8 @@ fn ov_ref(instance: &Instance, instance_namespace: &str) -> Option<(String, Stri
     Some((namespace, name))
 }
 
-/// The OperatorVersions read for a review: (old object's, new object's).
+/// The OperatorVersions read for a review: the old object's (when it names
+/// another one than the new object) and the new object's.
 type Versions = (Option<Arc<OperatorVersion>>, Option<Arc<OperatorVersion>>);
 
 /// A decoded request the rules judge once its OperatorVersions are read.
@@ -275,10 +273,12 @@ fn finish(pending: Pending<'_>, read: Result<Versions, Failure>) -> Answer<'_> {
         context,
         old,
         new,
+        same_ov,
         now,
         ..
     } = pending;
-    let verdict = read.and_then(|(old_ov, new_ov)| {
+    let verdict = read.and_then(|(other_old_ov, new_ov)| {
+        let old_ov = if same_ov { &new_ov } else { &other_old_ov };
         // The engine is pure and must not panic; if it ever does, answer an
         // error for this request instead of dropping the connection.
         catch_unwind(AssertUnwindSafe(|| {
@@ -338,153 +338,5 @@ impl<'b> LogContext<'b> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::webhook::ov_source::{FnSource, OperatorVersionReadError, StaticOperatorVersions};
-
-    fn review_json(operation: &str, object: serde_json::Value) -> Vec<u8> {
-        serde_json::to_vec(&serde_json::json!({
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "u-1",
-                "kind": {"group": "kudo.dev", "version": "v1beta1", "kind": "Instance"},
-                "resource": {"group": "kudo.dev", "version": "v1beta1", "resource": "instances"},
-                "name": "zk", "namespace": "ns",
-                "operation": operation,
-                "userInfo": {"username": "me"},
-                "object": object,
-                "oldObject": null,
-            }
-        }))
-        .unwrap()
-    }
-
-    fn zk(ov: &str) -> serde_json::Value {
-        serde_json::json!({
-            "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
-            "metadata": {"name": "zk", "namespace": "ns"},
-            "spec": {"operatorVersion": {"name": ov}}
-        })
-    }
-
-    fn response(
-        review: &AdmissionReview<DynamicObject>,
-    ) -> &kube::core::admission::AdmissionResponse {
-        review.response.as_ref().unwrap()
-    }
-
-    #[tokio::test]
-    async fn read_error_is_an_error_answer_never_an_allow() {
-        let source = FnSource(|_: &str, _: &str| {
-            Err(OperatorVersionReadError("forbidden: no RBAC".to_string()))
-        });
-        let reviewer = Reviewer::new(source, Duration::from_secs(1));
-        let review = reviewer
-            .review_bytes(&review_json("CREATE", zk("zk-1")))
-            .await;
-        let response = response(&review);
-        assert!(!response.allowed);
-        assert_eq!(response.result.code, 500);
-        assert_eq!(response.uid, "u-1");
-        assert!(
-            response.result.message.contains("ns/zk-1"),
-            "{}",
-            response.result.message
-        );
-        assert!(response.result.message.contains("forbidden: no RBAC"));
-    }
-
-    #[tokio::test]
-    async fn a_slow_read_times_out_with_an_error_answer() {
-        struct Slow;
-        impl OperatorVersionSource for Slow {
-            async fn get(
-                &self,
-                _: &str,
-                _: &str,
-            ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
-                tokio::time::sleep(Duration::from_secs(60)).await;
-                Ok(None)
-            }
-        }
-        let reviewer = Reviewer::new(Slow, Duration::from_millis(20));
-        let review = reviewer
-            .review_bytes(&review_json("CREATE", zk("zk-1")))
-            .await;
-        let response = response(&review);
-        assert!(!response.allowed);
-        assert_eq!(response.result.code, 500);
-        assert!(
-            response.result.message.contains("took longer"),
-            "{}",
-            response.result.message
-        );
-    }
-
-    #[tokio::test]
-    async fn ov_namespace_defaults_to_the_instance_namespace() {
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let record = seen.clone();
-        let source = FnSource(move |ns: &str, name: &str| {
-            record.lock().unwrap().push(format!("{ns}/{name}"));
-            Ok(None)
-        });
-        let reviewer = Reviewer::new(source, Duration::from_secs(1));
-        reviewer
-            .review_bytes(&review_json("CREATE", zk("zk-1")))
-            .await;
-        assert_eq!(*seen.lock().unwrap(), ["ns/zk-1".to_string()]);
-    }
-
-    #[tokio::test]
-    async fn status_subresource_writes_are_allowed_without_reading() {
-        let source = FnSource(|_: &str, _: &str| Err(OperatorVersionReadError("boom".into())));
-        let mut body: serde_json::Value =
-            serde_json::from_slice(&review_json("UPDATE", zk("zk-1"))).unwrap();
-        body["request"]["subResource"] = "status".into();
-        let reviewer = Reviewer::new(source, Duration::from_secs(1));
-        let review = reviewer
-            .review_bytes(&serde_json::to_vec(&body).unwrap())
-            .await;
-        assert!(response(&review).allowed);
-    }
-
-    #[tokio::test]
-    async fn update_without_old_object_is_a_bad_request() {
-        let reviewer = Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1));
-        let review = reviewer
-            .review_bytes(&review_json("UPDATE", zk("zk-1")))
-            .await;
-        let response = response(&review);
-        assert!(!response.allowed);
-        assert_eq!(response.result.code, 400);
-        assert!(response.result.message.contains("oldObject is missing"));
-    }
-
-    #[tokio::test]
-    async fn uid_is_echoed_even_when_the_review_does_not_decode() {
-        let body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"abc","kind":42}}"#;
-        let reviewer = Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1));
-        let review = reviewer.review_bytes(body).await;
-        let response = response(&review);
-        assert_eq!(response.uid, "abc");
-        assert!(!response.allowed);
-        assert_eq!(response.result.code, 400);
-    }
-
-    #[tokio::test]
-    async fn v1beta1_reviews_are_refused_with_a_hint() {
-        let mut body: serde_json::Value =
-            serde_json::from_slice(&review_json("CREATE", zk("zk-1"))).unwrap();
-        body["apiVersion"] = "admission.k8s.io/v1beta1".into();
-        let reviewer = Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1));
-        let review = reviewer
-            .review_bytes(&serde_json::to_vec(&body).unwrap())
-            .await;
-        let response = response(&review);
-        assert!(!response.allowed);
-        assert_eq!(response.uid, "u-1");
-        assert!(response.result.message.contains("admissionReviewVersions"));
-    }
-}
+#[path = "review_tests.rs"]
+mod tests;
