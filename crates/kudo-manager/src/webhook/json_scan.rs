@@ -162,7 +162,11 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// The string from `start` (after its quote), whose first escape is at `at`.
+    /// The string from `start` (after its quote), whose first escape is at
+    /// `at`. Out of line: escapes are rare, and inlined this slowed the
+    /// common case.
+    #[cold]
+    #[inline(never)]
     fn unescape(&mut self, start: usize, mut at: usize) -> Scan<String> {
         let bytes = self.bytes();
         let mut out = String::with_capacity(at - start + 16);
