@@ -107,11 +107,18 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next key of the open object (its `:` consumed), or `None` at its end.
-    pub(crate) fn next_key(&mut self) -> Scan<Option<Cow<'a, str>>> {
+    /// Keys with escapes are left to serde: Kubernetes field names and
+    /// parameter names have none, and the common case needs no `Cow`.
+    pub(crate) fn next_key(&mut self) -> Scan<Option<&'a str>> {
         if !self.more(b'}')? {
             return Ok(None);
         }
-        let key = self.string()?;
+        let (start, stop) = self.string_run()?;
+        if self.bytes().get(stop) != Some(&b'"') {
+            return Err(GiveUp);
+        }
+        self.pos = stop + 1;
+        let key = self.text.get(start..stop).ok_or(GiveUp)?;
         self.eat(b':')?;
         Ok(Some(key))
     }
@@ -149,9 +156,7 @@ impl<'a> Cursor<'a> {
 
     /// A string, borrowed unless it has escapes.
     pub(crate) fn string(&mut self) -> Scan<Cow<'a, str>> {
-        self.eat(b'"')?;
-        let start = self.pos;
-        let stop = special_from(self.bytes(), start);
+        let (start, stop) = self.string_run()?;
         match self.bytes().get(stop) {
             Some(b'"') => {
                 self.pos = stop + 1;
@@ -160,6 +165,14 @@ impl<'a> Cursor<'a> {
             Some(b'\\') => self.unescape(start, stop).map(Cow::Owned),
             _ => Err(GiveUp),
         }
+    }
+
+    /// Opens a string: where its text starts and where the first quote,
+    /// backslash or control character after that is.
+    fn string_run(&mut self) -> Scan<(usize, usize)> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        Ok((start, special_from(self.bytes(), start)))
     }
 
     /// The string from `start` (after its quote), whose first escape is at

@@ -118,18 +118,16 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(None) => return Err(context.logged(Answer::allowed(uid, vec![]))),
             Err(failure) => return Err(context.logged(failure.into_answer(uid))),
         };
-        let namespace = instance_namespace(&new, &request);
+        let namespace = instance_namespace(&new, context.namespace.as_deref());
         let new_ref = ov_ref(&new, namespace);
-        let old_ref = old.as_ref().map(|old| ov_ref(old, namespace));
-        let same_ov = old_ref.as_ref().is_some_and(|r| *r == new_ref);
-        let old_ref = if same_ov { None } else { old_ref.flatten() };
+        let same_ov = old
+            .as_ref()
+            .is_some_and(|old| ov_ref(old, namespace) == new_ref);
         Ok(Pending {
             uid,
             context,
             old,
             new,
-            new_ref,
-            old_ref,
             same_ov,
             now,
         })
@@ -139,8 +137,14 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     /// old object's (`None` when both name the same: `finish` shares it,
     /// without touching the shared count again).
     async fn read_operator_versions(&self, pending: &Pending<'_>) -> Result<Versions, Failure> {
-        let new_ov = self.read(pending.new_ref.as_ref()).await?;
-        let old_ov = self.read(pending.old_ref.as_ref()).await?;
+        // Borrowed from the boxed Instances: no names are copied per review.
+        let namespace = instance_namespace(&pending.new, pending.context.namespace.as_deref());
+        let new_ov = self.read(ov_ref(&pending.new, namespace)).await?;
+        let old_ref = match &pending.old {
+            Some(old) if !pending.same_ov => ov_ref(old, namespace),
+            _ => None,
+        };
+        let old_ov = self.read(old_ref).await?;
         Ok((old_ov, new_ov))
     }
 
@@ -148,7 +152,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     /// (the engine denies both with a message naming it).
     async fn read(
         &self,
-        reference: Option<&(String, String)>,
+        reference: Option<OvRef<'_>>,
     ) -> Result<Option<Arc<OperatorVersion>>, Failure> {
         let Some((namespace, name)) = reference else {
             return Ok(None);
@@ -214,29 +218,29 @@ fn instances(
     }
 }
 
-fn instance_namespace<'a>(instance: &'a Instance, request: &'a WireRequest<'_>) -> &'a str {
-    [
-        instance.metadata.namespace.as_deref(),
-        request.namespace.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|ns| !ns.is_empty())
-    .unwrap_or("default")
+fn instance_namespace<'a>(instance: &'a Instance, request_namespace: Option<&'a str>) -> &'a str {
+    [instance.metadata.namespace.as_deref(), request_namespace]
+        .into_iter()
+        .flatten()
+        .find(|ns| !ns.is_empty())
+        .unwrap_or("default")
 }
 
 /// `(namespace, name)` of the OperatorVersion an Instance names; the
 /// namespace defaults to the Instance's. `None` when no name is given.
-fn ov_ref(instance: &Instance, instance_namespace: &str) -> Option<(String, String)> {
+fn ov_ref<'a>(instance: &'a Instance, instance_namespace: &'a str) -> Option<OvRef<'a>> {
     let reference = &instance.spec.operator_version;
-    let name = reference.name.clone().filter(|n| !n.is_empty())?;
+    let name = reference.name.as_deref().filter(|n| !n.is_empty())?;
     let namespace = reference
         .namespace
-        .clone()
+        .as_deref()
         .filter(|ns| !ns.is_empty())
-        .unwrap_or_else(|| instance_namespace.to_string());
+        .unwrap_or(instance_namespace);
     Some((namespace, name))
 }
+
+/// `(namespace, name)` of an OperatorVersion, borrowed from the Instance.
+type OvRef<'a> = (&'a str, &'a str);
 
 /// The OperatorVersions read for a review: the old object's (when it names
 /// another one than the new object) and the new object's.
@@ -248,10 +252,6 @@ struct Pending<'b> {
     context: LogContext<'b>,
     old: Option<Box<Instance>>,
     new: Box<Instance>,
-    /// `(namespace, name)` of the new object's OperatorVersion.
-    new_ref: Option<(String, String)>,
-    /// The old object's, when it names another one than the new object.
-    old_ref: Option<(String, String)>,
     /// Both objects name the same OperatorVersion: it is read once.
     same_ov: bool,
     now: jiff::Timestamp,

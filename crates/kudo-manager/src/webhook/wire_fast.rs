@@ -53,7 +53,7 @@ fn read_review<'a>(cursor: &mut Cursor<'a>) -> Scan<WireReview<'a>> {
     let (mut api_version, mut kind, mut request) = (None, None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        match &*key {
+        match key {
             "apiVersion" => once(&mut api_version, cursor.string()?)?,
             "kind" => once(&mut kind, cursor.string()?)?,
             "request" => once(&mut request, nullable(cursor, read_request)?)?,
@@ -100,7 +100,7 @@ fn read_request<'a>(cursor: &mut Cursor<'a>) -> Scan<WireRequest<'a>> {
     let mut f = RequestFields::default();
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        match &*key {
+        match key {
             "uid" => once(&mut f.uid, cursor.string()?)?,
             "kind" => once(&mut f.kind, read_kind(cursor)?)?,
             "resource" => once(&mut f.resource, cursor.skip()?)?,
@@ -140,7 +140,7 @@ fn read_kind<'a>(cursor: &mut Cursor<'a>) -> Scan<WireKind<'a>> {
     let (mut group, mut version, mut kind) = (None, None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        match &*key {
+        match key {
             "group" => once(&mut group, cursor.string()?)?,
             "version" => once(&mut version, cursor.string()?)?,
             "kind" => once(&mut kind, cursor.string()?)?,
@@ -162,7 +162,7 @@ fn read_instance<'a, S>(
     let (mut metadata, mut spec, mut read) = (None, None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        match &*key {
+        match key {
             "metadata" => once(&mut metadata, read_meta(cursor)?)?,
             "spec" => once(&mut spec, read_spec(cursor)?)?,
             "status" => once(&mut read, nullable(cursor, status)?)?,
@@ -183,7 +183,7 @@ fn read_spec(cursor: &mut Cursor<'_>) -> Scan<InstanceSpec> {
     let (mut plan_operations, mut maintenance_windows, mut suppressions) = (None, None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        match &*key {
+        match key {
             "operatorVersion" => once(&mut operator_version, read_reference(cursor)?)?,
             "parameters" => once(&mut parameters, nullable(cursor, read_string_map)?)?,
             "planExecution" => once(&mut plan_execution, serde_value(cursor)?)?,
@@ -209,7 +209,7 @@ fn read_reference(cursor: &mut Cursor<'_>) -> Scan<ObjectReference> {
     let mut seen = [false; 7];
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        let (index, field) = match &*key {
+        let (index, field) = match key {
             "apiVersion" => (0, &mut reference.api_version),
             "fieldPath" => (1, &mut reference.field_path),
             "kind" => (2, &mut reference.kind),
@@ -239,7 +239,7 @@ fn read_meta(cursor: &mut Cursor<'_>) -> Scan<WireMeta> {
     let (mut generation, mut deletion_timestamp) = (None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        match &*key {
+        match key {
             "name" => once(&mut name, cursor.optional_string()?)?,
             "namespace" => once(&mut namespace, cursor.optional_string()?)?,
             "uid" => once(&mut uid, cursor.optional_string()?)?,
@@ -270,7 +270,7 @@ fn read_status(cursor: &mut Cursor<'_>) -> Scan<WireStatus> {
         (None, None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        match &*key {
+        match key {
             "planStatus" => once(&mut plan_status, read_plans(cursor)?)?,
             "activePlan" => once(&mut active_plan, serde_value(cursor)?)?,
             "appliedParameters" => {
@@ -303,7 +303,7 @@ fn read_string_map(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, String>> {
     let mut map = BTreeMap::new();
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        map.insert(key.into_owned(), cursor.owned_string()?);
+        map.insert(key.to_owned(), cursor.owned_string()?);
     }
     Ok(map)
 }
@@ -320,7 +320,7 @@ fn read_plans(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, PlanStatus>> {
         let (mut name, mut status, mut phases, mut uid) = (None, None, None, None);
         cursor.object()?;
         while let Some(field) = cursor.next_key()? {
-            match &*field {
+            match field {
                 "name" => once(&mut name, cursor.owned_string()?)?,
                 "status" => once(&mut status, optional_status(cursor)?)?,
                 "phases" => once(&mut phases, read_list(cursor, read_phase)?)?,
@@ -335,7 +335,7 @@ fn read_plans(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, PlanStatus>> {
             uid: uid.flatten(),
             ..PlanStatus::default()
         };
-        plans.insert(key.into_owned(), plan);
+        plans.insert(key.to_owned(), plan);
     }
     Ok(plans)
 }
@@ -353,7 +353,7 @@ fn read_phase(cursor: &mut Cursor<'_>) -> Scan<PhaseStatus> {
     let (mut name, mut status, mut steps) = (None, None, None);
     cursor.object()?;
     while let Some(field) = cursor.next_key()? {
-        match &*field {
+        match field {
             "name" => once(&mut name, cursor.owned_string()?)?,
             "status" => once(&mut status, optional_status(cursor)?)?,
             "steps" => once(&mut steps, read_list(cursor, read_step)?)?,
@@ -372,7 +372,7 @@ fn read_step(cursor: &mut Cursor<'_>) -> Scan<StepStatus> {
     let (mut name, mut status) = (None, None);
     cursor.object()?;
     while let Some(field) = cursor.next_key()? {
-        match &*field {
+        match field {
             "name" => once(&mut name, cursor.owned_string()?)?,
             "status" => once(&mut status, optional_status(cursor)?)?,
             _ => cursor.skip()?,

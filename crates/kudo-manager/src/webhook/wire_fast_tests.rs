@@ -81,6 +81,10 @@ fn what_serde_might_read_differently_is_left_to_serde() {
     assert_eq!(agrees_with_serde(&review(valid)), Ok(true));
     for (why, text) in [
         (
+            "escaped key",
+            review(&valid.replace(r#""uid":"u""#, r#""ui\u0064":"u""#)),
+        ),
+        (
             "escaped surrogate pair",
             review(&valid.replace(r#""u""#, r#""\uD83D\uDE00""#)),
         ),
