@@ -4,10 +4,10 @@
 //! machinery: keys are matched in place, strings are borrowed, and values
 //! the rules never read are skipped by a scanner that still checks them to
 //! be JSON. It is deliberately conservative: on anything it is not sure
-//! serde reads the same way (an escaped surrogate, a control character,
-//! very deep nesting, a duplicate field) it gives up, and the caller decodes the body
-//! with serde, which decides and explains. Giving up is never wrong, only
-//! slower.
+//! serde reads the same way (an escaped surrogate, an escaped key, a control
+//! character, very deep nesting, a duplicate field) it gives up, and the
+//! caller decodes the body with serde, which decides and explains. Giving up
+//! is never wrong, only slower.
 
 use std::borrow::Cow;
 
