@@ -81,15 +81,24 @@ async fn a_slow_read_times_out_with_an_error_answer() {
     );
 }
 
-#[tokio::test]
-async fn ov_namespace_defaults_to_the_instance_namespace() {
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+/// A reviewer whose source finds nothing and records each `namespace/name`
+/// it is asked for.
+fn recording_reviewer() -> (
+    Reviewer<impl OperatorVersionSource>,
+    Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let record = seen.clone();
     let source = FnSource(move |ns: &str, name: &str| {
         record.lock().unwrap().push(format!("{ns}/{name}"));
         Ok(None)
     });
-    let reviewer = Reviewer::new(source, Duration::from_secs(1));
+    (Reviewer::new(source, Duration::from_secs(1)), seen)
+}
+
+#[tokio::test]
+async fn ov_namespace_defaults_to_the_instance_namespace() {
+    let (reviewer, seen) = recording_reviewer();
     reviewer
         .review_bytes(&review_json("CREATE", zk("zk-1")))
         .await;
@@ -99,18 +108,13 @@ async fn ov_namespace_defaults_to_the_instance_namespace() {
 #[tokio::test]
 async fn the_operator_version_is_read_once_unless_the_update_changes_it() {
     let reads_for = |old_ov: &str, new_ov: &str| {
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let record = seen.clone();
-        let source = FnSource(move |ns: &str, name: &str| {
-            record.lock().unwrap().push(format!("{ns}/{name}"));
-            Ok(None)
-        });
+        let (reviewer, seen) = recording_reviewer();
         let mut old = zk(old_ov);
         old["spec"]["parameters"] = serde_json::json!({"A": "1"});
         let mut body: serde_json::Value =
             serde_json::from_slice(&review_json("UPDATE", zk(new_ov))).unwrap();
         body["request"]["oldObject"] = old;
-        (Reviewer::new(source, Duration::from_secs(1)), body, seen)
+        (reviewer, body, seen)
     };
     let (reviewer, body, seen) = reads_for("zk-1", "zk-1");
     reviewer
