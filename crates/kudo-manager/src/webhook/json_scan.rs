@@ -226,12 +226,20 @@ impl<'a> Cursor<'a> {
         self.string().map(Cow::into_owned)
     }
 
-    /// `null` as `None`, or a string.
-    pub(crate) fn optional_string(&mut self) -> Scan<Option<String>> {
+    /// `null` as `None`, or what `read` reads.
+    pub(crate) fn nullable<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Scan<T>,
+    ) -> Scan<Option<T>> {
         if self.null()? {
             return Ok(None);
         }
-        self.owned_string().map(Some)
+        read(self).map(Some)
+    }
+
+    /// `null` as `None`, or a string.
+    pub(crate) fn optional_string(&mut self) -> Scan<Option<String>> {
+        self.nullable(Self::owned_string)
     }
 
     /// An integer that fits `i64`. serde refuses fractions and exponents

@@ -42,7 +42,7 @@ pub(crate) struct WireRequest<'a> {
     #[serde(borrow)]
     pub kind: WireKind<'a>,
     #[allow(dead_code)] // required, never read
-    pub(super) resource: IgnoredAny,
+    resource: IgnoredAny,
     #[serde(borrow, default)]
     pub sub_resource: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -51,7 +51,7 @@ pub(crate) struct WireRequest<'a> {
     pub namespace: Option<Cow<'a, str>>,
     pub operation: Operation,
     #[allow(dead_code)] // required, never read
-    pub(super) user_info: IgnoredAny,
+    user_info: IgnoredAny,
     /// The rules never read the new object's status (the API server keeps
     /// it equal to the old one on spec writes): skipped.
     #[serde(default)]

@@ -56,7 +56,7 @@ fn read_review<'a>(cursor: &mut Cursor<'a>) -> Scan<WireReview<'a>> {
         match key {
             "apiVersion" => once(&mut api_version, cursor.string()?)?,
             "kind" => once(&mut kind, cursor.string()?)?,
-            "request" => once(&mut request, nullable(cursor, read_request)?)?,
+            "request" => once(&mut request, cursor.nullable(read_request)?)?,
             _ => cursor.skip()?,
         }
     }
@@ -81,19 +81,8 @@ struct RequestFields<'a> {
     old_object: Option<Option<Box<WireInstance<WireStatus>>>>,
 }
 
-/// `null` as `None`, or what `read` reads.
-fn nullable<'a, T>(
-    cursor: &mut Cursor<'a>,
-    read: impl FnOnce(&mut Cursor<'a>) -> Scan<T>,
-) -> Scan<Option<T>> {
-    if cursor.null()? {
-        return Ok(None);
-    }
-    read(cursor).map(Some)
-}
-
 fn optional_str<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Cow<'a, str>>> {
-    nullable(cursor, Cursor::string)
+    cursor.nullable(Cursor::string)
 }
 
 fn read_request<'a>(cursor: &mut Cursor<'a>) -> Scan<WireRequest<'a>> {
@@ -111,11 +100,11 @@ fn read_request<'a>(cursor: &mut Cursor<'a>) -> Scan<WireRequest<'a>> {
             "userInfo" => once(&mut f.user_info, cursor.skip()?)?,
             "object" => once(
                 &mut f.object,
-                nullable(cursor, |c| read_instance(c, skip_status).map(Box::new))?,
+                cursor.nullable(|c| read_instance(c, skip_status).map(Box::new))?,
             )?,
             "oldObject" => once(
                 &mut f.old_object,
-                nullable(cursor, |c| read_instance(c, read_status).map(Box::new))?,
+                cursor.nullable(|c| read_instance(c, read_status).map(Box::new))?,
             )?,
             _ => cursor.skip()?,
         }
@@ -165,7 +154,7 @@ fn read_instance<'a, S>(
         match key {
             "metadata" => once(&mut metadata, read_meta(cursor)?)?,
             "spec" => once(&mut spec, read_spec(cursor)?)?,
-            "status" => once(&mut read, nullable(cursor, status)?)?,
+            "status" => once(&mut read, cursor.nullable(status)?)?,
             _ => cursor.skip()?,
         }
     }
@@ -185,7 +174,7 @@ fn read_spec(cursor: &mut Cursor<'_>) -> Scan<InstanceSpec> {
     while let Some(key) = cursor.next_key()? {
         match key {
             "operatorVersion" => once(&mut operator_version, read_reference(cursor)?)?,
-            "parameters" => once(&mut parameters, nullable(cursor, read_string_map)?)?,
+            "parameters" => once(&mut parameters, cursor.nullable(read_string_map)?)?,
             "planExecution" => once(&mut plan_execution, serde_value(cursor)?)?,
             "planOperations" => once(&mut plan_operations, serde_value(cursor)?)?,
             "maintenanceWindows" => once(&mut maintenance_windows, serde_value(cursor)?)?,
@@ -243,7 +232,7 @@ fn read_meta(cursor: &mut Cursor<'_>) -> Scan<WireMeta> {
             "name" => once(&mut name, cursor.optional_string()?)?,
             "namespace" => once(&mut namespace, cursor.optional_string()?)?,
             "uid" => once(&mut uid, cursor.optional_string()?)?,
-            "generation" => once(&mut generation, nullable(cursor, Cursor::i64)?)?,
+            "generation" => once(&mut generation, cursor.nullable(Cursor::i64)?)?,
             "deletionTimestamp" => {
                 once(
                     &mut deletion_timestamp,
@@ -274,7 +263,7 @@ fn read_status(cursor: &mut Cursor<'_>) -> Scan<WireStatus> {
             "planStatus" => once(&mut plan_status, read_plans(cursor)?)?,
             "activePlan" => once(&mut active_plan, serde_value(cursor)?)?,
             "appliedParameters" => {
-                once(&mut applied_parameters, nullable(cursor, read_string_map)?)?
+                once(&mut applied_parameters, cursor.nullable(read_string_map)?)?
             }
             "appliedOperatorVersion" => {
                 once(&mut applied_operator_version, cursor.optional_string()?)?;
@@ -309,7 +298,7 @@ fn read_string_map(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, String>> {
 }
 
 fn optional_status(cursor: &mut Cursor<'_>) -> Scan<Option<ExecutionStatus>> {
-    nullable(cursor, |cursor| variant(&cursor.string()?))
+    cursor.nullable(|cursor| variant(&cursor.string()?))
 }
 
 /// `planStatus`: plans by name, each with its name, status, uid and phases.
