@@ -47,26 +47,8 @@ impl<'a> Cursor<'a> {
     /// The next byte that is not whitespace, not consumed.
     #[inline]
     pub(crate) fn peek(&mut self) -> Option<u8> {
-        let bytes = self.bytes();
-        // Compact JSON, as the API server sends it, has no whitespace: one
-        // comparison settles the usual case.
-        match bytes.get(self.pos) {
-            Some(&byte) if byte > b' ' => Some(byte),
-            _ => {
-                while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
-                    self.pos += 1;
-                }
-                bytes.get(self.pos).copied()
-            }
-        }
-    }
-
-    fn eat(&mut self, byte: u8) -> Scan<()> {
-        if self.peek() != Some(byte) {
-            return Err(GiveUp);
-        }
-        self.pos += 1;
-        Ok(())
+        self.pos = non_space(self.bytes(), self.pos);
+        self.bytes().get(self.pos).copied()
     }
 
     /// Only whitespace is left.
@@ -85,18 +67,25 @@ impl<'a> Cursor<'a> {
 
     /// Whether another member follows in the open object or array (its
     /// separator consumed), or it ends (`close` consumed).
+    #[inline]
     fn more(&mut self, close: u8) -> Scan<bool> {
         let first = std::mem::take(&mut self.fresh);
-        match self.peek() {
-            Some(byte) if byte == close => {
+        let bytes = self.bytes();
+        let pos = non_space(bytes, self.pos);
+        match bytes.get(pos) {
+            Some(&byte) if byte == close => {
+                self.pos = pos;
                 self.leave();
                 Ok(false)
             }
             Some(b',') if !first => {
-                self.pos += 1;
+                self.pos = pos + 1;
                 Ok(true)
             }
-            Some(_) if first => Ok(true),
+            Some(_) if first => {
+                self.pos = pos;
+                Ok(true)
+            }
             _ => Err(GiveUp),
         }
     }
@@ -113,13 +102,17 @@ impl<'a> Cursor<'a> {
         if !self.more(b'}')? {
             return Ok(None);
         }
-        let (start, stop) = self.string_run()?;
-        if self.bytes().get(stop) != Some(&b'"') {
+        let bytes = self.bytes();
+        let pos = non_space(bytes, self.pos);
+        if bytes.get(pos) != Some(&b'"') {
             return Err(GiveUp);
         }
-        self.pos = stop + 1;
-        let key = self.text.get(start..stop).ok_or(GiveUp)?;
-        self.eat(b':')?;
+        let stop = special_from(bytes, pos + 1);
+        if bytes.get(stop) != Some(&b'"') {
+            return Err(GiveUp);
+        }
+        let key = self.text.get(pos + 1..stop).ok_or(GiveUp)?;
+        self.pos = colon_end(bytes, stop + 1)?;
         Ok(Some(key))
     }
 
@@ -138,26 +131,30 @@ impl<'a> Cursor<'a> {
         if self.peek() != Some(b'n') {
             return Ok(false);
         }
-        self.literal(b"null")?;
+        self.pos = literal_end(self.bytes(), self.pos, b"null")?;
         Ok(true)
     }
 
-    fn literal(&mut self, word: &[u8]) -> Scan<()> {
-        if !self
-            .bytes()
-            .get(self.pos..)
-            .is_some_and(|rest| rest.starts_with(word))
-        {
-            return Err(GiveUp);
-        }
-        self.pos += word.len();
-        Ok(())
+    /// `true` or `false`.
+    pub(crate) fn bool(&mut self) -> Scan<bool> {
+        let (value, word): (bool, &[u8]) = match self.peek() {
+            Some(b't') => (true, b"true"),
+            Some(b'f') => (false, b"false"),
+            _ => return Err(GiveUp),
+        };
+        self.pos = literal_end(self.bytes(), self.pos, word)?;
+        Ok(value)
     }
 
     /// A string, borrowed unless it has escapes.
     pub(crate) fn string(&mut self) -> Scan<Cow<'a, str>> {
-        let (start, stop) = self.string_run()?;
-        match self.bytes().get(stop) {
+        let bytes = self.bytes();
+        let pos = non_space(bytes, self.pos);
+        if bytes.get(pos) != Some(&b'"') {
+            return Err(GiveUp);
+        }
+        let (start, stop) = (pos + 1, special_from(bytes, pos + 1));
+        match bytes.get(stop) {
             Some(b'"') => {
                 self.pos = stop + 1;
                 self.text.get(start..stop).map(Cow::Borrowed).ok_or(GiveUp)
@@ -165,14 +162,6 @@ impl<'a> Cursor<'a> {
             Some(b'\\') => self.unescape(start, stop).map(Cow::Owned),
             _ => Err(GiveUp),
         }
-    }
-
-    /// Opens a string: where its text starts and where the first quote,
-    /// backslash or control character after that is.
-    fn string_run(&mut self) -> Scan<(usize, usize)> {
-        self.eat(b'"')?;
-        let start = self.pos;
-        Ok((start, special_from(self.bytes(), start)))
     }
 
     /// The string from `start` (after its quote), whose first escape is at
@@ -196,25 +185,6 @@ impl<'a> Cursor<'a> {
                     out.push(character);
                     from = at + length;
                     at = special_from(bytes, from);
-                }
-                _ => return Err(GiveUp),
-            }
-        }
-    }
-
-    /// Skips the rest of a string whose opening quote was consumed.
-    fn skip_string_body(&mut self) -> Scan<()> {
-        let bytes = self.bytes();
-        let mut at = special_from(bytes, self.pos);
-        loop {
-            match bytes.get(at) {
-                Some(b'"') => {
-                    self.pos = at + 1;
-                    return Ok(());
-                }
-                Some(b'\\') => {
-                    let (_, length) = escape(bytes, at)?;
-                    at = special_from(bytes, at + length);
                 }
                 _ => return Err(GiveUp),
             }
@@ -253,89 +223,78 @@ impl<'a> Cursor<'a> {
     }
 
     fn number(&mut self) -> Scan<&'a str> {
-        self.peek();
-        let bytes = self.bytes();
-        let start = self.pos;
-        let mut at = start;
-        let digits = |at: &mut usize| {
-            let from = *at;
-            while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
-                *at += 1;
-            }
-            *at > from
-        };
-        if bytes.get(at) == Some(&b'-') {
-            at += 1;
-        }
-        match bytes.get(at) {
-            Some(b'0') => at += 1,
-            Some(b'1'..=b'9') => {
-                digits(&mut at);
-            }
-            _ => return Err(GiveUp),
-        }
-        if bytes.get(at) == Some(&b'.') {
-            at += 1;
-            if !digits(&mut at) {
-                return Err(GiveUp);
-            }
-        }
-        if let Some(b'e' | b'E') = bytes.get(at) {
-            at += 1;
-            if let Some(b'+' | b'-') = bytes.get(at) {
-                at += 1;
-            }
-            if !digits(&mut at) {
-                return Err(GiveUp);
-            }
-        }
-        self.pos = at;
-        self.text.get(start..at).ok_or(GiveUp)
+        let start = non_space(self.bytes(), self.pos);
+        let stop = number_end(self.bytes(), start)?;
+        self.pos = stop;
+        self.text.get(start..stop).ok_or(GiveUp)
     }
 
-    /// Skips one value of any kind, checking it is JSON. Containers are
-    /// walked here directly rather than through `next_key` / `next_item`:
-    /// skipping is most of the work on a real review.
+    /// Skips one value of any kind, checking it is JSON. A loop over the
+    /// bytes with the open containers' kinds kept as bits, rather than a
+    /// call per value: skipping is much of the work on a real review.
     pub(crate) fn skip(&mut self) -> Scan<()> {
-        match self.peek().ok_or(GiveUp)? {
-            b'"' => {
-                self.pos += 1;
-                self.skip_string_body()
-            }
-            b'{' => {
-                self.enter()?;
-                if self.peek() == Some(b'}') {
-                    self.leave();
-                    return Ok(());
-                }
-                loop {
-                    self.eat(b'"')?;
-                    self.skip_string_body()?;
-                    self.eat(b':')?;
-                    self.skip()?;
-                    if self.after_member(b'}')? {
-                        return Ok(());
+        let bytes = self.bytes();
+        // How many containers may still open (serde's limit, see MAX_DEPTH).
+        let room = MAX_DEPTH.saturating_sub(self.depth);
+        // Bit `n` set: the container open at level `n` is an object.
+        let mut objects: u128 = 0;
+        let mut level: u32 = 0;
+        let mut pos = self.pos;
+        'value: loop {
+            pos = non_space(bytes, pos);
+            match bytes.get(pos).copied().ok_or(GiveUp)? {
+                b'"' => pos = string_end(bytes, pos + 1)?,
+                open @ (b'{' | b'[') => {
+                    if level >= room {
+                        return Err(GiveUp);
+                    }
+                    level += 1;
+                    let object = open == b'{';
+                    if object {
+                        objects |= 1 << level;
+                    } else {
+                        objects &= !(1 << level);
+                    }
+                    pos = non_space(bytes, pos + 1);
+                    if bytes.get(pos) == Some(&if object { b'}' } else { b']' }) {
+                        pos += 1;
+                        level -= 1;
+                    } else {
+                        if object {
+                            pos = key_end(bytes, pos)?;
+                        }
+                        continue 'value;
                     }
                 }
+                b't' => pos = literal_end(bytes, pos, b"true")?,
+                b'f' => pos = literal_end(bytes, pos, b"false")?,
+                b'n' => pos = literal_end(bytes, pos, b"null")?,
+                b'-' | b'0'..=b'9' => pos = number_end(bytes, pos)?,
+                _ => return Err(GiveUp),
             }
-            b'[' => {
-                self.enter()?;
-                if self.peek() == Some(b']') {
-                    self.leave();
+            // After a value: close containers until one has another member.
+            loop {
+                if level == 0 {
+                    self.pos = pos;
                     return Ok(());
                 }
-                loop {
-                    self.skip()?;
-                    if self.after_member(b']')? {
-                        return Ok(());
+                let object = objects & (1 << level) != 0;
+                pos = non_space(bytes, pos);
+                match bytes.get(pos) {
+                    Some(b',') => {
+                        pos += 1;
+                        if object {
+                            pos = key_end(bytes, non_space(bytes, pos))?;
+                        }
+                        continue 'value;
                     }
+                    Some(b'}') if object => {}
+                    Some(b']') if !object => {}
+                    _ => return Err(GiveUp),
                 }
+                pos += 1;
+                level -= 1;
             }
-            b't' => self.literal(b"true"),
-            b'f' => self.literal(b"false"),
-            b'n' => self.literal(b"null"),
-            b'-' | b'0'..=b'9' => self.number().map(drop),
-            _ => Err(GiveUp),
         }
     }
 
@@ -355,29 +314,112 @@ impl<'a> Cursor<'a> {
         self.depth = self.depth.saturating_sub(1);
     }
 
-    /// After a member: `,` (another follows: `false`) or `close` (the
-    /// container ends: `true`).
-    fn after_member(&mut self, close: u8) -> Scan<bool> {
-        match self.peek() {
-            Some(b',') => {
-                self.pos += 1;
-                Ok(false)
-            }
-            Some(byte) if byte == close => {
-                self.leave();
-                Ok(true)
-            }
-            _ => Err(GiveUp),
-        }
-    }
-
     /// Skips one value and returns its text (for serde to decode).
     pub(crate) fn raw(&mut self) -> Scan<&'a str> {
-        self.peek();
-        let start = self.pos;
+        let start = non_space(self.bytes(), self.pos);
+        self.pos = start;
         self.skip()?;
         self.text.get(start..self.pos).ok_or(GiveUp)
     }
+}
+
+/// The first position from `pos` on that is not JSON whitespace.
+#[inline(always)]
+fn non_space(bytes: &[u8], pos: usize) -> usize {
+    // Compact JSON, as the API server sends it, has no whitespace: one
+    // comparison settles the usual case.
+    match bytes.get(pos) {
+        Some(&byte) if byte > b' ' => pos,
+        _ => space_end(bytes, pos),
+    }
+}
+
+fn space_end(bytes: &[u8], mut pos: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(pos) {
+        pos += 1;
+    }
+    pos
+}
+
+/// After the `:` that must follow a key ending before `pos`.
+#[inline]
+fn colon_end(bytes: &[u8], pos: usize) -> Scan<usize> {
+    let pos = non_space(bytes, pos);
+    if bytes.get(pos) != Some(&b':') {
+        return Err(GiveUp);
+    }
+    Ok(pos + 1)
+}
+
+/// After the key (any string) at `pos` and its `:`.
+#[inline]
+fn key_end(bytes: &[u8], pos: usize) -> Scan<usize> {
+    if bytes.get(pos) != Some(&b'"') {
+        return Err(GiveUp);
+    }
+    colon_end(bytes, string_end(bytes, pos + 1)?)
+}
+
+/// After the closing quote of the string whose text starts at `pos`.
+#[inline]
+fn string_end(bytes: &[u8], pos: usize) -> Scan<usize> {
+    let mut at = special_from(bytes, pos);
+    loop {
+        match bytes.get(at) {
+            Some(b'"') => return Ok(at + 1),
+            Some(b'\\') => {
+                let (_, length) = escape(bytes, at)?;
+                at = special_from(bytes, at + length);
+            }
+            _ => return Err(GiveUp),
+        }
+    }
+}
+
+/// After `word`, which must be at `pos`.
+fn literal_end(bytes: &[u8], pos: usize, word: &[u8]) -> Scan<usize> {
+    if !bytes.get(pos..).is_some_and(|rest| rest.starts_with(word)) {
+        return Err(GiveUp);
+    }
+    Ok(pos + word.len())
+}
+
+/// After the number at `pos`, checked against JSON's grammar.
+fn number_end(bytes: &[u8], start: usize) -> Scan<usize> {
+    let digits = |at: &mut usize| {
+        let from = *at;
+        while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
+            *at += 1;
+        }
+        *at > from
+    };
+    let mut at = start;
+    if bytes.get(at) == Some(&b'-') {
+        at += 1;
+    }
+    match bytes.get(at) {
+        Some(b'0') => at += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut at);
+        }
+        _ => return Err(GiveUp),
+    }
+    if bytes.get(at) == Some(&b'.') {
+        at += 1;
+        if !digits(&mut at) {
+            return Err(GiveUp);
+        }
+    }
+    if let Some(b'e' | b'E') = bytes.get(at) {
+        at += 1;
+        if let Some(b'+' | b'-') = bytes.get(at) {
+            at += 1;
+        }
+        if !digits(&mut at) {
+            return Err(GiveUp);
+        }
+    }
+    Ok(at)
 }
 
 /// The escape whose backslash is at `at`: the character it stands for and

@@ -64,6 +64,31 @@ fn gives_up_on_what_is_not_json_or_is_left_to_serde() {
 }
 
 #[test]
+fn skipping_counts_the_containers_already_open_towards_the_limit() {
+    let nested = |inner: &str| format!("{}{inner}{}", r#"{"a":"#.repeat(99), "}".repeat(99));
+    for (inner, fits) in [("[]", true), ("[[]]", false), ("{\"b\":{}}", false)] {
+        let text = nested(inner);
+        let mut cursor = Cursor::new(&text);
+        for _ in 0..99 {
+            cursor.object().unwrap();
+            assert_eq!(cursor.next_key(), Ok(Some("a")));
+        }
+        assert_eq!(cursor.skip().is_ok(), fits, "{inner}");
+    }
+}
+
+#[test]
+fn booleans_are_read_and_anything_else_gives_up() {
+    let mut cursor = Cursor::new(" true false");
+    assert_eq!(cursor.bool(), Ok(true));
+    assert_eq!(cursor.bool(), Ok(false));
+    assert!(cursor.at_end());
+    for text in ["tru", "null", "1", "\"true\"", "True"] {
+        assert_eq!(Cursor::new(text).bool(), Err(GiveUp), "{text}");
+    }
+}
+
+#[test]
 fn strings_are_borrowed_unless_escaped() {
     let mut cursor = Cursor::new(r#""plain" "a\"b\n""#);
     assert!(matches!(cursor.string(), Ok(Cow::Borrowed("plain"))));

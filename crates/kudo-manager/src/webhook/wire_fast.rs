@@ -4,9 +4,10 @@
 //! It reads exactly what the serde-derived [`WireReview`] reads, with the
 //! same rules (required fields, `null` for optional ones, last key wins in
 //! maps); the nested parts that are rare, or small and intricate (plan
-//! requests, windows, suppressions, timestamps, the active plan, the applied
-//! configuration) are handed to serde as the raw text of just that value. Whatever it is not sure about
-//! makes it give up, and `parse` decodes the whole body with serde. The
+//! requests, windows, suppressions, timestamps, the applied configuration)
+//! are handed to serde as the raw text of just that value. Whatever it is
+//! not sure about makes it give up, and `parse` decodes the whole body with
+//! serde. The
 //! differential tests in `wire_fast_tests.rs` hold it to serde's results.
 
 use std::borrow::Cow;
@@ -14,7 +15,8 @@ use std::collections::BTreeMap;
 
 use kube::core::admission::Operation;
 use kudo_api::{
-    ExecutionStatus, InstanceSpec, ObjectReference, PhaseStatus, PlanStatus, StepStatus, Time,
+    ActivePlan, ExecutionStatus, InstanceSpec, ObjectReference, PhaseStatus, PlanStatus,
+    StepStatus, Time,
 };
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -261,7 +263,7 @@ fn read_status(cursor: &mut Cursor<'_>) -> Scan<WireStatus> {
     while let Some(key) = cursor.next_key()? {
         match key {
             "planStatus" => once(&mut plan_status, read_plans(cursor)?)?,
-            "activePlan" => once(&mut active_plan, serde_value(cursor)?)?,
+            "activePlan" => once(&mut active_plan, cursor.nullable(read_active_plan)?)?,
             "appliedParameters" => {
                 once(&mut applied_parameters, cursor.nullable(read_string_map)?)?
             }
@@ -297,8 +299,36 @@ fn read_string_map(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, String>> {
     Ok(map)
 }
 
+fn execution_status(cursor: &mut Cursor<'_>) -> Scan<ExecutionStatus> {
+    cursor.string()?.parse().map_err(|_| GiveUp)
+}
+
 fn optional_status(cursor: &mut Cursor<'_>) -> Scan<Option<ExecutionStatus>> {
-    cursor.nullable(|cursor| variant(&cursor.string()?))
+    cursor.nullable(execution_status)
+}
+
+/// `status.activePlan`: name and status required, the rest optional.
+fn read_active_plan(cursor: &mut Cursor<'_>) -> Scan<ActivePlan> {
+    let (mut name, mut uid, mut status, mut trigger, mut break_glass) =
+        (None, None, None, None, None);
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        match key {
+            "name" => once(&mut name, cursor.owned_string()?)?,
+            "uid" => once(&mut uid, cursor.optional_string()?)?,
+            "status" => once(&mut status, execution_status(cursor)?)?,
+            "trigger" => once(&mut trigger, cursor.optional_string()?)?,
+            "breakGlass" => once(&mut break_glass, cursor.nullable(Cursor::bool)?)?,
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(ActivePlan {
+        name: name.ok_or(GiveUp)?,
+        uid: uid.flatten(),
+        status: status.ok_or(GiveUp)?,
+        trigger: trigger.flatten(),
+        break_glass: break_glass.flatten(),
+    })
 }
 
 /// `planStatus`: plans by name, each with its name, status, uid and phases.

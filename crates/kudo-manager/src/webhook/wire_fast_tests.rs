@@ -71,6 +71,41 @@ fn escapes_nulls_and_unknown_fields_read_as_with_serde() {
 }
 
 #[test]
+fn the_active_plan_reads_as_with_serde_or_is_left_to_it() {
+    let review = |active: &str| {
+        format!(
+            r#"{{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{{"uid":"u",
+            "kind":{{"group":"kudo.dev","version":"v1beta1","kind":"Instance"}},"resource":{{}},
+            "operation":"UPDATE","userInfo":{{}},"oldObject":{{"metadata":{{"name":"zk"}},"spec":{{}},
+            "status":{{"activePlan":{active}}}}}}}}}"#
+        )
+    };
+    for read in [
+        r#"{"name":"deploy","status":"IN_PROGRESS"}"#,
+        r#"{"name":"deploy","uid":null,"status":"WAITING","trigger":"manual","breakGlass":true,"x":[1]}"#,
+        r#"{"status":"COMPLETE","breakGlass":false,"name":"deploy","trigger":null}"#,
+        "null",
+    ] {
+        assert_eq!(agrees_with_serde(&review(read)), Ok(true), "{read}");
+    }
+    for left in [
+        r#"{"status":"IN_PROGRESS"}"#,
+        r#"{"name":"deploy"}"#,
+        r#"{"name":"deploy","status":"RUNNING"}"#,
+        r#"{"name":"deploy","status":null}"#,
+        r#"{"name":"deploy","status":"COMPLETE","breakGlass":"yes"}"#,
+        r#"{"name":"deploy","name":"update","status":"COMPLETE"}"#,
+    ] {
+        assert_eq!(
+            fast::review(&review(left)).map(|r| format!("{r:?}")),
+            None,
+            "{left}"
+        );
+        assert!(by_serde(&review(left)).is_err(), "serde refuses {left} too");
+    }
+}
+
+#[test]
 fn what_serde_might_read_differently_is_left_to_serde() {
     let review = |request: &str| {
         format!(
@@ -146,6 +181,8 @@ fn edit() -> impl Strategy<Value = String> {
         Just("]".to_string()),
         Just("null".to_string()),
         Just("nul".to_string()),
+        Just("true".to_string()),
+        Just("fals".to_string()),
         Just("-0".to_string()),
         Just("1e5".to_string()),
         Just("1.".to_string()),
