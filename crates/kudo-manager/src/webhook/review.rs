@@ -92,13 +92,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     /// and the writes the rules do not judge.
     fn prepare<'b>(&self, body: &'b [u8]) -> Result<Pending<'b>, Answer<'b>> {
         let mut request = decode(body)?;
-        let objects = (
-            request
-                .old_object
-                .take()
-                .map(|o| Box::new(Instance::from(*o))),
-            request.object.take().map(|o| Box::new(Instance::from(*o))),
-        );
+        let objects = (request.old_object.take(), request.object.take());
         let now = (self.clock)();
         let judged = match instances(&request, objects, now) {
             Err(failure) => Err(failure),

@@ -13,8 +13,8 @@ use std::borrow::Cow;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::admission::Operation;
 use kudo_api::{Instance, InstanceSpec, InstanceStatus, Time};
-use serde::Deserialize;
 use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
 
 pub(crate) use super::wire_status::WireStatus;
 
@@ -54,11 +54,24 @@ pub(crate) struct WireRequest<'a> {
     user_info: IgnoredAny,
     /// The rules never read the new object's status (the API server keeps
     /// it equal to the old one on spec writes): skipped.
-    #[serde(default)]
-    pub object: Option<Box<WireInstance<IgnoredAny>>>,
+    #[serde(default, deserialize_with = "new_object")]
+    pub object: Option<Box<Instance>>,
     /// Only the status fields the rules read (see [`WireStatus`]).
-    #[serde(default)]
-    pub old_object: Option<Box<WireInstance<WireStatus>>>,
+    #[serde(default, deserialize_with = "old_object")]
+    pub old_object: Option<Box<Instance>>,
+}
+
+/// The objects are decoded slim and become the `Instance`s the engine
+/// judges; the fast path builds those in place (fewer bytes written per
+/// review, which shows under load, when the caches are cold).
+fn new_object<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<Instance>>, D::Error> {
+    let wire = Option::<WireInstance<IgnoredAny>>::deserialize(d)?;
+    Ok(wire.map(|wire| Box::new(Instance::from(wire))))
+}
+
+fn old_object<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<Instance>>, D::Error> {
+    let wire = Option::<WireInstance<WireStatus>>::deserialize(d)?;
+    Ok(wire.map(|wire| Box::new(Instance::from(wire))))
 }
 
 /// `request.kind`.

@@ -13,17 +13,18 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::admission::Operation;
 use kudo_api::{
-    ActivePlan, ExecutionStatus, InstanceSpec, ObjectReference, PhaseStatus, PlanStatus,
-    StepStatus, Time,
+    ActivePlan, ExecutionStatus, Instance, InstanceSpec, InstanceStatus, ObjectReference,
+    PhaseStatus, PlanStatus, StepStatus, Time,
 };
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde::de::value::{Error as ValueError, StrDeserializer};
 
 use super::super::json_scan::{Cursor, GiveUp, Scan};
-use super::{WireInstance, WireKind, WireMeta, WireRequest, WireReview, WireStatus};
+use super::{WireKind, WireRequest, WireReview, WireStatus};
 
 /// The review, or `None` when serde should decode it.
 pub(super) fn review(text: &str) -> Option<WireReview<'_>> {
@@ -79,8 +80,8 @@ struct RequestFields<'a> {
     namespace: Option<Option<Cow<'a, str>>>,
     operation: Option<Operation>,
     user_info: Option<()>,
-    object: Option<Option<Box<WireInstance<IgnoredAny>>>>,
-    old_object: Option<Option<Box<WireInstance<WireStatus>>>>,
+    object: Option<Option<Box<Instance>>>,
+    old_object: Option<Option<Box<Instance>>>,
 }
 
 fn optional_str<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Cow<'a, str>>> {
@@ -102,11 +103,11 @@ fn read_request<'a>(cursor: &mut Cursor<'a>) -> Scan<WireRequest<'a>> {
             "userInfo" => once(&mut f.user_info, cursor.skip()?)?,
             "object" => once(
                 &mut f.object,
-                cursor.nullable(|c| read_instance(c, skip_status).map(Box::new))?,
+                cursor.nullable(|c| read_instance(c, Status::Skip))?,
             )?,
             "oldObject" => once(
                 &mut f.old_object,
-                cursor.nullable(|c| read_instance(c, read_status).map(Box::new))?,
+                cursor.nullable(|c| read_instance(c, Status::Read))?,
             )?,
             _ => cursor.skip()?,
         }
@@ -145,26 +146,59 @@ fn read_kind<'a>(cursor: &mut Cursor<'a>) -> Scan<WireKind<'a>> {
     })
 }
 
-/// An Instance; `status` reads its status (not `null`).
-fn read_instance<'a, S>(
-    cursor: &mut Cursor<'a>,
-    status: fn(&mut Cursor<'a>) -> Scan<S>,
-) -> Scan<WireInstance<S>> {
-    let (mut metadata, mut spec, mut read) = (None, None, None);
+/// Whether an object's status is read (the old object) or skipped.
+#[derive(Clone, Copy)]
+enum Status {
+    Read,
+    Skip,
+}
+
+/// An Instance, built in its box: the engine's `Instance` is over a
+/// kilobyte, mostly empty metadata, and moving it twice per object wrote
+/// more memory than the decode itself.
+fn read_instance(cursor: &mut Cursor<'_>, keep: Status) -> Scan<Box<Instance>> {
+    let mut instance = Box::new(Instance {
+        metadata: ObjectMeta::default(),
+        spec: InstanceSpec::default(),
+        status: None,
+    });
+    let (mut metadata, mut spec, mut status) = (false, false, false);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
-            "metadata" => once(&mut metadata, read_meta(cursor)?)?,
-            "spec" => once(&mut spec, read_spec(cursor)?)?,
-            "status" => once(&mut read, cursor.nullable(status)?)?,
+            "metadata" => {
+                first(&mut metadata)?;
+                read_meta(cursor, &mut instance.metadata)?;
+            }
+            "spec" => {
+                first(&mut spec)?;
+                instance.spec = read_spec(cursor)?;
+            }
+            "status" => {
+                first(&mut status)?;
+                match keep {
+                    Status::Read => {
+                        instance.status = cursor.nullable(read_status)?.map(InstanceStatus::from);
+                    }
+                    Status::Skip => cursor.skip()?,
+                }
+            }
             _ => cursor.skip()?,
         }
     }
-    Ok(WireInstance {
-        metadata: metadata.ok_or(GiveUp)?,
-        spec: spec.ok_or(GiveUp)?,
-        status: read.flatten(),
-    })
+    if !(metadata && spec) {
+        return Err(GiveUp);
+    }
+    Ok(instance)
+}
+
+/// Marks a field seen; a second occurrence is an error for serde's derived
+/// structs, so it gives up.
+fn first(seen: &mut bool) -> Scan<()> {
+    if std::mem::replace(seen, true) {
+        return Err(GiveUp);
+    }
+    Ok(())
 }
 
 /// `spec`; the plan requests, windows and suppressions (rare, and
@@ -221,11 +255,8 @@ fn read_reference(cursor: &mut Cursor<'_>) -> Scan<ObjectReference> {
     Ok(reference)
 }
 
-fn skip_status(cursor: &mut Cursor<'_>) -> Scan<IgnoredAny> {
-    cursor.skip().map(|()| IgnoredAny)
-}
-
-fn read_meta(cursor: &mut Cursor<'_>) -> Scan<WireMeta> {
+/// The metadata the rules read, into the Instance's (otherwise empty) one.
+fn read_meta(cursor: &mut Cursor<'_>, meta: &mut ObjectMeta) -> Scan<()> {
     let (mut name, mut namespace, mut uid) = (None, None, None);
     let (mut generation, mut deletion_timestamp) = (None, None);
     cursor.object()?;
@@ -244,13 +275,12 @@ fn read_meta(cursor: &mut Cursor<'_>) -> Scan<WireMeta> {
             _ => cursor.skip()?,
         }
     }
-    Ok(WireMeta {
-        name: name.flatten(),
-        namespace: namespace.flatten(),
-        uid: uid.flatten(),
-        generation: generation.flatten(),
-        deletion_timestamp: deletion_timestamp.flatten(),
-    })
+    meta.name = name.flatten();
+    meta.namespace = namespace.flatten();
+    meta.uid = uid.flatten();
+    meta.generation = generation.flatten();
+    meta.deletion_timestamp = deletion_timestamp.flatten();
+    Ok(())
 }
 
 fn read_status(cursor: &mut Cursor<'_>) -> Scan<WireStatus> {

@@ -117,10 +117,7 @@ fn verdicts(body: &Value, ovs: &[OperatorVersion]) -> (String, String) {
     );
     let text = serde_json::to_vec(body).unwrap();
     let request = wire::parse(&text).unwrap().request.unwrap();
-    let slim = (
-        request.old_object.map(|o| Instance::from(*o)),
-        request.object.map(|o| Instance::from(*o)),
-    );
+    let slim = (request.old_object.map(|o| *o), request.object.map(|o| *o));
     let judge = |(old, new): &(Option<Instance>, Option<Instance>)| {
         let Some(new) = new.as_ref().or(old.as_ref()) else {
             return "no object".to_string();
