@@ -24,7 +24,7 @@ use serde::de::IgnoredAny;
 use serde::de::value::{Error as ValueError, StrDeserializer};
 
 use super::super::json_scan::{Cursor, GiveUp, Scan};
-use super::{WireKind, WireRequest, WireReview, WireStatus};
+use super::{WireKind, WireRequest, WireReview};
 
 /// The review, or `None` when serde should decode it.
 pub(super) fn review(text: &str) -> Option<WireReview<'_>> {
@@ -178,7 +178,7 @@ fn read_instance(cursor: &mut Cursor<'_>, keep: Status) -> Scan<Box<Instance>> {
                 first(&mut status)?;
                 match keep {
                     Status::Read => {
-                        instance.status = cursor.nullable(read_status)?.map(InstanceStatus::from);
+                        instance.status = cursor.nullable(read_status)?;
                     }
                     Status::Skip => cursor.skip()?,
                 }
@@ -283,7 +283,8 @@ fn read_meta(cursor: &mut Cursor<'_>, meta: &mut ObjectMeta) -> Scan<()> {
     Ok(())
 }
 
-fn read_status(cursor: &mut Cursor<'_>) -> Scan<WireStatus> {
+/// The status fields the rules read (as `WireStatus` keeps them).
+fn read_status(cursor: &mut Cursor<'_>) -> Scan<InstanceStatus> {
     let mut plan_status = None;
     let (mut active_plan, mut applied_parameters, mut applied_operator_version) =
         (None, None, None);
@@ -308,7 +309,7 @@ fn read_status(cursor: &mut Cursor<'_>) -> Scan<WireStatus> {
             _ => cursor.skip()?,
         }
     }
-    Ok(WireStatus {
+    Ok(InstanceStatus {
         plan_status: plan_status.unwrap_or_default(),
         active_plan: active_plan.flatten(),
         applied_parameters: applied_parameters.flatten(),
@@ -316,6 +317,7 @@ fn read_status(cursor: &mut Cursor<'_>) -> Scan<WireStatus> {
         last_plan_execution_uid: last_plan_execution_uid.flatten(),
         last_successful: last_successful.flatten(),
         auto_suppression: auto_suppression.flatten(),
+        ..InstanceStatus::default()
     })
 }
 
