@@ -102,16 +102,12 @@ impl<'a> Cursor<'a> {
         if !self.more(b'}')? {
             return Ok(None);
         }
+        let (start, stop) = self.string_run()?;
         let bytes = self.bytes();
-        let pos = non_space(bytes, self.pos);
-        if bytes.get(pos) != Some(&b'"') {
-            return Err(GiveUp);
-        }
-        let stop = special_from(bytes, pos + 1);
         if bytes.get(stop) != Some(&b'"') {
             return Err(GiveUp);
         }
-        let key = self.text.get(pos + 1..stop).ok_or(GiveUp)?;
+        let key = self.text.get(start..stop).ok_or(GiveUp)?;
         self.pos = colon_end(bytes, stop + 1)?;
         Ok(Some(key))
     }
@@ -148,13 +144,8 @@ impl<'a> Cursor<'a> {
 
     /// A string, borrowed unless it has escapes.
     pub(crate) fn string(&mut self) -> Scan<Cow<'a, str>> {
-        let bytes = self.bytes();
-        let pos = non_space(bytes, self.pos);
-        if bytes.get(pos) != Some(&b'"') {
-            return Err(GiveUp);
-        }
-        let (start, stop) = (pos + 1, special_from(bytes, pos + 1));
-        match bytes.get(stop) {
+        let (start, stop) = self.string_run()?;
+        match self.bytes().get(stop) {
             Some(b'"') => {
                 self.pos = stop + 1;
                 self.text.get(start..stop).map(Cow::Borrowed).ok_or(GiveUp)
@@ -162,6 +153,19 @@ impl<'a> Cursor<'a> {
             Some(b'\\') => self.unescape(start, stop).map(Cow::Owned),
             _ => Err(GiveUp),
         }
+    }
+
+    /// The string that must come next: where its text starts (after the
+    /// quote) and where the first quote, backslash or control character
+    /// after that is. Nothing is consumed.
+    #[inline]
+    fn string_run(&self) -> Scan<(usize, usize)> {
+        let bytes = self.bytes();
+        let pos = non_space(bytes, self.pos);
+        if bytes.get(pos) != Some(&b'"') {
+            return Err(GiveUp);
+        }
+        Ok((pos + 1, special_from(bytes, pos + 1)))
     }
 
     /// The string from `start` (after its quote), whose first escape is at

@@ -7,8 +7,8 @@
 //! requests, windows, suppressions, timestamps, the applied configuration)
 //! are handed to serde as the raw text of just that value. Whatever it is
 //! not sure about makes it give up, and `parse` decodes the whole body with
-//! serde. The
-//! differential tests in `wire_fast_tests.rs` hold it to serde's results.
+//! serde. The differential tests in `wire_fast_tests.rs` hold it to serde's
+//! results.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -247,9 +247,7 @@ fn read_reference(cursor: &mut Cursor<'_>) -> Scan<ObjectReference> {
                 continue;
             }
         };
-        if std::mem::replace(&mut seen[index], true) {
-            return Err(GiveUp);
-        }
+        first(&mut seen[index])?;
         *field = cursor.optional_string()?;
     }
     Ok(reference)
