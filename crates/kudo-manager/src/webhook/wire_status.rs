@@ -32,19 +32,19 @@ use serde::{Deserialize, Deserializer};
 #[serde(rename_all = "camelCase")]
 pub(crate) struct WireStatus {
     #[serde(default, deserialize_with = "plan_statuses")]
-    pub(super) plan_status: BTreeMap<String, PlanStatus>,
+    plan_status: BTreeMap<String, PlanStatus>,
     #[serde(default)]
-    pub(super) active_plan: Option<ActivePlan>,
+    active_plan: Option<ActivePlan>,
     #[serde(default)]
-    pub(super) applied_parameters: Option<BTreeMap<String, String>>,
+    applied_parameters: Option<BTreeMap<String, String>>,
     #[serde(default)]
-    pub(super) applied_operator_version: Option<String>,
+    applied_operator_version: Option<String>,
     #[serde(default)]
-    pub(super) last_plan_execution_uid: Option<String>,
+    last_plan_execution_uid: Option<String>,
     #[serde(default)]
-    pub(super) last_successful: Option<AppliedConfig>,
+    last_successful: Option<AppliedConfig>,
     #[serde(default)]
-    pub(super) auto_suppression: Option<AutoSuppression>,
+    auto_suppression: Option<AutoSuppression>,
 }
 
 impl From<WireStatus> for InstanceStatus {
