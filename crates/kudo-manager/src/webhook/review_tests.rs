@@ -33,6 +33,14 @@ fn response(review: &AdmissionReview<DynamicObject>) -> &kube::core::admission::
     review.response.as_ref().unwrap()
 }
 
+/// The message of a review refused with `code` (checked).
+fn refusal(review: &AdmissionReview<DynamicObject>, code: u16) -> &str {
+    let response = response(review);
+    assert!(!response.allowed, "{response:?}");
+    assert_eq!(response.result.code, code);
+    &response.result.message
+}
+
 #[tokio::test]
 async fn read_error_is_an_error_answer_never_an_allow() {
     let source = FnSource(|_: &str, _: &str| {
@@ -42,16 +50,10 @@ async fn read_error_is_an_error_answer_never_an_allow() {
     let review = reviewer
         .review_bytes(&review_json("CREATE", zk("zk-1")))
         .await;
-    let response = response(&review);
-    assert!(!response.allowed);
-    assert_eq!(response.result.code, 500);
-    assert_eq!(response.uid, "u-1");
-    assert!(
-        response.result.message.contains("ns/zk-1"),
-        "{}",
-        response.result.message
-    );
-    assert!(response.result.message.contains("forbidden: no RBAC"));
+    let message = refusal(&review, 500);
+    assert_eq!(response(&review).uid, "u-1");
+    assert!(message.contains("ns/zk-1"), "{message}");
+    assert!(message.contains("forbidden: no RBAC"));
 }
 
 #[tokio::test]
@@ -71,14 +73,8 @@ async fn a_slow_read_times_out_with_an_error_answer() {
     let review = reviewer
         .review_bytes(&review_json("CREATE", zk("zk-1")))
         .await;
-    let response = response(&review);
-    assert!(!response.allowed);
-    assert_eq!(response.result.code, 500);
-    assert!(
-        response.result.message.contains("took longer"),
-        "{}",
-        response.result.message
-    );
+    let message = refusal(&review, 500);
+    assert!(message.contains("took longer"), "{message}");
 }
 
 /// A reviewer whose source finds nothing and records each `namespace/name`
@@ -150,10 +146,7 @@ async fn update_without_old_object_is_a_bad_request() {
     let review = reviewer
         .review_bytes(&review_json("UPDATE", zk("zk-1")))
         .await;
-    let response = response(&review);
-    assert!(!response.allowed);
-    assert_eq!(response.result.code, 400);
-    assert!(response.result.message.contains("oldObject is missing"));
+    assert!(refusal(&review, 400).contains("oldObject is missing"));
 }
 
 #[tokio::test]
@@ -161,10 +154,8 @@ async fn uid_is_echoed_even_when_the_review_does_not_decode() {
     let body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"abc","kind":42}}"#;
     let reviewer = Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1));
     let review = reviewer.review_bytes(body).await;
-    let response = response(&review);
-    assert_eq!(response.uid, "abc");
-    assert!(!response.allowed);
-    assert_eq!(response.result.code, 400);
+    assert_eq!(response(&review).uid, "abc");
+    refusal(&review, 400);
 }
 
 #[tokio::test]
