@@ -11,40 +11,39 @@
 //! `WEBHOOK_BENCH_SECS` (default 5, per server and round),
 //! `WEBHOOK_BENCH_ROUNDS` (default 3), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
 //! `WEBHOOK_BENCH_RATE` (default 1000), `WEBHOOK_BENCH_ONLY` (`webhook` or
-//! `bare`: load only that server, for a profiler), `WEBHOOK_BENCH_BODY`
-//! (`records`: statuses with history, conditions and task records).
+//! `bare` or `bare-review`: load only that server, for a profiler),
+//! `WEBHOOK_BENCH_BODY` (`records`: statuses with history, conditions and
+//! task records), `WEBHOOK_BENCH_SPLIT=1` (each round also loads the bare
+//! server running the webhook's `Reviewer`: the review's cost under load
+//! through the bare transport, so the webhook server's own transport cost
+//! shows as the difference).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
+mod load;
+
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::Criterion;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use kudo_api::OperatorVersion;
 use kudo_manager::webhook::{
-    LocalTls, Reviewer, StaticOperatorVersions, WebhookConfig, serve_listener, write_local_tls,
+    Reviewer, StaticOperatorVersions, WebhookConfig, serve_listener, write_local_tls,
 };
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use tokio::net::{TcpListener, TcpStream};
+use load::{
+    Answer, bare_server, bare_tls_config, client_config, connect, latency_at_rate, ms, send,
+    throughput,
+};
+use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
-use tokio::sync::Mutex;
-use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 /// The allocator the `kudo-manager` binary uses (src/main.rs), for both
 /// servers and the client alike.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const PATH: &str = "/validate-kudo-dev-v1beta1-instance";
+pub(crate) const PATH: &str = "/validate-kudo-dev-v1beta1-instance";
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -169,208 +168,6 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
     });
 }
 
-// ----- servers -----
-
-fn bare_tls_config(tls: &LocalTls) -> Arc<rustls::ServerConfig> {
-    let chain = CertificateDer::pem_file_iter(&tls.cert_path)
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
-    let key = PrivateKeyDer::from_pem_file(&tls.key_path).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .unwrap();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Arc::new(config)
-}
-
-/// rustls + hyper, reading the body and answering a fixed AdmissionReview.
-async fn bare_server(listener: TcpListener, config: Arc<rustls::ServerConfig>, answer: Bytes) {
-    let acceptor = TlsAcceptor::from(config);
-    loop {
-        let Ok((tcp, _)) = listener.accept().await else {
-            continue;
-        };
-        let _ = tcp.set_nodelay(true);
-        let acceptor = acceptor.clone();
-        let answer = answer.clone();
-        tokio::spawn(async move {
-            let Ok(tls) = acceptor.accept(tcp).await else {
-                return;
-            };
-            let service =
-                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    let answer = answer.clone();
-                    async move {
-                        let _ = req.into_body().collect().await;
-                        let mut response = http::Response::new(Full::new(answer));
-                        response.headers_mut().insert(
-                            http::header::CONTENT_TYPE,
-                            http::HeaderValue::from_static("application/json"),
-                        );
-                        Ok::<_, Infallible>(response)
-                    }
-                });
-            let _ = auto::Builder::new(TokioExecutor::new())
-                .serve_connection(TokioIo::new(tls), service)
-                .await;
-        });
-    }
-}
-
-// ----- client -----
-
-fn client_config(ca_pem: &str) -> Arc<rustls::ClientConfig> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
-        .unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    Arc::new(
-        rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
-    )
-}
-
-async fn connect(addr: SocketAddr, config: Arc<rustls::ClientConfig>) -> SendRequest<Full<Bytes>> {
-    let tcp = TcpStream::connect(addr).await.unwrap();
-    tcp.set_nodelay(true).unwrap();
-    let tls = TlsConnector::from(config)
-        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
-        .await
-        .unwrap();
-    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    send
-}
-
-async fn send(sender: &mut SendRequest<Full<Bytes>>, body: &Bytes) -> Bytes {
-    sender.ready().await.unwrap();
-    let request = http::Request::post(PATH)
-        .header(http::header::HOST, "127.0.0.1")
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(body.clone()))
-        .unwrap();
-    let response = sender.send_request(request).await.unwrap();
-    assert_eq!(response.status(), 200);
-    response.into_body().collect().await.unwrap().to_bytes()
-}
-
-/// Closed loop: every connection sends back to back; reviews per second.
-async fn throughput(
-    addr: SocketAddr,
-    config: Arc<rustls::ClientConfig>,
-    body: Bytes,
-    connections: u64,
-    duration: Duration,
-) -> f64 {
-    let mut senders = Vec::new();
-    for _ in 0..connections {
-        senders.push(connect(addr, config.clone()).await);
-    }
-    let done = Arc::new(AtomicU64::new(0));
-    let counting = Arc::new(AtomicBool::new(false));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut tasks = Vec::new();
-    for mut sender in senders {
-        let (done, counting, stop, body) =
-            (done.clone(), counting.clone(), stop.clone(), body.clone());
-        tasks.push(tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
-                send(&mut sender, &body).await;
-                if counting.load(Ordering::Relaxed) {
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }));
-    }
-    tokio::time::sleep(Duration::from_secs(1)).await; // warm-up
-    counting.store(true, Ordering::Relaxed);
-    let started = Instant::now();
-    tokio::time::sleep(duration).await;
-    let completed = done.load(Ordering::Relaxed);
-    let elapsed = started.elapsed();
-    stop.store(true, Ordering::Relaxed);
-    for task in tasks {
-        task.await.unwrap();
-    }
-    completed as f64 / elapsed.as_secs_f64()
-}
-
-struct Latencies {
-    p50: Duration,
-    p99: Duration,
-    p999: Duration,
-    max: Duration,
-    achieved_rate: f64,
-}
-
-/// Open loop at `rate` reviews/s over a pool of connections.
-async fn latency_at_rate(
-    addr: SocketAddr,
-    config: Arc<rustls::ClientConfig>,
-    body: Bytes,
-    rate: u64,
-    duration: Duration,
-) -> Latencies {
-    let pool: Vec<_> = {
-        let mut pool = Vec::new();
-        for _ in 0..16 {
-            pool.push(Arc::new(Mutex::new(connect(addr, config.clone()).await)));
-        }
-        pool
-    };
-    let interval = Duration::from_secs_f64(1.0 / rate as f64);
-    let total = (duration.as_secs_f64() * rate as f64) as u64;
-    let warmup = rate / 2;
-    let start = tokio::time::Instant::now() + Duration::from_millis(50);
-    let mut tasks = Vec::with_capacity(total as usize);
-    for i in 0..(total + warmup) {
-        let scheduled = start + interval.mul_f64(i as f64);
-        tokio::time::sleep_until(scheduled).await;
-        let connection = pool[(i as usize) % pool.len()].clone();
-        let body = body.clone();
-        tasks.push(tokio::spawn(async move {
-            // From the moment the request is issued: waiting for a busy
-            // connection counts, the dispatcher's timer granularity does not.
-            let issued = Instant::now();
-            let mut sender = connection.lock().await;
-            send(&mut sender, &body).await;
-            (i, issued.elapsed())
-        }));
-    }
-    let mut samples = Vec::with_capacity(total as usize);
-    for task in tasks {
-        let (i, latency) = task.await.unwrap();
-        if i >= warmup {
-            samples.push(latency);
-        }
-    }
-    let measured = start.elapsed().as_secs_f64() - warmup as f64 / rate as f64;
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
-    Latencies {
-        p50: at(0.50),
-        p99: at(0.99),
-        p999: at(0.999),
-        max: *samples.last().unwrap(),
-        achieved_rate: samples.len() as f64 / measured,
-    }
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
-}
-
 fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     // The review path alone, on the current thread.
@@ -406,7 +203,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let tls = write_local_tls(dir.path()).unwrap();
     let body = load_body();
-    let (webhook_addr, bare_addr, answer) = servers.block_on(async {
+    let (webhook_addr, bare_addr, bare_review_addr, answer) = servers.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let webhook_addr = listener.local_addr().unwrap();
         // With metrics, as the manager runs it.
@@ -426,8 +223,21 @@ fn main() {
         );
         let bare = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let bare_addr = bare.local_addr().unwrap();
-        tokio::spawn(bare_server(bare, bare_tls_config(&tls), answer.clone()));
-        (webhook_addr, bare_addr, answer)
+        let bare_review = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let bare_review_addr = bare_review.local_addr().unwrap();
+        let config = bare_tls_config(&tls);
+        tokio::spawn(bare_server(
+            bare,
+            config.clone(),
+            Answer::Fixed(answer.clone()),
+        ));
+        let reviewer = Reviewer::new(operator_versions(), Duration::from_secs(1));
+        tokio::spawn(bare_server(
+            bare_review,
+            config,
+            Answer::Review(Arc::new(reviewer)),
+        ));
+        (webhook_addr, bare_addr, bare_review_addr, answer)
     });
     let config = client_config(&tls.ca_pem);
 
@@ -440,13 +250,19 @@ fn main() {
             "webhook answer differs from the fixed answer"
         );
         assert!(String::from_utf8_lossy(&reply).contains("\"allowed\":false"));
+        let mut sender = connect(bare_review_addr, config.clone()).await;
+        assert_eq!(
+            send(&mut sender, &body).await,
+            answer,
+            "bare + review answers differently"
+        );
 
         let only = std::env::var("WEBHOOK_BENCH_ONLY").unwrap_or_default();
         if !only.is_empty() {
-            let addr = if only == "bare" {
-                bare_addr
-            } else {
-                webhook_addr
+            let addr = match only.as_str() {
+                "bare" => bare_addr,
+                "bare-review" => bare_review_addr,
+                _ => webhook_addr,
             };
             let rps = throughput(addr, config.clone(), body.clone(), connections, duration).await;
             println!("{only} only: {rps:.0} req/s");
@@ -455,7 +271,8 @@ fn main() {
         // Alternate the two servers in rounds so that background load on
         // the machine hits both alike; report the totals.
         let rounds = env_or("WEBHOOK_BENCH_ROUNDS", 3).max(1);
-        let (mut bare_sum, mut webhook_sum) = (0.0, 0.0);
+        let split = env_or("WEBHOOK_BENCH_SPLIT", 0) == 1;
+        let (mut bare_sum, mut webhook_sum, mut bare_review_sum) = (0.0, 0.0, 0.0);
         for round in 1..=rounds {
             let bare = throughput(
                 bare_addr,
@@ -479,6 +296,28 @@ fn main() {
             );
             bare_sum += bare;
             webhook_sum += webhook;
+            if split {
+                let bare_review = throughput(
+                    bare_review_addr,
+                    config.clone(),
+                    body.clone(),
+                    connections,
+                    duration,
+                )
+                .await;
+                println!(
+                    "           bare + review {bare_review:.0}/s, {:.1}% of bare",
+                    100.0 * bare_review / bare
+                );
+                bare_review_sum += bare_review;
+            }
+        }
+        if split {
+            println!(
+                "  bare + review over all rounds: {:.1}% of bare (webhook: {:.1}%)",
+                100.0 * bare_review_sum / bare_sum,
+                100.0 * webhook_sum / bare_sum
+            );
         }
         let (bare_rps, webhook_rps) = (bare_sum / rounds as f64, webhook_sum / rounds as f64);
         let bare_lat =
