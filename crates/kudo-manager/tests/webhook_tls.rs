@@ -48,9 +48,14 @@ struct Running {
 }
 
 async fn start(tls: &LocalTls) -> Running {
+    start_with(tls, |_| {}).await
+}
+
+async fn start_with(tls: &LocalTls, adjust: impl FnOnce(&mut WebhookConfig)) -> Running {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = WebhookConfig::new(addr, &tls.cert_path, &tls.key_path);
+    let mut config = WebhookConfig::new(addr, &tls.cert_path, &tls.key_path);
+    adjust(&mut config);
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(serve_listener(
         listener,
@@ -202,6 +207,53 @@ async fn plaintext_http_gets_no_http_answer() {
         "plaintext request was answered: {}",
         String::from_utf8_lossy(&answer)
     );
+    let _ = server.stop.send(());
+}
+
+#[tokio::test]
+async fn a_connection_that_starts_no_request_is_closed_and_a_busy_one_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let period = Duration::from_millis(200);
+    let server = start_with(&tls, |config| config.idle_period = period).await;
+    let config = client_config(&tls.ca_pem, ALL);
+
+    // Handshake done, no request head: closed after one or two periods.
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let mut silent = TlsConnector::from(config.clone())
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .unwrap();
+    let mut byte = [0u8; 1];
+    let read = tokio::time::timeout(Duration::from_secs(10), silent.read(&mut byte))
+        .await
+        .expect("an idle connection was still open after 10 s");
+    assert!(matches!(read, Ok(0) | Err(_)), "got data: {read:?}");
+
+    // One keep-alive connection with a request every half period, over
+    // several periods: every request is answered on it.
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let busy = TlsConnector::from(config)
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .unwrap();
+    let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(busy))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    for _ in 0..10 {
+        let request = http::Request::post(PATH)
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(fixture(
+                "deny/param-update-while-plan-runs.json",
+            ))))
+            .unwrap();
+        let response = send.send_request(request).await.unwrap();
+        assert_eq!(response.status(), 200);
+        response.into_body().collect().await.unwrap();
+        tokio::time::sleep(period / 2).await;
+    }
     let _ = server.stop.send(());
 }
 

@@ -19,6 +19,7 @@
 mod answer;
 mod decode;
 mod error;
+mod idle_watch;
 mod json_scan;
 mod json_text;
 mod lazy_timeout;

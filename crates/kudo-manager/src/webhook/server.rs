@@ -14,7 +14,7 @@ use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use kudo_api::names::WEBHOOK_PATH;
@@ -22,6 +22,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use super::answer::ReviewVerdict;
+use super::idle_watch::{IDLE_PERIOD, RequestCount, watch_idle};
 use super::lazy_timeout::lazy_timeout;
 use super::ov_source::OperatorVersionSource;
 use super::review::Reviewer;
@@ -31,13 +32,6 @@ use crate::metrics::Metrics;
 /// Largest request body accepted (the API server's own limit for an object
 /// is about 1.5 MiB; an AdmissionReview carries two of them).
 pub const MAX_BODY_BYTES: u64 = 3 * 1024 * 1024;
-
-/// How long a connection may take to send a request head. hyper counts the
-/// time a keep-alive connection sits idle before it, so this is also the
-/// idle timeout, and it must exceed the API server's own (client-go closes
-/// idle connections after 90 s): when the server closes first, a request
-/// the API server sends at that moment fails, and its POST is not retried.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How the webhook server runs.
 #[derive(Clone, Debug)]
@@ -57,12 +51,17 @@ pub struct WebhookConfig {
     pub request_timeout: Duration,
     /// How long open connections may finish after shutdown is requested.
     pub shutdown_grace: Duration,
+    /// A connection that starts no request (completes no request head) for
+    /// this long is closed, and at the latest after twice this long. Idle
+    /// keep-alive time counts: keep it above the API server's 90 s.
+    pub idle_period: Duration,
     /// Where reviews are counted and timed (the manager's `/metrics`).
     pub metrics: Option<Metrics>,
 }
 
 impl WebhookConfig {
-    /// Defaults: 3 MiB bodies, 3 s to read OperatorVersions, 4 s per request.
+    /// Defaults: 3 MiB bodies, 3 s to read OperatorVersions, 4 s per
+    /// request, connections closed after 2-4 minutes without a request.
     pub fn new(
         addr: SocketAddr,
         cert_path: impl Into<PathBuf>,
@@ -76,6 +75,7 @@ impl WebhookConfig {
             read_timeout: Duration::from_secs(3),
             request_timeout: Duration::from_secs(4),
             shutdown_grace: Duration::from_secs(5),
+            idle_period: IDLE_PERIOD,
             metrics: None,
         }
     }
@@ -129,10 +129,8 @@ pub async fn serve_listener<S: OperatorVersionSource>(
         tracing::info!(%addr, path = WEBHOOK_PATH, "admission webhook listening (HTTPS)");
     }
 
-    let mut http = auto::Builder::new(TokioExecutor::new());
-    http.http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
+    // No hyper timer: slow or idle connections are closed by `watch_idle`.
+    let http = auto::Builder::new(TokioExecutor::new());
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -152,13 +150,16 @@ pub async fn serve_listener<S: OperatorVersionSource>(
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
         let handler = handler.clone();
+        let requests = RequestCount::default();
+        let counted = requests.clone();
         let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+            counted.started();
             let handler = handler.clone();
             async move { Ok::<_, Infallible>(handler.respond(request).await) }
         });
         let http = http.clone();
         let watcher = graceful.watcher();
-        tokio::spawn(async move {
+        let connection = tokio::spawn(async move {
             let tls =
                 match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
                     Ok(Ok(tls)) => tls,
@@ -178,6 +179,7 @@ pub async fn serve_listener<S: OperatorVersionSource>(
                 tracing::debug!(%peer, error = %err, "webhook connection ended with an error");
             }
         });
+        watch_idle(connection.abort_handle(), requests, config.idle_period);
     }
     drop(listener);
     tracing::info!("admission webhook stopping");

@@ -1,0 +1,124 @@
+//! Closes connections on which no request starts for a while: clients that
+//! connect and never finish a request head (slowloris) and keep-alive
+//! connections left idle.
+//!
+//! hyper can do this itself (`header_read_timeout`), but it arms a timer for
+//! every request: under load that timer wheel traffic cost the webhook ~3%
+//! of its throughput. Here a connection has one watcher task that wakes once
+//! per period and compares a request counter the service bumps.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::task::AbortHandle;
+
+/// How often a connection must start a request. Idle time counts, so this
+/// must exceed the API server's own idle timeout (client-go closes idle
+/// connections after 90 s): when the server closes first, a request the API
+/// server sends at that moment fails, and its POST is not retried. A
+/// connection is closed after one to two periods without a new request.
+pub(super) const IDLE_PERIOD: Duration = Duration::from_secs(120);
+
+/// Requests started on one connection, counted by its service.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RequestCount(Arc<AtomicU64>);
+
+impl RequestCount {
+    /// The service saw a complete request head.
+    pub(super) fn started(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Aborts `connection` (its task: dropping it closes the socket) at the
+/// first check, every `period`, that finds no request started since the
+/// previous one; ends by itself once the connection task has ended.
+pub(super) fn watch_idle(connection: AbortHandle, requests: RequestCount, period: Duration) {
+    tokio::spawn(async move {
+        let mut seen = 0;
+        loop {
+            tokio::time::sleep(period).await;
+            if connection.is_finished() {
+                return;
+            }
+            let now = requests.get();
+            if now == seen {
+                tracing::debug!(requests = now, "closing an idle webhook connection");
+                connection.abort();
+                return;
+            }
+            seen = now;
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PERIOD: Duration = Duration::from_secs(120);
+
+    /// A connection task that never ends by itself.
+    fn connection() -> tokio::task::JoinHandle<()> {
+        tokio::spawn(std::future::pending())
+    }
+
+    /// Lets the spawned tasks run (the watcher arms its timer, an aborted
+    /// connection task ends).
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    async fn advance(by: Duration) {
+        tokio::time::advance(by).await;
+        settle().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_that_never_sends_a_request_is_closed_after_one_period() {
+        let task = connection();
+        watch_idle(task.abort_handle(), RequestCount::default(), PERIOD);
+        settle().await;
+        advance(PERIOD - Duration::from_secs(1)).await;
+        assert!(!task.is_finished());
+        advance(Duration::from_secs(2)).await;
+        assert!(task.is_finished());
+        assert!(task.await.unwrap_err().is_cancelled());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_with_a_request_every_period_stays_open_until_it_goes_idle() {
+        let task = connection();
+        let requests = RequestCount::default();
+        watch_idle(task.abort_handle(), requests.clone(), PERIOD);
+        settle().await;
+        for _ in 0..5 {
+            requests.started();
+            advance(PERIOD).await;
+            assert!(!task.is_finished());
+        }
+        // The last request came just before the previous check: one more
+        // period without one closes it.
+        advance(PERIOD).await;
+        assert!(task.is_finished());
+        assert!(task.await.unwrap_err().is_cancelled());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_watcher_ends_with_its_connection() {
+        let task = tokio::spawn(async {});
+        let requests = RequestCount::default();
+        watch_idle(task.abort_handle(), requests.clone(), PERIOD);
+        task.await.unwrap();
+        advance(PERIOD + Duration::from_secs(1)).await;
+        // The watcher dropped its handle on the counter when it returned.
+        assert_eq!(Arc::strong_count(&requests.0), 1);
+    }
+}
