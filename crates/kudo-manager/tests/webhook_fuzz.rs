@@ -2,27 +2,17 @@
 //! is a well-formed AdmissionReview and nothing panics.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
+mod support;
+
 use std::time::Duration;
 
-use kudo_api::OperatorVersion;
 use kudo_manager::webhook::{Reviewer, StaticOperatorVersions};
 use proptest::prelude::*;
 use serde_json::Value;
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/admission")
-            .join(name),
-    )
-    .unwrap()
-}
+use support::admission::{fixture, operator_versions};
 
 fn reviewer() -> Reviewer<StaticOperatorVersions> {
-    let list: Vec<OperatorVersion> =
-        serde_json::from_slice(&fixture("operatorversions.json")).unwrap();
-    Reviewer::new(list.into_iter().collect(), Duration::from_secs(1))
+    Reviewer::new(operator_versions(), Duration::from_secs(1))
 }
 
 /// Reviews `body` and checks the answer is an AdmissionReview v1 with a response.

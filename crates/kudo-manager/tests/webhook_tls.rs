@@ -2,22 +2,21 @@
 //! certificate rotation without restart, no plaintext, body limit, shutdown.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use kudo_api::OperatorVersion;
 use kudo_certs::{CertificateAuthority, local_sans};
-use kudo_manager::webhook::{
-    LocalTls, StaticOperatorVersions, WebhookConfig, serve_listener, write_local_tls,
-};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
+use kudo_manager::webhook::{LocalTls, WebhookConfig, serve_listener, write_local_tls};
+use rustls::pki_types::ServerName;
 use serde_json::Value;
+use support::admission::{fixture, operator_versions};
+use support::tls_client::{ALL, client_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -25,21 +24,6 @@ use tokio::task::JoinHandle;
 use tokio_rustls::TlsConnector;
 
 const PATH: &str = "/validate-kudo-dev-v1beta1-instance";
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/admission")
-            .join(name),
-    )
-    .unwrap()
-}
-
-fn operator_versions() -> StaticOperatorVersions {
-    let list: Vec<OperatorVersion> =
-        serde_json::from_slice(&fixture("operatorversions.json")).unwrap();
-    list.into_iter().collect()
-}
 
 struct Running {
     addr: SocketAddr,
@@ -66,24 +50,6 @@ async fn start_with(tls: &LocalTls, adjust: impl FnOnce(&mut WebhookConfig)) -> 
         },
     ));
     Running { addr, stop, task }
-}
-
-fn client_config(
-    ca_pem: &str,
-    versions: &[&'static rustls::SupportedProtocolVersion],
-) -> Arc<rustls::ClientConfig> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
-        .unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    Arc::new(
-        rustls::ClientConfig::builder_with_provider(provider)
-            .with_protocol_versions(versions)
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
-    )
 }
 
 async fn post(
@@ -117,9 +83,6 @@ async fn post(
         .map_err(|e| e.to_string())?;
     Ok((status, body.to_bytes()))
 }
-
-const ALL: &[&rustls::SupportedProtocolVersion] =
-    &[&rustls::version::TLS13, &rustls::version::TLS12];
 
 #[tokio::test]
 async fn a_denial_travels_over_tls_to_a_client_trusting_only_the_generated_ca() {

@@ -98,21 +98,6 @@ pub(crate) async fn bare_server(
 
 // ----- client -----
 
-pub(crate) fn client_config(ca_pem: &str) -> Arc<rustls::ClientConfig> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
-        .unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    Arc::new(
-        rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
-    )
-}
-
 pub(crate) async fn connect(
     addr: SocketAddr,
     config: Arc<rustls::ClientConfig>,

@@ -19,22 +19,21 @@
 //! shows as the difference).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+#[path = "../../tests/support/admission.rs"]
+mod admission;
 mod load;
+#[path = "../../tests/support/tls_client.rs"]
+mod tls_client;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use admission::{fixture, operator_version_list, operator_versions};
 use bytes::Bytes;
 use criterion::Criterion;
-use kudo_api::OperatorVersion;
-use kudo_manager::webhook::{
-    Reviewer, StaticOperatorVersions, WebhookConfig, serve_listener, write_local_tls,
-};
-use load::{
-    Answer, bare_server, bare_tls_config, client_config, connect, latency_at_rate, ms, send,
-    throughput,
-};
+use kudo_manager::webhook::{Reviewer, WebhookConfig, serve_listener, write_local_tls};
+use load::{Answer, bare_server, bare_tls_config, connect, latency_at_rate, ms, send, throughput};
+use tls_client::{ALL, client_config};
 use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
 
@@ -50,21 +49,6 @@ fn env_or(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/admission")
-            .join(name),
-    )
-    .unwrap()
-}
-
-fn operator_versions() -> StaticOperatorVersions {
-    let list: Vec<OperatorVersion> =
-        serde_json::from_slice(&fixture("operatorversions.json")).unwrap();
-    list.into_iter().collect()
 }
 
 /// A realistic review, compact as the API server sends it: a parameter
@@ -147,8 +131,7 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
         serde_json::from_value(review["request"]["object"].clone()).unwrap();
     let old: kudo_api::Instance =
         serde_json::from_value(review["request"]["oldObject"].clone()).unwrap();
-    let ovs: Vec<OperatorVersion> =
-        serde_json::from_slice(&fixture("operatorversions.json")).unwrap();
+    let ovs = operator_version_list();
     let ov = &ovs[0];
     let now = jiff::Timestamp::now();
     c.bench_function("webhook/engine admission::review_at", |b| {
@@ -239,7 +222,7 @@ fn main() {
         ));
         (webhook_addr, bare_addr, bare_review_addr, answer)
     });
-    let config = client_config(&tls.ca_pem);
+    let config = client_config(&tls.ca_pem, ALL);
 
     let (webhook_rps, bare_rps, webhook_lat, bare_lat) = client.block_on(async {
         // Sanity: the webhook really reviews (denies this update) and matches the bare answer.
@@ -257,6 +240,8 @@ fn main() {
             "bare + review answers differently"
         );
 
+        // Closed-loop throughput against one server, with this run's settings.
+        let load = |addr| throughput(addr, config.clone(), body.clone(), connections, duration);
         let only = std::env::var("WEBHOOK_BENCH_ONLY").unwrap_or_default();
         if !only.is_empty() {
             let addr = match only.as_str() {
@@ -264,7 +249,7 @@ fn main() {
                 "bare-review" => bare_review_addr,
                 _ => webhook_addr,
             };
-            let rps = throughput(addr, config.clone(), body.clone(), connections, duration).await;
+            let rps = load(addr).await;
             println!("{only} only: {rps:.0} req/s");
             std::process::exit(0);
         }
@@ -274,22 +259,8 @@ fn main() {
         let split = env_or("WEBHOOK_BENCH_SPLIT", 0) == 1;
         let (mut bare_sum, mut webhook_sum, mut bare_review_sum) = (0.0, 0.0, 0.0);
         for round in 1..=rounds {
-            let bare = throughput(
-                bare_addr,
-                config.clone(),
-                body.clone(),
-                connections,
-                duration,
-            )
-            .await;
-            let webhook = throughput(
-                webhook_addr,
-                config.clone(),
-                body.clone(),
-                connections,
-                duration,
-            )
-            .await;
+            let bare = load(bare_addr).await;
+            let webhook = load(webhook_addr).await;
             println!(
                 "  round {round}: webhook {webhook:.0}/s, bare {bare:.0}/s, ratio {:.1}%",
                 100.0 * webhook / bare
@@ -297,14 +268,7 @@ fn main() {
             bare_sum += bare;
             webhook_sum += webhook;
             if split {
-                let bare_review = throughput(
-                    bare_review_addr,
-                    config.clone(),
-                    body.clone(),
-                    connections,
-                    duration,
-                )
-                .await;
+                let bare_review = load(bare_review_addr).await;
                 println!(
                     "           bare + review {bare_review:.0}/s, {:.1}% of bare",
                     100.0 * bare_review / bare

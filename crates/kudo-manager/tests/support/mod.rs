@@ -1,0 +1,4 @@
+//! Helpers shared by the integration tests (`mod support;` in each).
+
+pub mod admission;
+pub mod tls_client;
