@@ -4,6 +4,8 @@
 //! status subresource (what the controller would do).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
@@ -19,13 +21,8 @@ use kudo_manager::metrics::Metrics;
 use kudo_manager::webhook::serve_local;
 use kudo_sandbox::Sandbox;
 use serde_json::{Value, json};
+use support::admission::operator_version_list;
 use tokio::sync::oneshot;
-
-fn fixture_ovs() -> Vec<OperatorVersion> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/admission/operatorversions.json");
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
 
 fn kubectl_available() -> bool {
     Command::new("kubectl")
@@ -87,7 +84,7 @@ async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
     let client = sandbox.client().unwrap();
     install_crds(&client).await;
     let ovs: Api<OperatorVersion> = Api::namespaced(client.clone(), "default");
-    for ov in fixture_ovs() {
+    for ov in operator_version_list() {
         ovs.create(&PostParams::default(), &ov).await.unwrap();
     }
 

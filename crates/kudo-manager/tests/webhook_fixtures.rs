@@ -3,21 +3,17 @@
 //! snapshots the answers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kudo_api::OperatorVersion;
 use kudo_manager::webhook::{FnSource, OperatorVersionReadError, Reviewer, StaticOperatorVersions};
 use serde_json::Value;
+use support::admission::operator_versions;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/admission")
-}
-
-fn operator_versions() -> StaticOperatorVersions {
-    let text = std::fs::read_to_string(fixtures().join("operatorversions.json")).unwrap();
-    let list: Vec<OperatorVersion> = serde_json::from_str(&text).unwrap();
-    list.into_iter().collect()
 }
 
 /// A fixed "now" (a Saturday noon UTC) so time-dependent warnings are stable.

@@ -37,7 +37,7 @@ impl RequestCount {
 
 /// Aborts `connection` (its task: dropping it closes the socket) at the
 /// first check, every `period`, that finds no request started since the
-/// previous one; ends by itself once the connection task has ended.
+/// previous one; ends at its first check after the connection task ended.
 pub(super) fn watch_idle(connection: AbortHandle, requests: RequestCount, period: Duration) {
     tokio::spawn(async move {
         let mut seen = 0;
