@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 
 /// How often a connection must start a request. Idle time counts, so this
 /// must exceed the API server's own idle timeout (client-go closes idle
@@ -37,14 +37,15 @@ impl RequestCount {
 
 /// Aborts `connection` (its task: dropping it closes the socket) at the
 /// first check, every `period`, that finds no request started since the
-/// previous one; ends at its first check after the connection task ended.
-pub(super) fn watch_idle(connection: AbortHandle, requests: RequestCount, period: Duration) {
+/// previous one. Ends as soon as the connection task ends, so a stream of
+/// short connections leaves no watchers behind.
+pub(super) fn watch_idle(mut connection: JoinHandle<()>, requests: RequestCount, period: Duration) {
     tokio::spawn(async move {
         let mut seen = 0;
         loop {
-            tokio::time::sleep(period).await;
-            if connection.is_finished() {
-                return;
+            tokio::select! {
+                _ = &mut connection => return,
+                () = tokio::time::sleep(period) => {}
             }
             let now = requests.get();
             if now == seen {
@@ -63,9 +64,17 @@ mod tests {
 
     const PERIOD: Duration = Duration::from_secs(120);
 
-    /// A connection task that never ends by itself.
-    fn connection() -> tokio::task::JoinHandle<()> {
-        tokio::spawn(std::future::pending())
+    /// A connection task that runs until it is aborted or `end` is
+    /// dropped; `alive` counts 2 while the task holds its clone.
+    fn connection() -> (JoinHandle<()>, Arc<()>, tokio::sync::oneshot::Sender<()>) {
+        let alive = Arc::new(());
+        let held = alive.clone();
+        let (end, ended) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _held = held;
+            let _ = ended.await;
+        });
+        (task, alive, end)
     }
 
     /// Lets the spawned tasks run (the watcher arms its timer, an aborted
@@ -81,44 +90,49 @@ mod tests {
         settle().await;
     }
 
+    fn is_open(alive: &Arc<()>) -> bool {
+        Arc::strong_count(alive) == 2
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_connection_that_never_sends_a_request_is_closed_after_one_period() {
-        let task = connection();
-        watch_idle(task.abort_handle(), RequestCount::default(), PERIOD);
+        let (task, alive, _end) = connection();
+        watch_idle(task, RequestCount::default(), PERIOD);
         settle().await;
         advance(PERIOD - Duration::from_secs(1)).await;
-        assert!(!task.is_finished());
+        assert!(is_open(&alive));
         advance(Duration::from_secs(2)).await;
-        assert!(task.is_finished());
-        assert!(task.await.unwrap_err().is_cancelled());
+        assert!(!is_open(&alive));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_connection_with_a_request_every_period_stays_open_until_it_goes_idle() {
-        let task = connection();
+        let (task, alive, _end) = connection();
         let requests = RequestCount::default();
-        watch_idle(task.abort_handle(), requests.clone(), PERIOD);
+        watch_idle(task, requests.clone(), PERIOD);
         settle().await;
         for _ in 0..5 {
             requests.started();
             advance(PERIOD).await;
-            assert!(!task.is_finished());
+            assert!(is_open(&alive));
         }
         // The last request came just before the previous check: one more
         // period without one closes it.
         advance(PERIOD).await;
-        assert!(task.is_finished());
-        assert!(task.await.unwrap_err().is_cancelled());
+        assert!(!is_open(&alive));
     }
 
     #[tokio::test(start_paused = true)]
-    async fn the_watcher_ends_with_its_connection() {
-        let task = tokio::spawn(async {});
+    async fn the_watcher_ends_as_soon_as_its_connection_does() {
+        let (task, alive, end) = connection();
         let requests = RequestCount::default();
-        watch_idle(task.abort_handle(), requests.clone(), PERIOD);
-        task.await.unwrap();
-        advance(PERIOD + Duration::from_secs(1)).await;
-        // The watcher dropped its handle on the counter when it returned.
+        watch_idle(task, requests.clone(), PERIOD);
+        settle().await;
+        drop(end);
+        settle().await;
+        assert!(!is_open(&alive));
+        // No time has passed: the watcher returned because the connection
+        // ended, and dropped its handle on the counter.
         assert_eq!(Arc::strong_count(&requests.0), 1);
     }
 }

@@ -179,7 +179,7 @@ pub async fn serve_listener<S: OperatorVersionSource>(
                 tracing::debug!(%peer, error = %err, "webhook connection ended with an error");
             }
         });
-        watch_idle(connection.abort_handle(), requests, config.idle_period);
+        watch_idle(connection, requests, config.idle_period);
     }
     drop(listener);
     tracing::info!("admission webhook stopping");
