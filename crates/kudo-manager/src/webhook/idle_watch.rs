@@ -77,6 +77,15 @@ mod tests {
         (task, alive, end)
     }
 
+    /// A connection under a watcher that has armed its timer.
+    async fn watched() -> (Arc<()>, RequestCount, tokio::sync::oneshot::Sender<()>) {
+        let (task, alive, end) = connection();
+        let requests = RequestCount::default();
+        watch_idle(task, requests.clone(), PERIOD);
+        settle().await;
+        (alive, requests, end)
+    }
+
     /// Lets the spawned tasks run (the watcher arms its timer, an aborted
     /// connection task ends).
     async fn settle() {
@@ -96,9 +105,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_connection_that_never_sends_a_request_is_closed_after_one_period() {
-        let (task, alive, _end) = connection();
-        watch_idle(task, RequestCount::default(), PERIOD);
-        settle().await;
+        let (alive, _requests, _end) = watched().await;
         advance(PERIOD - Duration::from_secs(1)).await;
         assert!(is_open(&alive));
         advance(Duration::from_secs(2)).await;
@@ -107,10 +114,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_connection_with_a_request_every_period_stays_open_until_it_goes_idle() {
-        let (task, alive, _end) = connection();
-        let requests = RequestCount::default();
-        watch_idle(task, requests.clone(), PERIOD);
-        settle().await;
+        let (alive, requests, _end) = watched().await;
         for _ in 0..5 {
             requests.started();
             advance(PERIOD).await;
@@ -124,10 +128,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_watcher_ends_as_soon_as_its_connection_does() {
-        let (task, alive, end) = connection();
-        let requests = RequestCount::default();
-        watch_idle(task, requests.clone(), PERIOD);
-        settle().await;
+        let (alive, requests, end) = watched().await;
         drop(end);
         settle().await;
         assert!(!is_open(&alive));
