@@ -11,6 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
+use kudo_api::names::WEBHOOK_PATH;
 use kudo_certs::{CertificateAuthority, local_sans};
 use kudo_manager::webhook::{LocalTls, WebhookConfig, serve_listener, write_local_tls};
 use rustls::pki_types::ServerName;
@@ -22,8 +23,6 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsConnector;
-
-const PATH: &str = "/validate-kudo-dev-v1beta1-instance";
 
 struct Running {
     addr: SocketAddr,
@@ -66,7 +65,7 @@ async fn post(
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(conn);
-    let request = http::Request::post(PATH)
+    let request = http::Request::post(WEBHOOK_PATH)
         .header("host", "127.0.0.1")
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(body)))
@@ -139,7 +138,7 @@ async fn http2_clients_are_served() {
     .unwrap();
     tokio::spawn(conn);
     // No content-length: the body arrives as h2 DATA frames only.
-    let request = http::Request::post(format!("https://127.0.0.1{PATH}"))
+    let request = http::Request::post(format!("https://127.0.0.1{WEBHOOK_PATH}"))
         .body(http_body_util::StreamBody::new(futures::stream::iter([
             Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(Bytes::from(fixture(
                 "deny/create-operatorversion-not-found.json",
@@ -205,7 +204,7 @@ async fn a_connection_that_starts_no_request_is_closed_and_a_busy_one_is_kept() 
         .unwrap();
     tokio::spawn(conn);
     for _ in 0..10 {
-        let request = http::Request::post(PATH)
+        let request = http::Request::post(WEBHOOK_PATH)
             .header("host", "127.0.0.1")
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(fixture(

@@ -13,14 +13,13 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
+use kudo_api::names::WEBHOOK_PATH;
 use kudo_manager::webhook::{LocalTls, Reviewer, StaticOperatorVersions};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Mutex;
 use tokio_rustls::{TlsAcceptor, TlsConnector};
-
-use crate::PATH;
 
 // ----- servers -----
 
@@ -46,9 +45,9 @@ pub(crate) fn bare_tls_config(tls: &LocalTls) -> Arc<rustls::ServerConfig> {
 pub(crate) enum Answer {
     /// The same bytes every time: the transport alone (the ceiling).
     Fixed(Bytes),
-    /// The webhook's `Reviewer` on the body: the review's cost under load,
-    /// through the bare transport (a diagnostic: with the webhook server at
-    /// the same rate, its own transport costs nothing extra).
+    /// The webhook's `Reviewer` on the body: the review's cost under load
+    /// through the bare transport (a diagnostic: the webhook's distance to
+    /// it is what the webhook server's own machinery costs).
     Review(Arc<Reviewer<StaticOperatorVersions>>),
 }
 
@@ -117,7 +116,7 @@ pub(crate) async fn connect(
 
 pub(crate) async fn send(sender: &mut SendRequest<Full<Bytes>>, body: &Bytes) -> Bytes {
     sender.ready().await.unwrap();
-    let request = http::Request::post(PATH)
+    let request = http::Request::post(WEBHOOK_PATH)
         .header(http::header::HOST, "127.0.0.1")
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(Full::new(body.clone()))

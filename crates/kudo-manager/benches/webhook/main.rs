@@ -42,8 +42,6 @@ use tokio::runtime::Runtime;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-pub(crate) const PATH: &str = "/validate-kudo-dev-v1beta1-instance";
-
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -199,11 +197,8 @@ fn main() {
             std::future::pending(),
         ));
         // The bare server answers what the webhook answers, byte for byte.
-        let answer = Bytes::from(
-            Reviewer::new(operator_versions(), Duration::from_secs(1))
-                .review_to_json(&body)
-                .await,
-        );
+        let reviewer = Arc::new(Reviewer::new(operator_versions(), Duration::from_secs(1)));
+        let answer = Bytes::from(reviewer.review_to_json(&body).await);
         let bare = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let bare_addr = bare.local_addr().unwrap();
         let bare_review = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -214,12 +209,7 @@ fn main() {
             config.clone(),
             Answer::Fixed(answer.clone()),
         ));
-        let reviewer = Reviewer::new(operator_versions(), Duration::from_secs(1));
-        tokio::spawn(bare_server(
-            bare_review,
-            config,
-            Answer::Review(Arc::new(reviewer)),
-        ));
+        tokio::spawn(bare_server(bare_review, config, Answer::Review(reviewer)));
         (webhook_addr, bare_addr, bare_review_addr, answer)
     });
     let config = client_config(&tls.ca_pem, ALL);
