@@ -13,6 +13,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
+use kube::core::DynamicObject;
+use kube::core::admission::AdmissionReview;
 use kudo_api::names::WEBHOOK_PATH;
 use kudo_manager::webhook::{LocalTls, Reviewer, StaticOperatorVersions};
 use rustls::pki_types::pem::PemObject;
@@ -49,6 +51,33 @@ pub(crate) enum Answer {
     /// through the bare transport (a diagnostic: the webhook's distance to
     /// it is what the webhook server's own machinery costs).
     Review(Arc<Reviewer<StaticOperatorVersions>>),
+    /// serde_json reads the body as JSON and discards it, then the fixed
+    /// answer: what merely checking that the body is JSON costs, the floor
+    /// under any review that reads the request.
+    AfterJsonSkip(Bytes),
+    /// The body decoded into kube's `AdmissionReview<DynamicObject>`, then
+    /// the fixed answer: what a webhook built on kube-rs's types pays
+    /// before its first rule.
+    AfterKubeDecode(Bytes),
+}
+
+impl Answer {
+    async fn reply(&self, body: Bytes) -> Bytes {
+        match self {
+            Self::Fixed(reply) => reply.clone(),
+            Self::Review(reviewer) => Bytes::from(reviewer.review_to_json(&body).await),
+            Self::AfterJsonSkip(reply) => {
+                let read = serde_json::from_slice::<serde::de::IgnoredAny>(&body);
+                std::hint::black_box(read.is_ok());
+                reply.clone()
+            }
+            Self::AfterKubeDecode(reply) => {
+                let read = serde_json::from_slice::<AdmissionReview<DynamicObject>>(&body);
+                std::hint::black_box(read.is_ok());
+                reply.clone()
+            }
+        }
+    }
 }
 
 /// rustls + hyper, reading the body and answering with `answer`.
@@ -74,12 +103,7 @@ pub(crate) async fn bare_server(
                     let answer = answer.clone();
                     async move {
                         let body = req.into_body().collect().await.map(|b| b.to_bytes());
-                        let reply = match answer {
-                            Answer::Fixed(bytes) => bytes,
-                            Answer::Review(reviewer) => Bytes::from(
-                                reviewer.review_to_json(&body.unwrap_or_default()).await,
-                            ),
-                        };
+                        let reply = answer.reply(body.unwrap_or_default()).await;
                         let mut response = http::Response::new(Full::new(reply));
                         response.headers_mut().insert(
                             http::header::CONTENT_TYPE,

@@ -10,13 +10,15 @@
 //! `cargo bench -p kudo-manager --bench webhook`; knobs:
 //! `WEBHOOK_BENCH_SECS` (default 5, per server and round),
 //! `WEBHOOK_BENCH_ROUNDS` (default 3), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
-//! `WEBHOOK_BENCH_RATE` (default 1000), `WEBHOOK_BENCH_ONLY` (`webhook` or
-//! `bare` or `bare-review`: load only that server, for a profiler),
-//! `WEBHOOK_BENCH_BODY` (`records`: statuses with history, conditions and
-//! task records), `WEBHOOK_BENCH_SPLIT=1` (each round also loads the bare
-//! server running the webhook's `Reviewer`: the review's cost under load
-//! through the bare transport, so the webhook server's own transport cost
-//! shows as the difference).
+//! `WEBHOOK_BENCH_RATE` (default 1000), `WEBHOOK_BENCH_ONLY` (`webhook`,
+//! `bare`, `bare-review`, `json-skip` or `kube-decode`: load only that
+//! server, for a profiler), `WEBHOOK_BENCH_BODY` (`records`: statuses with
+//! history, conditions and task records), `WEBHOOK_BENCH_SPLIT=1` (each
+//! round also loads three bare servers doing part of a review's work: the
+//! webhook's `Reviewer`, so the webhook server's own cost shows as the
+//! difference; serde_json skipping the body, the floor under any review
+//! that reads it; and kube's `AdmissionReview<DynamicObject>` decode, what
+//! a webhook on kube-rs's types pays before its first rule).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 #[path = "../../tests/support/admission.rs"]
@@ -25,6 +27,7 @@ mod load;
 #[path = "../../tests/support/tls_client.rs"]
 mod tls_client;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +44,22 @@ use tokio::runtime::Runtime;
 /// servers and the client alike.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// A bare server doing part of a review's work: loaded only with
+/// `WEBHOOK_BENCH_SPLIT=1`, or alone with `WEBHOOK_BENCH_ONLY=<only>`.
+struct Diagnostic {
+    name: &'static str,
+    only: &'static str,
+    addr: SocketAddr,
+}
+
+/// Starts a bare server answering with `answer` on a fresh local port.
+async fn start_bare(config: Arc<rustls::ServerConfig>, answer: Answer) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(bare_server(listener, config, answer));
+    addr
+}
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -124,6 +143,11 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
             .unwrap()
         });
     });
+    // The floor: checking the body is JSON and keeping nothing (the
+    // "bare + JSON skip" server of WEBHOOK_BENCH_SPLIT does this).
+    c.bench_function("webhook/serde_json skip of the body (IgnoredAny)", |b| {
+        b.iter(|| serde_json::from_slice::<serde::de::IgnoredAny>(&body).unwrap());
+    });
     let review: serde_json::Value = serde_json::from_slice(&body).unwrap();
     let new: kudo_api::Instance =
         serde_json::from_value(review["request"]["object"].clone()).unwrap();
@@ -184,7 +208,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let tls = write_local_tls(dir.path()).unwrap();
     let body = load_body();
-    let (webhook_addr, bare_addr, bare_review_addr, answer) = servers.block_on(async {
+    let (webhook_addr, bare_addr, diagnostics, answer) = servers.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let webhook_addr = listener.local_addr().unwrap();
         // With metrics, as the manager runs it.
@@ -199,18 +223,26 @@ fn main() {
         // The bare server answers what the webhook answers, byte for byte.
         let reviewer = Arc::new(Reviewer::new(operator_versions(), Duration::from_secs(1)));
         let answer = Bytes::from(reviewer.review_to_json(&body).await);
-        let bare = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let bare_addr = bare.local_addr().unwrap();
-        let bare_review = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let bare_review_addr = bare_review.local_addr().unwrap();
         let config = bare_tls_config(&tls);
-        tokio::spawn(bare_server(
-            bare,
-            config.clone(),
-            Answer::Fixed(answer.clone()),
-        ));
-        tokio::spawn(bare_server(bare_review, config, Answer::Review(reviewer)));
-        (webhook_addr, bare_addr, bare_review_addr, answer)
+        let bare_addr = start_bare(config.clone(), Answer::Fixed(answer.clone())).await;
+        let mut diagnostics = Vec::new();
+        for (name, only, serves) in [
+            ("bare + review", "bare-review", Answer::Review(reviewer)),
+            (
+                "bare + JSON skip",
+                "json-skip",
+                Answer::AfterJsonSkip(answer.clone()),
+            ),
+            (
+                "bare + kube decode",
+                "kube-decode",
+                Answer::AfterKubeDecode(answer.clone()),
+            ),
+        ] {
+            let addr = start_bare(config.clone(), serves).await;
+            diagnostics.push(Diagnostic { name, only, addr });
+        }
+        (webhook_addr, bare_addr, diagnostics, answer)
     });
     let config = client_config(&tls.ca_pem, ALL);
 
@@ -223,12 +255,15 @@ fn main() {
             "webhook answer differs from the fixed answer"
         );
         assert!(String::from_utf8_lossy(&reply).contains("\"allowed\":false"));
-        let mut sender = connect(bare_review_addr, config.clone()).await;
-        assert_eq!(
-            send(&mut sender, &body).await,
-            answer,
-            "bare + review answers differently"
-        );
+        for diagnostic in &diagnostics {
+            let mut sender = connect(diagnostic.addr, config.clone()).await;
+            assert_eq!(
+                send(&mut sender, &body).await,
+                answer,
+                "{} answers differently",
+                diagnostic.name
+            );
+        }
 
         // Closed-loop throughput against one server, with this run's settings.
         let load = |addr| throughput(addr, config.clone(), body.clone(), connections, duration);
@@ -236,8 +271,11 @@ fn main() {
         if !only.is_empty() {
             let addr = match only.as_str() {
                 "bare" => bare_addr,
-                "bare-review" => bare_review_addr,
-                _ => webhook_addr,
+                "webhook" => webhook_addr,
+                other => diagnostics
+                    .iter()
+                    .find(|d| d.only == other)
+                    .map_or(webhook_addr, |d| d.addr),
             };
             let rps = load(addr).await;
             println!("{only} only: {rps:.0} req/s");
@@ -247,7 +285,8 @@ fn main() {
         // the machine hits both alike; report the totals.
         let rounds = env_or("WEBHOOK_BENCH_ROUNDS", 3).max(1);
         let split = env_or("WEBHOOK_BENCH_SPLIT", 0) == 1;
-        let (mut bare_sum, mut webhook_sum, mut bare_review_sum) = (0.0, 0.0, 0.0);
+        let (mut bare_sum, mut webhook_sum) = (0.0, 0.0);
+        let mut diagnostic_sums = vec![0.0; diagnostics.len()];
         for round in 1..=rounds {
             let bare = load(bare_addr).await;
             let webhook = load(webhook_addr).await;
@@ -258,18 +297,27 @@ fn main() {
             bare_sum += bare;
             webhook_sum += webhook;
             if split {
-                let bare_review = load(bare_review_addr).await;
-                println!(
-                    "           bare + review {bare_review:.0}/s, {:.1}% of bare",
-                    100.0 * bare_review / bare
-                );
-                bare_review_sum += bare_review;
+                for (diagnostic, sum) in diagnostics.iter().zip(&mut diagnostic_sums) {
+                    let rps = load(diagnostic.addr).await;
+                    println!(
+                        "           {} {rps:.0}/s, {:.1}% of bare",
+                        diagnostic.name,
+                        100.0 * rps / bare
+                    );
+                    *sum += rps;
+                }
             }
         }
         if split {
+            for (diagnostic, sum) in diagnostics.iter().zip(&diagnostic_sums) {
+                println!(
+                    "  {} over all rounds: {:.1}% of bare",
+                    diagnostic.name,
+                    100.0 * sum / bare_sum
+                );
+            }
             println!(
-                "  bare + review over all rounds: {:.1}% of bare (webhook: {:.1}%)",
-                100.0 * bare_review_sum / bare_sum,
+                "  (webhook over all rounds: {:.1}%)",
                 100.0 * webhook_sum / bare_sum
             );
         }
