@@ -16,7 +16,7 @@ use hyper_util::server::conn::auto;
 use kube::core::DynamicObject;
 use kube::core::admission::AdmissionReview;
 use kudo_api::names::WEBHOOK_PATH;
-use kudo_manager::webhook::{LocalTls, Reviewer, StaticOperatorVersions};
+use kudo_manager::webhook::{LocalTls, Reviewer, StaticOperatorVersions, probe};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio::net::{TcpListener, TcpStream};
@@ -59,22 +59,38 @@ pub(crate) enum Answer {
     /// the fixed answer: what a webhook built on kube-rs's types pays
     /// before its first rule.
     AfterKubeDecode(Bytes),
+    /// The webhook's own cursor skips the body (the grammar check of the
+    /// fast decode, nothing kept), then the fixed answer.
+    AfterCursorSkip(Bytes),
+    /// The webhook's decode (request and both `Instance`s built), then the
+    /// fixed answer: against the cursor skip, what building costs.
+    AfterDecode(Bytes),
 }
 
 impl Answer {
-    async fn reply(&self, body: Bytes) -> Bytes {
+    /// By value: the server clones its `Answer` per request, and the
+    /// ceiling must not pay a second reference count.
+    async fn reply(self, body: Bytes) -> Bytes {
         match self {
-            Self::Fixed(reply) => reply.clone(),
+            Self::Fixed(reply) => reply,
             Self::Review(reviewer) => Bytes::from(reviewer.review_to_json(&body).await),
             Self::AfterJsonSkip(reply) => {
                 let read = serde_json::from_slice::<serde::de::IgnoredAny>(&body);
                 std::hint::black_box(read.is_ok());
-                reply.clone()
+                reply
+            }
+            Self::AfterCursorSkip(reply) => {
+                std::hint::black_box(probe::skip_body(&body));
+                reply
+            }
+            Self::AfterDecode(reply) => {
+                std::hint::black_box(probe::decode_body(&body));
+                reply
             }
             Self::AfterKubeDecode(reply) => {
                 let read = serde_json::from_slice::<AdmissionReview<DynamicObject>>(&body);
                 std::hint::black_box(read.is_ok());
-                reply.clone()
+                reply
             }
         }
     }

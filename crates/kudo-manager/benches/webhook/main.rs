@@ -11,14 +11,17 @@
 //! `WEBHOOK_BENCH_SECS` (default 5, per server and round),
 //! `WEBHOOK_BENCH_ROUNDS` (default 3), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
 //! `WEBHOOK_BENCH_RATE` (default 1000), `WEBHOOK_BENCH_ONLY` (`webhook`,
-//! `bare`, `bare-review`, `json-skip` or `kube-decode`: load only that
-//! server, for a profiler), `WEBHOOK_BENCH_BODY` (`records`: statuses with
-//! history, conditions and task records), `WEBHOOK_BENCH_SPLIT=1` (each
-//! round also loads three bare servers doing part of a review's work: the
-//! webhook's `Reviewer`, so the webhook server's own cost shows as the
-//! difference; serde_json skipping the body, the floor under any review
-//! that reads it; and kube's `AdmissionReview<DynamicObject>` decode, what
-//! a webhook on kube-rs's types pays before its first rule).
+//! `bare`, `bare-review`, `json-skip`, `cursor-skip`, `decode` or
+//! `kube-decode`: load only that server, for a profiler),
+//! `WEBHOOK_BENCH_BODY` (`records`: statuses with history, conditions and
+//! task records), `WEBHOOK_BENCH_SPLIT=1` (each round also loads bare
+//! servers doing part of a review's work, see [`Answer`]: the webhook's
+//! `Reviewer`, so the webhook server's own cost shows as the difference;
+//! serde_json's and the webhook cursor's skip of the body, the floor under
+//! any review that reads it; the webhook's decode alone, so building the
+//! Instances shows against the cursor skip; and kube's
+//! `AdmissionReview<DynamicObject>` decode, what a webhook on kube-rs's
+//! types pays before its first rule).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 #[path = "../../tests/support/admission.rs"]
@@ -34,7 +37,7 @@ use std::time::Duration;
 use admission::{fixture, operator_version_list, operator_versions};
 use bytes::Bytes;
 use criterion::Criterion;
-use kudo_manager::webhook::{Reviewer, WebhookConfig, serve_listener, write_local_tls};
+use kudo_manager::webhook::{Reviewer, WebhookConfig, probe, serve_listener, write_local_tls};
 use load::{Answer, bare_server, bare_tls_config, connect, latency_at_rate, ms, send, throughput};
 use tls_client::{ALL, client_config};
 use tokio::net::TcpListener;
@@ -148,6 +151,12 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
     c.bench_function("webhook/serde_json skip of the body (IgnoredAny)", |b| {
         b.iter(|| serde_json::from_slice::<serde::de::IgnoredAny>(&body).unwrap());
     });
+    c.bench_function("webhook/cursor skip of the body", |b| {
+        b.iter(|| probe::skip_body(&body));
+    });
+    c.bench_function("webhook/decode (request and both Instances)", |b| {
+        b.iter(|| probe::decode_body(&body));
+    });
     let review: serde_json::Value = serde_json::from_slice(&body).unwrap();
     let new: kudo_api::Instance =
         serde_json::from_value(review["request"]["object"].clone()).unwrap();
@@ -232,6 +241,16 @@ fn main() {
                 "bare + JSON skip",
                 "json-skip",
                 Answer::AfterJsonSkip(answer.clone()),
+            ),
+            (
+                "bare + cursor skip",
+                "cursor-skip",
+                Answer::AfterCursorSkip(answer.clone()),
+            ),
+            (
+                "bare + decode",
+                "decode",
+                Answer::AfterDecode(answer.clone()),
             ),
             (
                 "bare + kube decode",

@@ -24,6 +24,8 @@ mod json_scan;
 mod json_text;
 mod lazy_timeout;
 mod ov_source;
+#[doc(hidden)]
+pub mod probe;
 mod register;
 mod review;
 mod server;

@@ -1,0 +1,40 @@
+//! Parts of the review path on their own, for the bench's diagnostic
+//! servers (`benches/webhook`, `WEBHOOK_BENCH_SPLIT=1`): what reading the
+//! body costs under load, apart from building what the rules read. Not
+//! part of the crate's API.
+
+use super::decode::decode;
+use super::json_scan::Cursor;
+
+/// The fast decode's cursor over the whole body, keeping nothing: the
+/// grammar check every review pays. `false` when the cursor gives up.
+#[doc(hidden)]
+pub fn skip_body(body: &[u8]) -> bool {
+    std::str::from_utf8(body).is_ok_and(|text| {
+        let mut cursor = Cursor::new(text);
+        cursor.skip().is_ok() && cursor.at_end()
+    })
+}
+
+/// The review's decode (the request and both `Instance`s built), and
+/// nothing after it. `false` when the body is not an Instance review.
+#[doc(hidden)]
+pub fn decode_body(body: &[u8]) -> bool {
+    decode(body).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_read_a_review_and_refuse_what_is_not_json() {
+        let review = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"kudo.dev","version":"v1beta1","kind":"Instance"},"resource":{"group":"kudo.dev","version":"v1beta1","resource":"instances"},"operation":"CREATE","userInfo":{},"object":{"metadata":{"name":"a"},"spec":{}}}}"#;
+        assert!(skip_body(review));
+        assert!(decode_body(review));
+        let broken = &review[..review.len() - 1];
+        assert!(!skip_body(broken));
+        assert!(!decode_body(broken));
+        assert!(!skip_body(b"{} {}"));
+    }
+}
