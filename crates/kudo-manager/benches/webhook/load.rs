@@ -51,20 +51,41 @@ pub(crate) enum Answer {
     /// through the bare transport (a diagnostic: the webhook's distance to
     /// it is what the webhook server's own machinery costs).
     Review(Arc<Reviewer<StaticOperatorVersions>>),
-    /// serde_json reads the body as JSON and discards it, then the fixed
-    /// answer: what merely checking that the body is JSON costs, the floor
+    /// `Work` on the body, then the fixed answer: a part of a review's
+    /// cost under load.
+    After(Work, Bytes),
+}
+
+/// Part of a review's work, done by a diagnostic server before it answers
+/// the fixed bytes (and timed alone by criterion).
+#[derive(Clone, Copy)]
+pub(crate) enum Work {
+    /// serde_json reads the body as JSON and keeps nothing: the floor
     /// under any review that reads the request.
-    AfterJsonSkip(Bytes),
-    /// The body decoded into kube's `AdmissionReview<DynamicObject>`, then
-    /// the fixed answer: what a webhook built on kube-rs's types pays
-    /// before its first rule.
-    AfterKubeDecode(Bytes),
-    /// The webhook's own cursor skips the body (the grammar check of the
-    /// fast decode, nothing kept), then the fixed answer.
-    AfterCursorSkip(Bytes),
-    /// The webhook's decode (request and both `Instance`s built), then the
-    /// fixed answer: against the cursor skip, what building costs.
-    AfterDecode(Bytes),
+    JsonSkip,
+    /// The webhook's own cursor skips the body (the grammar check of its
+    /// fast decode, nothing kept).
+    CursorSkip,
+    /// The webhook's decode (request and both `Instance`s built): against
+    /// the cursor skip, what building them costs.
+    Decode,
+    /// kube's `AdmissionReview<DynamicObject>`: what a webhook built on
+    /// kube-rs's types pays before its first rule.
+    KubeDecode,
+}
+
+impl Work {
+    /// Does the work; whether the body was read.
+    pub(crate) fn run(self, body: &[u8]) -> bool {
+        match self {
+            Self::JsonSkip => serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok(),
+            Self::CursorSkip => probe::skip_body(body),
+            Self::Decode => probe::decode_body(body),
+            Self::KubeDecode => {
+                serde_json::from_slice::<AdmissionReview<DynamicObject>>(body).is_ok()
+            }
+        }
+    }
 }
 
 impl Answer {
@@ -74,22 +95,8 @@ impl Answer {
         match self {
             Self::Fixed(reply) => reply,
             Self::Review(reviewer) => Bytes::from(reviewer.review_to_json(&body).await),
-            Self::AfterJsonSkip(reply) => {
-                let read = serde_json::from_slice::<serde::de::IgnoredAny>(&body);
-                std::hint::black_box(read.is_ok());
-                reply
-            }
-            Self::AfterCursorSkip(reply) => {
-                std::hint::black_box(probe::skip_body(&body));
-                reply
-            }
-            Self::AfterDecode(reply) => {
-                std::hint::black_box(probe::decode_body(&body));
-                reply
-            }
-            Self::AfterKubeDecode(reply) => {
-                let read = serde_json::from_slice::<AdmissionReview<DynamicObject>>(&body);
-                std::hint::black_box(read.is_ok());
+            Self::After(work, reply) => {
+                std::hint::black_box(work.run(&body));
                 reply
             }
         }

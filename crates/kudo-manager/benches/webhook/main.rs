@@ -37,8 +37,12 @@ use std::time::Duration;
 use admission::{fixture, operator_version_list, operator_versions};
 use bytes::Bytes;
 use criterion::Criterion;
-use kudo_manager::webhook::{Reviewer, WebhookConfig, probe, serve_listener, write_local_tls};
-use load::{Answer, bare_server, bare_tls_config, connect, latency_at_rate, ms, send, throughput};
+use kudo_manager::webhook::{Reviewer, WebhookConfig, serve_listener, write_local_tls};
+use load::Work::{CursorSkip, Decode, JsonSkip, KubeDecode};
+use load::{
+    Answer, Answer::After, bare_server, bare_tls_config, connect, latency_at_rate, ms, send,
+    throughput,
+};
 use tls_client::{ALL, client_config};
 use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
@@ -138,25 +142,20 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
         });
         },
     );
-    c.bench_function("webhook/decode kube AdmissionReview<DynamicObject>", |b| {
-        b.iter(|| {
-            serde_json::from_slice::<
-                kube::core::admission::AdmissionReview<kube::core::DynamicObject>,
-            >(&body)
-            .unwrap()
-        });
-    });
-    // The floor: checking the body is JSON and keeping nothing (the
-    // "bare + JSON skip" server of WEBHOOK_BENCH_SPLIT does this).
-    c.bench_function("webhook/serde_json skip of the body (IgnoredAny)", |b| {
-        b.iter(|| serde_json::from_slice::<serde::de::IgnoredAny>(&body).unwrap());
-    });
-    c.bench_function("webhook/cursor skip of the body", |b| {
-        b.iter(|| probe::skip_body(&body));
-    });
-    c.bench_function("webhook/decode (request and both Instances)", |b| {
-        b.iter(|| probe::decode_body(&body));
-    });
+    // The diagnostic servers' work alone: reading the body (serde_json's
+    // skip is the floor under any review), building the Instances, and
+    // what kube's types cost.
+    for (name, work) in [
+        (
+            "webhook/decode kube AdmissionReview<DynamicObject>",
+            KubeDecode,
+        ),
+        ("webhook/serde_json skip of the body (IgnoredAny)", JsonSkip),
+        ("webhook/cursor skip of the body", CursorSkip),
+        ("webhook/decode (request and both Instances)", Decode),
+    ] {
+        c.bench_function(name, |b| b.iter(|| assert!(work.run(&body))));
+    }
     let review: serde_json::Value = serde_json::from_slice(&body).unwrap();
     let new: kudo_api::Instance =
         serde_json::from_value(review["request"]["object"].clone()).unwrap();
@@ -240,22 +239,18 @@ fn main() {
             (
                 "bare + JSON skip",
                 "json-skip",
-                Answer::AfterJsonSkip(answer.clone()),
+                After(JsonSkip, answer.clone()),
             ),
             (
                 "bare + cursor skip",
                 "cursor-skip",
-                Answer::AfterCursorSkip(answer.clone()),
+                After(CursorSkip, answer.clone()),
             ),
-            (
-                "bare + decode",
-                "decode",
-                Answer::AfterDecode(answer.clone()),
-            ),
+            ("bare + decode", "decode", After(Decode, answer.clone())),
             (
                 "bare + kube decode",
                 "kube-decode",
-                Answer::AfterKubeDecode(answer.clone()),
+                After(KubeDecode, answer.clone()),
             ),
         ] {
             let addr = start_bare(config.clone(), serves).await;
