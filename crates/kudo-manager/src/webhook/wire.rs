@@ -54,23 +54,23 @@ pub(crate) struct WireRequest<'a> {
     user_info: IgnoredAny,
     /// The rules never read the new object's status (the API server keeps
     /// it equal to the old one on spec writes): skipped.
-    #[serde(default, deserialize_with = "new_object")]
+    #[serde(default, deserialize_with = "boxed_instance::<_, IgnoredAny>")]
     pub object: Option<Box<Instance>>,
     /// Only the status fields the rules read (see [`WireStatus`]).
-    #[serde(default, deserialize_with = "old_object")]
+    #[serde(default, deserialize_with = "boxed_instance::<_, WireStatus>")]
     pub old_object: Option<Box<Instance>>,
 }
 
-/// The objects are decoded slim and become the `Instance`s the engine
-/// judges; the fast path builds those in place (fewer bytes written per
-/// review, which shows under load, when the caches are cold).
-fn new_object<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<Instance>>, D::Error> {
-    let wire = Option::<WireInstance<IgnoredAny>>::deserialize(d)?;
-    Ok(wire.map(|wire| Box::new(Instance::from(wire))))
-}
-
-fn old_object<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<Instance>>, D::Error> {
-    let wire = Option::<WireInstance<WireStatus>>::deserialize(d)?;
+/// An object decoded slim (its status as `S`) into the `Instance` the
+/// engine judges; the fast path builds those in place (fewer bytes written
+/// per review, which shows under load, when the caches are cold).
+fn boxed_instance<'de, D, S>(d: D) -> Result<Option<Box<Instance>>, D::Error>
+where
+    D: Deserializer<'de>,
+    WireInstance<S>: Deserialize<'de>,
+    Instance: From<WireInstance<S>>,
+{
+    let wire = Option::<WireInstance<S>>::deserialize(d)?;
     Ok(wire.map(|wire| Box::new(Instance::from(wire))))
 }
 
