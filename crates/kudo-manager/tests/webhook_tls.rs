@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
 use kudo_api::names::WEBHOOK_PATH;
 use kudo_certs::{CertificateAuthority, local_sans};
 use kudo_manager::webhook::{LocalTls, WebhookConfig, serve_listener, write_local_tls};
 use rustls::pki_types::ServerName;
 use serde_json::Value;
-use support::admission::{fixture, operator_versions};
+use support::admission::{fixture, operator_versions, review_request};
 use support::tls_client::{ALL, client_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -65,13 +65,8 @@ async fn post(
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(conn);
-    let request = http::Request::post(WEBHOOK_PATH)
-        .header("host", "127.0.0.1")
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(body)))
-        .unwrap();
     let response = send
-        .send_request(request)
+        .send_request(review_request(body))
         .await
         .map_err(|e| e.to_string())?;
     let status = response.status().as_u16();
@@ -204,13 +199,7 @@ async fn a_connection_that_starts_no_request_is_closed_and_a_busy_one_is_kept() 
         .unwrap();
     tokio::spawn(conn);
     for _ in 0..10 {
-        let request = http::Request::post(WEBHOOK_PATH)
-            .header("host", "127.0.0.1")
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(fixture(
-                "deny/param-update-while-plan-runs.json",
-            ))))
-            .unwrap();
+        let request = review_request(fixture("deny/param-update-while-plan-runs.json"));
         let response = send.send_request(request).await.unwrap();
         assert_eq!(response.status(), 200);
         response.into_body().collect().await.unwrap();

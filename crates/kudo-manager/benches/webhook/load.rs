@@ -15,13 +15,14 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use kube::core::DynamicObject;
 use kube::core::admission::AdmissionReview;
-use kudo_api::names::WEBHOOK_PATH;
 use kudo_manager::webhook::{LocalTls, Reviewer, StaticOperatorVersions, probe};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Mutex;
 use tokio_rustls::{TlsAcceptor, TlsConnector};
+
+use crate::admission::review_request;
 
 // ----- servers -----
 
@@ -163,12 +164,10 @@ pub(crate) async fn connect(
 
 pub(crate) async fn send(sender: &mut SendRequest<Full<Bytes>>, body: &Bytes) -> Bytes {
     sender.ready().await.unwrap();
-    let request = http::Request::post(WEBHOOK_PATH)
-        .header(http::header::HOST, "127.0.0.1")
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(body.clone()))
+    let response = sender
+        .send_request(review_request(body.clone()))
+        .await
         .unwrap();
-    let response = sender.send_request(request).await.unwrap();
     assert_eq!(response.status(), 200);
     response.into_body().collect().await.unwrap().to_bytes()
 }
