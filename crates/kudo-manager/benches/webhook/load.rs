@@ -70,6 +70,9 @@ pub(crate) enum Work {
     /// The webhook's decode (request and both `Instance`s built): against
     /// the cursor skip, what building them costs.
     Decode,
+    /// The same fields read as borrowed views into fixed slots, nothing
+    /// allocated: against `Decode`, what owning the `Instance`s costs.
+    Views,
     /// kube's `AdmissionReview<DynamicObject>`: what a webhook built on
     /// kube-rs's types pays before its first rule.
     KubeDecode,
@@ -82,6 +85,7 @@ impl Work {
             Self::JsonSkip => serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok(),
             Self::CursorSkip => probe::skip_body(body),
             Self::Decode => probe::decode_body(body),
+            Self::Views => probe::views_body(body),
             Self::KubeDecode => {
                 serde_json::from_slice::<AdmissionReview<DynamicObject>>(body).is_ok()
             }

@@ -8,10 +8,10 @@
 //! finished, so a slow server cannot hide queueing).
 //!
 //! `cargo bench -p kudo-manager --bench webhook`; knobs:
-//! `WEBHOOK_BENCH_SECS` (default 5, per server and round),
+//! `WEBHOOK_BENCH_SECS` (default 5, at least 1, per server and round),
 //! `WEBHOOK_BENCH_ROUNDS` (default 3), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
 //! `WEBHOOK_BENCH_RATE` (default 1000), `WEBHOOK_BENCH_ONLY` (`webhook`,
-//! `bare`, `bare-review`, `json-skip`, `cursor-skip`, `decode` or
+//! `bare`, `bare-review`, `json-skip`, `cursor-skip`, `decode`, `views` or
 //! `kube-decode`: load only that server, for a profiler),
 //! `WEBHOOK_BENCH_BODY` (`records`: statuses with history, conditions and
 //! task records), `WEBHOOK_BENCH_SPLIT=1` (each round also loads bare
@@ -19,7 +19,8 @@
 //! `Reviewer`, so the webhook server's own cost shows as the difference;
 //! serde_json's and the webhook cursor's skip of the body, the floor under
 //! any review that reads it; the webhook's decode alone, so building the
-//! Instances shows against the cursor skip; and kube's
+//! Instances shows against the cursor skip; the same fields read as
+//! borrowed views allocating nothing, what owning them costs; and kube's
 //! `AdmissionReview<DynamicObject>` decode, what a webhook on kube-rs's
 //! types pays before its first rule).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -38,7 +39,7 @@ use admission::{fixture, operator_version_list, operator_versions};
 use bytes::Bytes;
 use criterion::Criterion;
 use kudo_manager::webhook::{Reviewer, WebhookConfig, serve_listener, write_local_tls};
-use load::Work::{CursorSkip, Decode, JsonSkip, KubeDecode};
+use load::Work::{CursorSkip, Decode, JsonSkip, KubeDecode, Views};
 use load::{
     Answer, Answer::After, bare_server, bare_tls_config, connect, latency_at_rate, ms, send,
     throughput,
@@ -153,6 +154,10 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
         ("webhook/serde_json skip of the body (IgnoredAny)", JsonSkip),
         ("webhook/cursor skip of the body", CursorSkip),
         ("webhook/decode (request and both Instances)", Decode),
+        (
+            "webhook/views (the same fields borrowed, nothing allocated)",
+            Views,
+        ),
     ] {
         c.bench_function(name, |b| b.iter(|| assert!(work.run(&body))));
     }
@@ -191,7 +196,8 @@ fn main() {
     bench_review_path(&mut criterion, &local);
     criterion.final_summary();
 
-    let secs = env_or("WEBHOOK_BENCH_SECS", 5);
+    // At least a second: the latency run needs samples after its warm-up.
+    let secs = env_or("WEBHOOK_BENCH_SECS", 5).max(1);
     let connections = env_or("WEBHOOK_BENCH_CONNECTIONS", 32);
     let rate = env_or("WEBHOOK_BENCH_RATE", 1000);
     let duration = Duration::from_secs(secs);
@@ -247,6 +253,7 @@ fn main() {
                 After(CursorSkip, answer.clone()),
             ),
             ("bare + decode", "decode", After(Decode, answer.clone())),
+            ("bare + views", "views", After(Views, answer.clone())),
             (
                 "bare + kube decode",
                 "kube-decode",

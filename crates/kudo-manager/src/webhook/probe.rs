@@ -23,6 +23,16 @@ pub fn decode_body(body: &[u8]) -> bool {
     decode(body).is_ok()
 }
 
+/// The body read into borrowed views of what the rules read, in fixed
+/// slots, allocating nothing; `false` when the cursor gives up.
+#[doc(hidden)]
+pub fn views_body(body: &[u8]) -> bool {
+    views::views_body(body)
+}
+
+#[path = "probe_views.rs"]
+mod views;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -32,9 +42,31 @@ mod tests {
         let review = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"kudo.dev","version":"v1beta1","kind":"Instance"},"resource":{"group":"kudo.dev","version":"v1beta1","resource":"instances"},"operation":"CREATE","userInfo":{},"object":{"metadata":{"name":"a"},"spec":{}}}}"#;
         assert!(skip_body(review));
         assert!(decode_body(review));
+        assert!(views_body(review));
         let broken = &review[..review.len() - 1];
         assert!(!skip_body(broken));
         assert!(!decode_body(broken));
+        assert!(!views_body(broken));
         assert!(!skip_body(b"{} {}"));
+    }
+
+    #[test]
+    fn views_read_every_allow_and_deny_fixture_the_decode_reads() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/admission");
+        let mut read = 0;
+        for folder in ["allow", "deny"] {
+            for entry in std::fs::read_dir(format!("{root}/{folder}")).unwrap() {
+                let path = entry.unwrap().path();
+                let body = std::fs::read(&path).unwrap();
+                let compact = serde_json::to_vec(
+                    &serde_json::from_slice::<serde_json::Value>(&body).unwrap(),
+                )
+                .unwrap();
+                assert!(decode_body(&compact), "{}", path.display());
+                assert!(views_body(&compact), "{}", path.display());
+                read += 1;
+            }
+        }
+        assert!(read > 10, "only {read} fixtures found");
     }
 }
