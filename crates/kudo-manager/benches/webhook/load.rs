@@ -70,7 +70,7 @@ pub(crate) enum Work {
     /// The webhook's decode (request and both `Instance`s built): against
     /// the cursor skip, what building them costs.
     Decode,
-    /// The same fields read as borrowed views into fixed slots, nothing
+    /// The same fields read as borrowed views (inline vectors), nothing
     /// allocated: against `Decode`, what owning the `Instance`s costs.
     Views,
     /// kube's `AdmissionReview<DynamicObject>`: what a webhook built on

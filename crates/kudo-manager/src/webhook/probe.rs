@@ -23,8 +23,8 @@ pub fn decode_body(body: &[u8]) -> bool {
     decode(body).is_ok()
 }
 
-/// The body read into borrowed views of what the rules read, in fixed
-/// slots, allocating nothing; `false` when the cursor gives up.
+/// The body read into borrowed views of what the rules read, allocating
+/// nothing for a usual review; `false` when the cursor gives up.
 #[doc(hidden)]
 pub fn views_body(body: &[u8]) -> bool {
     views::views_body(body)

@@ -1,37 +1,17 @@
-//! A decode that keeps what the rules read as borrowed views in fixed
-//! slots, allocating nothing: against the real decode (which builds owned
+//! A decode that keeps what the rules read as borrowed views, in vectors
+//! with inline room (nothing allocated for a usual review): against the real decode (which builds owned
 //! `Instance`s) it measures what owning costs, i.e. what a redesign of
 //! the rules onto borrowed views could save. Diagnostic only.
 
 use std::borrow::Cow;
 
-use super::super::json_scan::{Cursor, GiveUp, Scan};
+use smallvec::SmallVec;
 
-/// Fixed-capacity slots; full means give up (a real design would fall back).
-struct Slots<T, const N: usize> {
-    items: [T; N],
-    len: usize,
-}
-
-impl<T: Default, const N: usize> Default for Slots<T, N> {
-    fn default() -> Self {
-        Self {
-            items: std::array::from_fn(|_| T::default()),
-            len: 0,
-        }
-    }
-}
-
-impl<T, const N: usize> Slots<T, N> {
-    fn push(&mut self, item: T) -> Scan<()> {
-        *self.items.get_mut(self.len).ok_or(GiveUp)? = item;
-        self.len += 1;
-        Ok(())
-    }
-}
+use super::super::json_scan::{Cursor, Scan};
 
 type Text<'a> = Cow<'a, str>;
-type Pairs<'a> = Slots<(&'a str, Text<'a>), 16>;
+/// Inline up to this many; more spill to the heap, as a real design would.
+type Pairs<'a> = SmallVec<[(&'a str, Text<'a>); 8]>;
 
 #[derive(Default)]
 struct StatusView<'a> {
@@ -41,7 +21,7 @@ struct StatusView<'a> {
     last_uid: Option<Text<'a>>,
     raw: [Option<&'a str>; 2],
     /// (name, status, uid) of every plan, phase and step.
-    steps: Slots<[Text<'a>; 3], 48>,
+    steps: SmallVec<[[Text<'a>; 3]; 16]>,
 }
 
 #[derive(Default)]
@@ -114,7 +94,7 @@ fn read_review<'a>(
 fn read_pairs<'a>(c: &mut Cursor<'a>, pairs: &mut Pairs<'a>) -> Scan<()> {
     c.object()?;
     while let Some(key) = c.next_key()? {
-        pairs.push((key, c.string()?))?;
+        pairs.push((key, c.string()?));
     }
     Ok(())
 }
@@ -218,5 +198,6 @@ fn read_node<'a>(c: &mut Cursor<'a>, view: &mut StatusView<'a>) -> Scan<()> {
             _ => c.skip()?,
         }
     }
-    view.steps.push(record)
+    view.steps.push(record);
+    Ok(())
 }
