@@ -48,6 +48,12 @@ mod tests {
         assert!(!decode_body(broken));
         assert!(!views_body(broken));
         assert!(!skip_body(b"{} {}"));
+        // Unknown keys are skipped, whatever their value, as the decode does.
+        let extra = String::from_utf8(review.to_vec())
+            .unwrap()
+            .replace(r#""kind":"Instance"}"#, r#""kind":"Instance","x":[1]}"#);
+        assert!(decode_body(extra.as_bytes()));
+        assert!(views_body(extra.as_bytes()));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! A decode that keeps what the rules read as borrowed views, in vectors
-//! with inline room (nothing allocated for a usual review): against the real decode (which builds owned
-//! `Instance`s) it measures what owning costs, i.e. what a redesign of
-//! the rules onto borrowed views could save. Diagnostic only.
+//! with inline room (nothing allocated for a usual review): against the
+//! real decode (which builds owned `Instance`s) it measures what owning
+//! costs, i.e. what a redesign of the rules onto borrowed views could
+//! save. Diagnostic only.
 
 use std::borrow::Cow;
 
@@ -68,7 +69,11 @@ fn read_review<'a>(
                                 let slot = match field {
                                     "group" => 3,
                                     "version" => 4,
-                                    _ => 5,
+                                    "kind" => 5,
+                                    _ => {
+                                        c.skip()?;
+                                        continue;
+                                    }
                                 };
                                 request[slot] = Some(c.string()?);
                             }
