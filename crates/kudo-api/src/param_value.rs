@@ -118,9 +118,18 @@ pub fn validate_parameters(
     definitions: &[Parameter],
     values: &BTreeMap<String, String>,
 ) -> Vec<ParameterValueError> {
+    validate_parameter_values(definitions, |name| values.get(name).map(String::as_str))
+}
+
+/// [`validate_parameters`] with the values looked up by `value_of` (the
+/// webhook keeps them in a sorted list, not a map).
+pub fn validate_parameter_values<'v>(
+    definitions: &[Parameter],
+    value_of: impl Fn(&str) -> Option<&'v str>,
+) -> Vec<ParameterValueError> {
     let mut errors = Vec::new();
     for def in definitions {
-        let value = def.effective_value(values.get(&def.name).map(String::as_str));
+        let value = def.effective_value(value_of(&def.name));
         if value.is_empty() {
             if def.is_required() && def.default.is_none() {
                 errors.push(ParameterValueError::Missing {

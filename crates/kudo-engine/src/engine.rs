@@ -78,7 +78,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         out.actions.push(Action::AddFinalizer);
     }
 
-    let manual_suppression = suppression::active_manual(&inst.spec, now);
+    let manual_suppression = suppression::active_manual(&inst.spec.suppressions, now);
     let window = windows::state(
         &inst.spec.maintenance_windows,
         &input.config.default_maintenance_windows,

@@ -96,7 +96,7 @@ pub(crate) fn start_hold(
         return Some(with_plan(suppressed_blocker(s)));
     }
     if req.trigger.is_automatic()
-        && let Some(a) = suppression::active_auto(st, now)
+        && let Some(a) = suppression::active_auto(st.auto_suppression.as_ref(), now)
     {
         if let Some(u) = &a.until {
             wake(out, u.0);

@@ -70,6 +70,7 @@ pub mod select;
 pub mod suppression;
 mod task_key;
 pub mod tree;
+pub mod view;
 pub mod walk;
 mod walk_output;
 pub mod windows;

@@ -14,13 +14,14 @@ use kudo_api::names::{DEPLOY_PLAN, UPDATE_PLAN};
 use kudo_api::{OperatorVersionSpec, ParameterValueError};
 
 use crate::error::EngineError;
+use crate::view::Params;
 
 pub use kudo_api::param_value::parse_go_bool;
 
 /// Names whose value differs between `old` and `new`: added, changed or
 /// removed, sorted.
 pub fn changed(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Vec<String> {
-    changed_names(old, new)
+    changed_names(&Params::from(old), &Params::from(new))
         .into_iter()
         .map(str::to_string)
         .collect()
@@ -28,21 +29,14 @@ pub fn changed(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -
 
 /// [`changed`], borrowed (the webhook asks this on every update and needs
 /// no owned names).
-pub fn changed_names<'a>(
-    old: &'a BTreeMap<String, String>,
-    new: &'a BTreeMap<String, String>,
-) -> Vec<&'a str> {
+pub fn changed_names<'p>(old: &'p Params<'_>, new: &'p Params<'_>) -> Vec<&'p str> {
     let mut out: Vec<&str> = old
         .iter()
-        .filter(|(name, value)| new.get(*name) != Some(*value))
-        .map(|(name, _)| name.as_str())
+        .filter(|(name, value)| new.get(name) != Some(*value))
+        .map(|(name, _)| name)
         .collect();
     let removed_or_changed = out.len();
-    out.extend(
-        new.keys()
-            .filter(|name| !old.contains_key(*name))
-            .map(String::as_str),
-    );
+    out.extend(new.keys().filter(|name| !old.contains_key(name)));
     if removed_or_changed > 0 && out.len() > removed_or_changed {
         out.sort_unstable();
     }
@@ -113,19 +107,13 @@ pub fn first_existing(
 }
 
 /// Type, enum and required checks of all values against `ov`.
-pub fn invalid_values(
-    ov: &OperatorVersionSpec,
-    values: &BTreeMap<String, String>,
-) -> Vec<ParameterValueError> {
-    kudo_api::validate_parameters(&ov.parameters, values)
+pub fn invalid_values(ov: &OperatorVersionSpec, values: &Params<'_>) -> Vec<ParameterValueError> {
+    kudo_api::param_value::validate_parameter_values(&ov.parameters, |name| values.get(name))
 }
 
 /// [`invalid_values`] as one line for a message ("P has value ...; Q ..."),
 /// or `None` when all values are valid.
-pub fn invalid_values_message(
-    ov: &OperatorVersionSpec,
-    values: &BTreeMap<String, String>,
-) -> Option<String> {
+pub fn invalid_values_message(ov: &OperatorVersionSpec, values: &Params<'_>) -> Option<String> {
     let invalid = invalid_values(ov, values);
     (!invalid.is_empty()).then(|| {
         invalid
@@ -157,8 +145,8 @@ pub fn immutable_violations(
     old_ov: &OperatorVersionSpec,
     new_ov: &OperatorVersionSpec,
     new_ov_name: &str,
-    old: &BTreeMap<String, String>,
-    new: &BTreeMap<String, String>,
+    old: &Params<'_>,
+    new: &Params<'_>,
     changed: &[&str],
     upgrade: bool,
 ) -> Vec<String> {
@@ -166,14 +154,14 @@ pub fn immutable_violations(
     if !upgrade {
         for &name in changed {
             if let Some(def) = new_ov.parameter(name).filter(|d| d.is_immutable()) {
-                let before = old.get(name).or(def.default.as_ref());
-                let after = new.get(name).or(def.default.as_ref());
+                let before = old.get(name).or(def.default.as_deref());
+                let after = new.get(name).or(def.default.as_deref());
                 if before != after {
                     out.push(format!(
                         "parameter {name} is immutable but was changed from {:?} to {:?}; \
                          immutable parameters keep the value they were created with",
-                        before.map(String::as_str).unwrap_or(""),
-                        after.map(String::as_str).unwrap_or("")
+                        before.unwrap_or(""),
+                        after.unwrap_or("")
                     ));
                 }
             }
@@ -254,6 +242,7 @@ mod tests {
                 .filter(|k| old.get(*k) != new.get(*k))
                 .map(String::as_str)
                 .collect();
+            let (old, new) = (Params::from(&old), Params::from(&new));
             proptest::prop_assert_eq!(changed_names(&old, &new), expected);
         }
     }
@@ -330,6 +319,7 @@ mod tests {
         spec.parameters[0].immutable = Some(true);
         let old = BTreeMap::from([("size".into(), "1".into())]);
         let new = BTreeMap::from([("size".into(), "2".into())]);
+        let (old, new) = (Params::from(&old), Params::from(&new));
         let v = immutable_violations(&spec, &spec, "ov", &old, &new, &["size"], false);
         assert_eq!(v.len(), 1);
         assert!(v[0].contains("from \"1\" to \"2\""), "{}", v[0]);
@@ -342,11 +332,12 @@ mod tests {
         let mut new_spec = ov(&[("size", None)], &["deploy"]);
         new_spec.parameters[0].immutable = Some(true);
         new_spec.parameters[0].default = Some("3".into());
-        let empty = BTreeMap::new();
+        let empty = Params::default();
         let v = immutable_violations(&old_spec, &new_spec, "ov-2", &empty, &empty, &[], true);
         assert_eq!(v.len(), 1);
         assert!(v[0].contains("default would be \"3\""), "{}", v[0]);
         let given = BTreeMap::from([("size".into(), "3".into())]);
+        let given = Params::from(&given);
         assert!(
             immutable_violations(
                 &old_spec,

@@ -22,6 +22,7 @@ use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
 use kudo_api::{Instance, InstanceStatus, OperatorVersion};
 
 use crate::params;
+use crate::view::{InstanceView, StatusView};
 
 /// What started a plan (history and `activePlan.trigger`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,30 +131,49 @@ static NO_PARAMS: BTreeMap<String, String> = BTreeMap::new();
 
 /// Deterministic uid of an execution the controller starts by itself.
 pub fn derived_uid(instance: &Instance, plan: &str, salt: &str) -> String {
+    derived_uid_of(&InstanceView::without_status(instance), plan, salt)
+}
+
+fn derived_uid_of(instance: &InstanceView<'_>, plan: &str, salt: &str) -> String {
     let base = instance
-        .metadata
         .uid
         .as_deref()
-        .or(instance.metadata.name.as_deref())
+        .or(instance.name.as_deref())
         .unwrap_or("instance");
     format!("{base}-{plan}-{salt}")
 }
 
 /// Uid of the cleanup execution for the current deletion.
 pub fn cleanup_uid(instance: &Instance) -> String {
+    cleanup_uid_of(&InstanceView::without_status(instance))
+}
+
+fn cleanup_uid_of(instance: &InstanceView<'_>) -> String {
     let salt = instance
-        .metadata
         .deletion_timestamp
         .as_ref()
         .map_or(0, |t| t.0.as_second());
-    derived_uid(instance, CLEANUP_PLAN, &format!("d{salt}"))
+    derived_uid_of(instance, CLEANUP_PLAN, &format!("d{salt}"))
 }
 
 /// What spec asks for that `status` has not consumed.
 pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus) -> Selection {
+    select_view(
+        &InstanceView::without_status(instance),
+        ov,
+        &StatusView::from(status),
+    )
+}
+
+/// [`select`] on views (the webhook's decode).
+pub fn select_view(
+    instance: &InstanceView<'_>,
+    ov: &OperatorVersion,
+    status: &StatusView<'_>,
+) -> Selection {
     let spec = &ov.spec;
-    let generation = instance.metadata.generation.unwrap_or(0);
-    let auto_uid = |plan: &str| derived_uid(instance, plan, &format!("g{generation}"));
+    let generation = instance.generation.unwrap_or(0);
+    let auto_uid = |plan: &str| derived_uid_of(instance, plan, &format!("g{generation}"));
     let start = |plan: String, trigger: Trigger, consumes: Consumes| {
         let uid = auto_uid(&plan);
         Selection::Start(PlanRequest {
@@ -165,14 +185,13 @@ pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus
         })
     };
 
-    if instance.metadata.deletion_timestamp.is_some() {
+    if instance.deletion_timestamp.is_some() {
         if spec.plan(CLEANUP_PLAN).is_none() {
             return Selection::Nothing;
         }
-        let uid = cleanup_uid(instance);
+        let uid = cleanup_uid_of(instance);
         let ran = status
-            .plan_status
-            .get(CLEANUP_PLAN)
+            .plan(CLEANUP_PLAN)
             .is_some_and(|p| p.uid.as_deref() == Some(uid.as_str()));
         if ran {
             return Selection::Nothing;
@@ -187,9 +206,9 @@ pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus
     }
 
     // Borrowed: the webhook asks this on every update that starts a plan.
-    let ov_name = spec_ov_name_ref(instance);
-    let wanted_params = spec_params_ref(instance);
-    let applied_params = status.applied_parameters.as_ref().unwrap_or(&NO_PARAMS);
+    let ov_name = instance.ov_name();
+    let wanted_params = instance.params();
+    let applied_params = &status.applied_parameters;
     let is_rollback = status
         .last_successful
         .as_ref()
@@ -223,14 +242,14 @@ pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus
         };
     }
 
-    let changed = params::changed(applied_params, wanted_params);
+    let changed = params::changed_names(applied_params, wanted_params);
     if !changed.is_empty() {
         return match params::triggered_plan(spec, &changed) {
             Ok(Some(plan)) => {
                 let trigger = if is_rollback {
                     Trigger::Rollback
                 } else {
-                    Trigger::Parameters(changed)
+                    Trigger::Parameters(changed.iter().map(|n| n.to_string()).collect())
                 };
                 start(plan, trigger, Consumes::Config)
             }
@@ -239,7 +258,7 @@ pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus
         };
     }
 
-    if let Some(pe) = &instance.spec.plan_execution
+    if let Some(pe) = instance.spec.plan_execution.as_deref()
         && let Some(uid) = pe.uid.as_deref().filter(|u| !u.is_empty())
         && status.last_plan_execution_uid.as_deref() != Some(uid)
     {

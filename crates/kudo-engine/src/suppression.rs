@@ -2,7 +2,7 @@
 //! status after a plan ends in FATAL_ERROR.
 
 use jiff::Timestamp;
-use kudo_api::{AutoSuppression, InstanceSpec, InstanceStatus, Suppression};
+use kudo_api::{AutoSuppression, Suppression};
 
 /// Whether a manual suppression covers `now`.
 pub fn is_active(s: &Suppression, now: Timestamp) -> bool {
@@ -10,19 +10,19 @@ pub fn is_active(s: &Suppression, now: Timestamp) -> bool {
 }
 
 /// The active manual suppression that lasts longest (open-ended first).
-pub fn active_manual(spec: &InstanceSpec, now: Timestamp) -> Option<&Suppression> {
-    spec.suppressions
+pub fn active_manual(suppressions: &[Suppression], now: Timestamp) -> Option<&Suppression> {
+    suppressions
         .iter()
         .filter(|s| is_active(s, now))
         .max_by_key(|s| s.until.as_ref().map_or(Timestamp::MAX, |u| u.0))
 }
 
 /// The automatic suppression, if it has not expired.
-pub fn active_auto(status: &InstanceStatus, now: Timestamp) -> Option<&AutoSuppression> {
-    status
-        .auto_suppression
-        .as_ref()
-        .filter(|a| a.until.as_ref().is_none_or(|u| now < u.0))
+pub fn active_auto(
+    auto_suppression: Option<&AutoSuppression>,
+    now: Timestamp,
+) -> Option<&AutoSuppression> {
+    auto_suppression.filter(|a| a.until.as_ref().is_none_or(|u| now < u.0))
 }
 
 /// Human description of a manual suppression.
@@ -52,6 +52,7 @@ pub fn describe_auto(a: &AutoSuppression) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kudo_api::{InstanceSpec, InstanceStatus};
 
     fn ts(s: &str) -> Timestamp {
         s.parse().unwrap()
@@ -86,7 +87,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let active = active_manual(&spec, ts("2026-01-01T00:00:00Z")).unwrap();
+        let active = active_manual(&spec.suppressions, ts("2026-01-01T00:00:00Z")).unwrap();
         assert_eq!(active.reason, "forever");
     }
 
@@ -102,7 +103,11 @@ mod tests {
             }),
             ..Default::default()
         };
-        assert!(active_auto(&status, ts("2026-01-01T00:30:00Z")).is_some());
-        assert!(active_auto(&status, ts("2026-01-01T01:00:00Z")).is_none());
+        assert!(
+            active_auto(status.auto_suppression.as_ref(), ts("2026-01-01T00:30:00Z")).is_some()
+        );
+        assert!(
+            active_auto(status.auto_suppression.as_ref(), ts("2026-01-01T01:00:00Z")).is_none()
+        );
     }
 }

@@ -42,7 +42,7 @@ use std::fmt;
 
 use jiff::Timestamp;
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
-use kudo_api::{Instance, InstanceStatus, OperatorVersion};
+use kudo_api::{Instance, OperatorVersion};
 
 mod parameter_checks;
 mod requests;
@@ -52,7 +52,7 @@ use parameter_checks::check_parameters;
 use requests::{Request, in_the_way, new_manual_request};
 use spec_checks::{check_operations, check_windows_and_suppressions};
 
-use crate::select::{spec_ov_name_ref, spec_params_ref};
+use crate::view::{InstanceView, StatusView};
 use crate::{params, suppression, windows};
 
 /// The webhook's answer.
@@ -101,6 +101,21 @@ pub fn review_at(
     new_ov: Option<&OperatorVersion>,
     now: Option<Timestamp>,
 ) -> Verdict {
+    // The rules read the old object's status only.
+    let old = old.map(InstanceView::from);
+    let new = InstanceView::without_status(new);
+    review_views(old.as_ref(), &new, old_ov, new_ov, now)
+}
+
+/// [`review_at`] on views: the webhook decodes the request into them, so a
+/// review copies no text.
+pub fn review_views<'a>(
+    old: Option<&InstanceView<'a>>,
+    new: &InstanceView<'a>,
+    old_ov: Option<&OperatorVersion>,
+    new_ov: Option<&OperatorVersion>,
+    now: Option<Timestamp>,
+) -> Verdict {
     let mut warnings = Vec::new();
     match check(old, new, old_ov, new_ov, now, &mut warnings) {
         Ok(()) => Verdict::Allowed { warnings },
@@ -111,43 +126,49 @@ pub fn review_at(
 /// `namespace/name` of an Instance in messages; written only when a
 /// message is built (most reviews print none).
 #[derive(Clone, Copy)]
-struct InstanceName<'a>(&'a Instance);
+struct InstanceName<'v> {
+    namespace: &'v str,
+    name: &'v str,
+}
 
-impl fmt::Display for InstanceName<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let meta = &self.0.metadata;
-        write!(
-            f,
-            "{}/{}",
-            meta.namespace.as_deref().unwrap_or("default"),
-            meta.name.as_deref().unwrap_or("")
-        )
+impl<'v> InstanceName<'v> {
+    fn of(instance: &'v InstanceView<'_>) -> Self {
+        Self {
+            namespace: instance.namespace.as_deref().unwrap_or("default"),
+            name: short_name(instance),
+        }
     }
 }
 
-fn short_name(i: &Instance) -> &str {
-    i.metadata.name.as_deref().unwrap_or("")
+impl fmt::Display for InstanceName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
 }
 
-fn check(
-    old: Option<&Instance>,
-    new: &Instance,
+fn short_name<'v>(i: &'v InstanceView<'_>) -> &'v str {
+    i.name.as_deref().unwrap_or("")
+}
+
+fn check<'a>(
+    old: Option<&InstanceView<'a>>,
+    new: &InstanceView<'a>,
     old_ov: Option<&OperatorVersion>,
     new_ov: Option<&OperatorVersion>,
     now: Option<Timestamp>,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let ov_name = spec_ov_name_ref(new);
-    let deletion_review = new.metadata.deletion_timestamp.is_some()
-        && old.is_none_or(|o| o.metadata.deletion_timestamp.is_none() && o.spec == new.spec);
+    let ov_name = new.ov_name();
+    let deletion_review = new.deletion_timestamp.is_some()
+        && old.is_none_or(|o| o.deletion_timestamp.is_none() && o.spec == new.spec);
     if deletion_review {
         return Ok(());
     }
-    let name = InstanceName(new);
+    let name = InstanceName::of(new);
     let Some(ov) = new_ov else {
         return Err(format!(
             "OperatorVersion {ov_name:?} not found in namespace {}; install it first (kubectl kudo install) or fix spec.operatorVersion of Instance {name}",
-            new.metadata.namespace.as_deref().unwrap_or("default"),
+            name.namespace,
         ));
     };
     let Some(old) = old else {
@@ -161,19 +182,19 @@ fn check(
     let status = match &old.status {
         Some(status) => status,
         None => {
-            no_status = InstanceStatus::default();
+            no_status = StatusView::default();
             &no_status
         }
     };
-    let (old_params, new_params) = (spec_params_ref(old), spec_params_ref(new));
+    let (old_params, new_params) = (old.params(), new.params());
     let changed = params::changed_names(old_params, new_params);
-    let upgrade = spec_ov_name_ref(old) != ov_name;
+    let upgrade = old.ov_name() != ov_name;
     let manual = new_manual_request(old, new)?;
 
     check_operations(old, new, ov, status)?;
     check_windows_and_suppressions(new)?;
 
-    if new.metadata.deletion_timestamp.is_some() {
+    if new.deletion_timestamp.is_some() {
         if upgrade || !changed.is_empty() {
             return Err(format!(
                 "Instance {name} is being deleted: parameter changes and upgrades are not allowed; \
@@ -194,7 +215,7 @@ fn check(
         &changed,
         (old_ov, ov),
         upgrade,
-        name,
+        (name, ov_name),
         warnings,
     )?;
 
@@ -264,20 +285,20 @@ fn check(
 }
 
 fn check_create(
-    new: &Instance,
+    new: &InstanceView<'_>,
     ov: &OperatorVersion,
     now: Option<Timestamp>,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let name = InstanceName(new);
-    let ov_name = spec_ov_name_ref(new);
+    let name = InstanceName::of(new);
+    let ov_name = new.ov_name();
     if ov.spec.plan(DEPLOY_PLAN).is_none() {
         return Err(format!(
             "cannot create Instance {name}: OperatorVersion {ov_name} has no deploy plan; fix the package"
         ));
     }
-    let values = spec_params_ref(new);
-    let unknown = params::unknown(&ov.spec, values.keys().map(String::as_str));
+    let values = new.params();
+    let unknown = params::unknown(&ov.spec, values.keys());
     if !unknown.is_empty() {
         return Err(format!(
             "cannot create Instance {name}: parameters {} are not defined by OperatorVersion {ov_name}",
@@ -289,7 +310,7 @@ fn check_create(
             "cannot create Instance {name}: invalid parameters: {invalid}"
         ));
     }
-    if let Some(pe) = &new.spec.plan_execution
+    if let Some(pe) = new.spec.plan_execution.as_deref()
         && let Some(plan) = pe.plan_name.as_deref().filter(|p| !p.is_empty())
     {
         if plan == CLEANUP_PLAN {
@@ -302,39 +323,32 @@ fn check_create(
         ));
     }
     check_windows_and_suppressions(new)?;
-    let empty = Instance::new("", Default::default());
-    check_operations(&empty, new, ov, &InstanceStatus::default())?;
+    let no_status = StatusView::default();
+    check_operations(&InstanceView::default(), new, ov, &no_status)?;
     if let Some(now) = now {
-        time_warnings(
-            new,
-            &InstanceStatus::default(),
-            DEPLOY_PLAN,
-            false,
-            now,
-            warnings,
-        );
+        time_warnings(new, &no_status, DEPLOY_PLAN, false, now, warnings);
     }
     Ok(())
 }
 
 fn time_warnings(
-    new: &Instance,
-    status: &InstanceStatus,
+    new: &InstanceView<'_>,
+    status: &StatusView<'_>,
     plan: &str,
     manual: bool,
     now: Timestamp,
     warnings: &mut Vec<String>,
 ) {
-    if let Some(s) = suppression::active_manual(&new.spec, now) {
+    if let Some(s) = suppression::active_manual(&new.spec.suppressions, now) {
         warnings.push(format!(
             "plan {plan:?} will wait: the Instance is {}",
             suppression::describe_manual(s)
         ));
         return;
     }
-    if let Some(a) = suppression::active_auto(status, now) {
+    if let Some(a) = suppression::active_auto(status.auto_suppression.as_deref(), now) {
         let rollback = status.last_successful.as_ref().is_some_and(|ls| {
-            ls.operator_version == spec_ov_name_ref(new) && ls.parameters == *spec_params_ref(new)
+            ls.operator_version == new.ov_name() && ls.parameters == *new.params()
         });
         if rollback {
             warnings.push(format!(
@@ -351,7 +365,7 @@ fn time_warnings(
         && new
             .spec
             .plan_execution
-            .as_ref()
+            .as_deref()
             .is_some_and(|p| p.break_glass == Some(true));
     if !break_glass
         && let Ok(windows::WindowState::Closed { opens_at }) =

@@ -1,32 +1,29 @@
 //! Rule 4: parameters must be defined, valid, and keep their value when
 //! immutable (with KEP-30's rules on upgrades).
 
-use std::collections::BTreeMap;
-
 use kudo_api::OperatorVersion;
 
 use super::InstanceName;
 use crate::params;
-use crate::select::spec_ov_name_ref;
+use crate::view::Params;
 
 /// Parameters: defined, valid, immutability. The pair is the
 /// OperatorVersion before (if found) and after the change.
 pub(super) fn check_parameters(
-    old_params: &BTreeMap<String, String>,
-    new_params: &BTreeMap<String, String>,
+    old_params: &Params<'_>,
+    new_params: &Params<'_>,
     changed: &[&str],
     (old_ov, ov): (Option<&OperatorVersion>, &OperatorVersion),
     upgrade: bool,
-    name: InstanceName<'_>,
+    (name, ov_name): (InstanceName<'_>, &str),
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let ov_name = spec_ov_name_ref(name.0);
     let unknown = params::unknown(
         &ov.spec,
         changed
             .iter()
             .copied()
-            .filter(|n| new_params.contains_key(*n)),
+            .filter(|n| new_params.contains_key(n)),
     );
     if !unknown.is_empty() {
         return Err(format!(
@@ -38,13 +35,7 @@ pub(super) fn check_parameters(
         ));
     }
     if upgrade {
-        let stale = params::unknown(
-            &ov.spec,
-            new_params
-                .keys()
-                .map(String::as_str)
-                .filter(|k| !changed.contains(k)),
-        );
+        let stale = params::unknown(&ov.spec, new_params.keys().filter(|k| !changed.contains(k)));
         if !stale.is_empty() {
             warnings.push(format!(
                 "parameters {} are not defined by OperatorVersion {ov_name} and are ignored; remove them from spec.parameters",

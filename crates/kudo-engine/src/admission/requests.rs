@@ -4,10 +4,11 @@
 use std::fmt;
 
 use kudo_api::names::CLEANUP_PLAN;
-use kudo_api::{ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion};
+use kudo_api::{ExecutionStatus as S, OperatorVersion};
 
 use super::InstanceName;
 use crate::select::{self, Selection};
+use crate::view::{InstanceView, StatusView};
 
 /// The plan a change asks for, and why; written into messages as "an
 /// upgrade to X (plan P)" and the like.
@@ -37,22 +38,22 @@ impl fmt::Display for Request<'_> {
 }
 
 /// The plan a new `spec.planExecution` asks for, if it is a new request.
-pub(super) fn new_manual_request<'a>(
-    old: &Instance,
-    new: &'a Instance,
-) -> Result<Option<&'a str>, String> {
-    let name = InstanceName(new);
-    let (Some(pe), old_pe) = (&new.spec.plan_execution, &old.spec.plan_execution) else {
+pub(super) fn new_manual_request<'v>(
+    old: &InstanceView<'_>,
+    new: &'v InstanceView<'_>,
+) -> Result<Option<&'v str>, String> {
+    let name = InstanceName::of(new);
+    let (Some(pe), old_pe) = (
+        new.spec.plan_execution.as_deref(),
+        old.spec.plan_execution.as_deref(),
+    ) else {
         // Clearing planExecution changes nothing in kudo-rs (cancel is an operation).
         return Ok(None);
     };
     let plan = pe.plan_name.as_deref().unwrap_or("");
     let uid = pe.uid.as_deref().filter(|u| !u.is_empty());
-    let old_uid = old_pe.as_ref().and_then(|p| p.uid.as_deref());
-    let old_plan = old_pe
-        .as_ref()
-        .and_then(|p| p.plan_name.as_deref())
-        .unwrap_or("");
+    let old_uid = old_pe.and_then(|p| p.uid.as_deref());
+    let old_plan = old_pe.and_then(|p| p.plan_name.as_deref()).unwrap_or("");
     if uid.is_none() || uid == old_uid {
         if plan != old_plan && !plan.is_empty() {
             return Err(format!(
@@ -119,28 +120,29 @@ impl fmt::Display for Blocking<'_> {
 }
 
 /// The running plan, or the request still pending in spec, with where it is.
-pub(super) fn in_the_way<'a>(
-    old: &Instance,
-    status: &'a InstanceStatus,
+pub(super) fn in_the_way<'s>(
+    old: &InstanceView<'_>,
+    status: &'s StatusView<'_>,
     ov: &OperatorVersion,
-) -> Option<Blocking<'a>> {
-    if let Some(active) = &status.active_plan
-        && let Some(ps) = status.plan_status.get(&active.name)
-        && ps.status().is_running()
+) -> Option<Blocking<'s>> {
+    if let Some(active) = status.active_plan.as_deref()
+        && let Some(ps) = status.plan(active)
+        && ps.status.is_running()
     {
-        let at = ps.phases.iter().find_map(|ph| {
-            ph.steps
+        let at = status.phases_of(ps).iter().find_map(|ph| {
+            status
+                .steps_of(ph)
                 .iter()
-                .find(|s| matches!(s.status(), S::InProgress | S::Error | S::Waiting))
-                .map(|s| (ph.name.as_str(), s.name.as_str()))
+                .find(|s| matches!(s.status, S::InProgress | S::Error | S::Waiting))
+                .map(|s| (&*ph.name, &*s.name))
         });
         return Some(Blocking::Running {
-            plan: &active.name,
-            status: ps.status(),
+            plan: active,
+            status: ps.status,
             at,
         });
     }
-    match select::select(old, ov, status) {
+    match select::select_view(old, ov, status) {
         Selection::Start(req)
             if req.trigger != select::Trigger::Create || status.active_plan.is_some() =>
         {

@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use kudo_api::{Instance, InstanceStatus, OperatorVersion, PlanAction, PlanOperation, Strategy};
+use kudo_api::{OperatorVersion, PlanAction, PlanOperation, Strategy};
 
 use super::InstanceName;
+use crate::view::{InstanceView, StatusView};
 use crate::windows;
 
-pub(super) fn check_windows_and_suppressions(new: &Instance) -> Result<(), String> {
-    let name = InstanceName(new);
+pub(super) fn check_windows_and_suppressions(new: &InstanceView<'_>) -> Result<(), String> {
+    let name = InstanceName::of(new);
     windows::validate(&new.spec.maintenance_windows)
         .map_err(|e| format!("Instance {name}: spec.maintenanceWindows: {e}"))?;
     for (i, s) in new.spec.suppressions.iter().enumerate() {
@@ -31,12 +32,12 @@ pub(super) fn check_windows_and_suppressions(new: &Instance) -> Result<(), Strin
 }
 
 pub(super) fn check_operations(
-    old: &Instance,
-    new: &Instance,
+    old: &InstanceView<'_>,
+    new: &InstanceView<'_>,
     ov: &OperatorVersion,
-    status: &InstanceStatus,
+    status: &StatusView<'_>,
 ) -> Result<(), String> {
-    let name = InstanceName(new);
+    let name = InstanceName::of(new);
     let old_ops: BTreeMap<&str, &PlanOperation> = old
         .spec
         .plan_operations
@@ -44,7 +45,7 @@ pub(super) fn check_operations(
         .map(|o| (o.id.as_str(), o))
         .collect();
     let mut seen = BTreeMap::new();
-    for op in &new.spec.plan_operations {
+    for op in new.spec.plan_operations.iter() {
         if op.id.trim().is_empty() {
             return Err(format!("Instance {name}: a plan operation has an empty id"));
         }
@@ -77,7 +78,7 @@ pub(super) fn check_operations(
 fn check_operation(
     op: &PlanOperation,
     ov: &OperatorVersion,
-    status: &InstanceStatus,
+    status: &StatusView<'_>,
 ) -> Result<(), String> {
     if op.action == PlanAction::ClearSuppression {
         return Ok(());
@@ -86,7 +87,7 @@ fn check_operation(
     let Some(plan_name) = op
         .plan
         .clone()
-        .or_else(|| status.active_plan.as_ref().map(|a| a.name.clone()))
+        .or_else(|| status.active_plan.as_deref().map(str::to_string))
     else {
         return Err("no plan named and no plan has run yet; name the plan".to_string());
     };
