@@ -8,6 +8,7 @@
 //! the `From` conversions, and to the webhook's decoder.
 
 use std::borrow::Cow;
+use std::fmt;
 use std::ops::Range;
 
 use kudo_api::{
@@ -24,7 +25,7 @@ pub use params::Params;
 pub type Text<'a> = Cow<'a, str>;
 
 /// An Instance as the rules read it.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct InstanceView<'a> {
     /// `metadata.name`.
     pub name: Option<Text<'a>>,
@@ -82,7 +83,9 @@ pub struct ReferenceView<'a> {
 
 /// The parts of `status` the rules read. Plans, phases and steps are kept
 /// flat; a plan names the range of its phases, a phase that of its steps.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Its `Debug` shows them as a tree, plans sorted by key, so that two views
+/// of the same status print alike however they were filled.
+#[derive(Clone, Default)]
 pub struct StatusView<'a> {
     /// `activePlan.name`.
     pub active_plan: Option<Text<'a>>,
@@ -105,7 +108,7 @@ pub struct StatusView<'a> {
 }
 
 /// One `planStatus` entry.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct PlanView<'a> {
     /// Its key in `planStatus`.
     pub key: Text<'a>,
@@ -118,7 +121,7 @@ pub struct PlanView<'a> {
 }
 
 /// One phase status.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct PhaseView<'a> {
     /// `name`.
     pub name: Text<'a>,
@@ -127,7 +130,7 @@ pub struct PhaseView<'a> {
 }
 
 /// One step status.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct StepView<'a> {
     /// `name`.
     pub name: Text<'a>,
@@ -136,7 +139,7 @@ pub struct StepView<'a> {
 }
 
 /// `status.lastSuccessful`: the configuration a rollback goes back to.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct AppliedView<'a> {
     /// `operatorVersion`.
     pub operator_version: Text<'a>,
@@ -171,7 +174,7 @@ impl<'a> InstanceView<'a> {
     }
 
     /// The same view, owning all its text.
-    pub fn into_owned(self) -> InstanceView<'static> {
+    pub fn into_owned<'x>(self) -> InstanceView<'x> {
         InstanceView {
             name: self.name.map(own),
             namespace: self.namespace.map(own),
@@ -212,7 +215,7 @@ impl<'a> From<&'a InstanceSpec> for SpecView<'a> {
 }
 
 impl SpecView<'_> {
-    fn into_owned(self) -> SpecView<'static> {
+    fn into_owned<'x>(self) -> SpecView<'x> {
         SpecView {
             operator_version: self.operator_version.into_owned(),
             parameters: self.parameters.into_owned(),
@@ -240,7 +243,7 @@ impl<'a> From<&'a ObjectReference> for ReferenceView<'a> {
 }
 
 impl ReferenceView<'_> {
-    fn into_owned(self) -> ReferenceView<'static> {
+    fn into_owned<'x>(self) -> ReferenceView<'x> {
         ReferenceView {
             api_version: self.api_version.map(own),
             field_path: self.field_path.map(own),
@@ -280,7 +283,7 @@ impl<'a> StatusView<'a> {
     }
 
     /// The same view, owning all its text.
-    pub fn into_owned(self) -> StatusView<'static> {
+    pub fn into_owned<'x>(self) -> StatusView<'x> {
         StatusView {
             active_plan: self.active_plan.map(own),
             plans: self
@@ -368,11 +371,45 @@ impl<'a> From<&'a InstanceStatus> for StatusView<'a> {
     }
 }
 
+impl fmt::Debug for StatusView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut plans: Vec<&PlanView<'_>> = self.plans.iter().collect();
+        plans.sort_by(|a, b| a.key.cmp(&b.key));
+        let plans: Vec<_> = plans
+            .into_iter()
+            .map(|plan| {
+                let phases: Vec<_> = self
+                    .phases_of(plan)
+                    .iter()
+                    .map(|phase| {
+                        let steps: Vec<_> = self
+                            .steps_of(phase)
+                            .iter()
+                            .map(|s| (&s.name, s.status))
+                            .collect();
+                        (&phase.name, steps)
+                    })
+                    .collect();
+                (&plan.key, plan.status, &plan.uid, phases)
+            })
+            .collect();
+        f.debug_struct("StatusView")
+            .field("active_plan", &self.active_plan)
+            .field("plans", &plans)
+            .field("applied_parameters", &self.applied_parameters)
+            .field("applied_operator_version", &self.applied_operator_version)
+            .field("last_plan_execution_uid", &self.last_plan_execution_uid)
+            .field("last_successful", &self.last_successful)
+            .field("auto_suppression", &self.auto_suppression)
+            .finish()
+    }
+}
+
 fn borrow(text: &Option<String>) -> Option<Text<'_>> {
     text.as_deref().map(Cow::Borrowed)
 }
 
-fn own(text: Text<'_>) -> Text<'static> {
+fn own<'x>(text: Text<'_>) -> Text<'x> {
     Cow::Owned(text.into_owned())
 }
 

@@ -77,7 +77,7 @@ impl<'a> Params<'a> {
     }
 
     /// The same values, owning their text.
-    pub fn into_owned(self) -> Params<'static> {
+    pub fn into_owned<'x>(self) -> Params<'x> {
         Params(
             self.0
                 .into_iter()

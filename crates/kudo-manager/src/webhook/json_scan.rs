@@ -195,11 +195,6 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// A string, owned.
-    pub(crate) fn owned_string(&mut self) -> Scan<String> {
-        self.string().map(Cow::into_owned)
-    }
-
     /// `null` as `None`, or what `read` reads.
     pub(crate) fn nullable<T>(
         &mut self,
@@ -209,11 +204,6 @@ impl<'a> Cursor<'a> {
             return Ok(None);
         }
         read(self).map(Some)
-    }
-
-    /// `null` as `None`, or a string.
-    pub(crate) fn optional_string(&mut self) -> Scan<Option<String>> {
-        self.nullable(Self::owned_string)
     }
 
     /// An integer that fits `i64`. serde refuses fractions and exponents

@@ -13,8 +13,9 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionReview, Operation};
-use kudo_api::{Instance, OperatorVersion};
+use kudo_api::OperatorVersion;
 use kudo_engine::admission::Verdict;
+use kudo_engine::view::InstanceView;
 
 use super::answer::{Answer, ReviewVerdict};
 use super::decode::{decode, foreign_kind};
@@ -81,9 +82,9 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Err(answer) => return answer,
         };
         // Only the reads wait; everything else is done before or after. What
-        // waits holds its Instances boxed: hyper and the timeouts move this
-        // future by value, and with two Instances inline it was kilobytes
-        // per move.
+        // waits holds its views boxed: hyper and the timeouts move this
+        // future by value, and with two views inline it was kilobytes per
+        // move.
         let read = self.read_operator_versions(&pending).await;
         finish(pending, read)
     }
@@ -131,7 +132,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     /// old object's (`None` when both name the same: `finish` shares it,
     /// without touching the shared count again).
     async fn read_operator_versions(&self, pending: &Pending<'_>) -> Result<Versions, Failure> {
-        // Borrowed from the boxed Instances: no names are copied per review.
+        // Borrowed from the boxed views: no names are copied per review.
         let namespace = instance_namespace(&pending.new, pending.context.namespace.as_deref());
         let new_ov = self.read(ov_ref(&pending.new, namespace)).await?;
         let old_ref = match &pending.old {
@@ -168,13 +169,15 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
 /// The (old, new) Instances to review, or `None` when the request is not
 /// one the rules judge (a subresource write, CONNECT).
-type Pair = (Option<Box<Instance>>, Box<Instance>);
+type Pair<'b> = (Option<Box<InstanceView<'b>>>, Box<InstanceView<'b>>);
 
-fn instances(
+type Objects<'b> = (Option<Box<InstanceView<'b>>>, Option<Box<InstanceView<'b>>>);
+
+fn instances<'b>(
     request: &WireRequest<'_>,
-    (old, new): (Option<Box<Instance>>, Option<Box<Instance>>),
+    (old, new): Objects<'b>,
     now: jiff::Timestamp,
-) -> Result<Option<Pair>, Failure> {
+) -> Result<Option<Pair<'b>>, Failure> {
     if let Some(message) = foreign_kind(&request.kind) {
         return Err(Failure::BadRequest(message));
     }
@@ -185,7 +188,7 @@ fn instances(
     {
         return Ok(None);
     }
-    let present = |object: Option<Box<Instance>>, field: &str| {
+    let present = |object: Option<Box<InstanceView<'b>>>, field: &str| {
         object.ok_or_else(|| {
             Failure::BadRequest(format!(
                 "request.{field} is missing; the API server always sends it for this operation"
@@ -203,8 +206,8 @@ fn instances(
             // deletionTimestamp.
             let old = present(old, "oldObject")?;
             let mut new = old.clone();
-            if new.metadata.deletion_timestamp.is_none() {
-                new.metadata.deletion_timestamp = Some(Time(now));
+            if new.deletion_timestamp.is_none() {
+                new.deletion_timestamp = Some(Time(now));
             }
             Ok(Some((Some(old), new)))
         }
@@ -212,8 +215,11 @@ fn instances(
     }
 }
 
-fn instance_namespace<'a>(instance: &'a Instance, request_namespace: Option<&'a str>) -> &'a str {
-    [instance.metadata.namespace.as_deref(), request_namespace]
+fn instance_namespace<'a>(
+    instance: &'a InstanceView<'_>,
+    request_namespace: Option<&'a str>,
+) -> &'a str {
+    [instance.namespace.as_deref(), request_namespace]
         .into_iter()
         .flatten()
         .find(|ns| !ns.is_empty())
@@ -222,7 +228,7 @@ fn instance_namespace<'a>(instance: &'a Instance, request_namespace: Option<&'a 
 
 /// `(namespace, name)` of the OperatorVersion an Instance names; the
 /// namespace defaults to the Instance's. `None` when no name is given.
-fn ov_ref<'a>(instance: &'a Instance, instance_namespace: &'a str) -> Option<OvRef<'a>> {
+fn ov_ref<'a>(instance: &'a InstanceView<'_>, instance_namespace: &'a str) -> Option<OvRef<'a>> {
     let reference = &instance.spec.operator_version;
     let name = reference.name.as_deref().filter(|n| !n.is_empty())?;
     let namespace = reference
@@ -244,8 +250,8 @@ type Versions = (Option<Arc<OperatorVersion>>, Option<Arc<OperatorVersion>>);
 struct Pending<'b> {
     uid: Cow<'b, str>,
     context: LogContext<'b>,
-    old: Option<Box<Instance>>,
-    new: Box<Instance>,
+    old: Option<Box<InstanceView<'b>>>,
+    new: Box<InstanceView<'b>>,
     /// Both objects name the same OperatorVersion: it is read once.
     same_ov: bool,
     now: jiff::Timestamp,
@@ -276,7 +282,7 @@ fn finish(pending: Pending<'_>, read: Result<Versions, Failure>) -> Answer<'_> {
         // The engine is pure and must not panic; if it ever does, answer an
         // error for this request instead of dropping the connection.
         catch_unwind(AssertUnwindSafe(|| {
-            kudo_engine::admission::review_at(
+            kudo_engine::admission::review_views(
                 old.as_deref(),
                 &new,
                 old_ov.as_deref(),

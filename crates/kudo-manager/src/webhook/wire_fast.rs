@@ -3,21 +3,22 @@
 //!
 //! It reads exactly what the serde-derived [`WireReview`] reads, with the
 //! same rules (required fields, `null` for optional ones, last key wins in
-//! maps); the nested parts that are rare, or small and intricate (plan
-//! requests, windows, suppressions, timestamps, the applied configuration)
-//! are handed to serde as the raw text of just that value. Whatever it is
+//! maps), straight into the engine's borrowed views: a usual review
+//! allocates only the two boxes. The nested parts that are rare, or small
+//! and intricate (plan requests, windows, suppressions, timestamps, the
+//! automatic suppression) are handed to serde as the raw text of just that
+//! value. Whatever it is
 //! not sure about makes it give up, and `parse` decodes the whole body with
 //! serde. The differential tests in `wire_fast_tests.rs` hold it to serde's
 //! results.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::admission::Operation;
-use kudo_api::{
-    ActivePlan, ExecutionStatus, Instance, InstanceSpec, InstanceStatus, ObjectReference,
-    PhaseStatus, PlanStatus, StepStatus, Time,
+use kudo_api::{ExecutionStatus, Time};
+use kudo_engine::view::{
+    AppliedView, InstanceView, Params, PhaseView, PlanView, ReferenceView, SpecView, StatusView,
+    StepView, Text,
 };
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -80,8 +81,8 @@ struct RequestFields<'a> {
     namespace: Option<Option<Cow<'a, str>>>,
     operation: Option<Operation>,
     user_info: Option<()>,
-    object: Option<Option<Box<Instance>>>,
-    old_object: Option<Option<Box<Instance>>>,
+    object: Option<Option<Box<InstanceView<'a>>>>,
+    old_object: Option<Option<Box<InstanceView<'a>>>>,
 }
 
 fn optional_str<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Cow<'a, str>>> {
@@ -153,22 +154,17 @@ enum Status {
     Skip,
 }
 
-/// An Instance, built in its box: the engine's `Instance` is over a
-/// kilobyte, mostly empty metadata, and moving it twice per object wrote
-/// more memory than the decode itself.
-fn read_instance(cursor: &mut Cursor<'_>, keep: Status) -> Scan<Box<Instance>> {
-    let mut instance = Box::new(Instance {
-        metadata: ObjectMeta::default(),
-        spec: InstanceSpec::default(),
-        status: None,
-    });
+/// An Instance view, built in its box (views with their inline room are
+/// kilobytes, and the request moves by value).
+fn read_instance<'a>(cursor: &mut Cursor<'a>, keep: Status) -> Scan<Box<InstanceView<'a>>> {
+    let mut instance = Box::<InstanceView<'a>>::default();
     let (mut metadata, mut spec, mut status) = (false, false, false);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
             "metadata" => {
                 first(&mut metadata)?;
-                read_meta(cursor, &mut instance.metadata)?;
+                read_meta(cursor, &mut instance)?;
             }
             "spec" => {
                 first(&mut spec)?;
@@ -203,14 +199,14 @@ fn first(seen: &mut bool) -> Scan<()> {
 
 /// `spec`; the plan requests, windows and suppressions (rare, and
 /// intricate) are left to serde.
-fn read_spec(cursor: &mut Cursor<'_>) -> Scan<InstanceSpec> {
+fn read_spec<'a>(cursor: &mut Cursor<'a>) -> Scan<SpecView<'a>> {
     let (mut operator_version, mut parameters, mut plan_execution) = (None, None, None);
     let (mut plan_operations, mut maintenance_windows, mut suppressions) = (None, None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
             "operatorVersion" => once(&mut operator_version, read_reference(cursor)?)?,
-            "parameters" => once(&mut parameters, cursor.nullable(read_string_map)?)?,
+            "parameters" => once(&mut parameters, cursor.nullable(read_params)?)?,
             "planExecution" => once(&mut plan_execution, serde_value(cursor)?)?,
             "planOperations" => once(&mut plan_operations, serde_value(cursor)?)?,
             "maintenanceWindows" => once(&mut maintenance_windows, serde_value(cursor)?)?,
@@ -218,19 +214,25 @@ fn read_spec(cursor: &mut Cursor<'_>) -> Scan<InstanceSpec> {
             _ => cursor.skip()?,
         }
     }
-    Ok(InstanceSpec {
+    let parameters = parameters.flatten();
+    Ok(SpecView {
         operator_version: operator_version.unwrap_or_default(),
-        parameters: parameters.flatten(),
-        plan_execution: plan_execution.flatten(),
-        plan_operations: plan_operations.unwrap_or_default(),
-        maintenance_windows: maintenance_windows.unwrap_or_default(),
-        suppressions: suppressions.unwrap_or_default(),
+        has_parameters: parameters.is_some(),
+        parameters: parameters.unwrap_or_default(),
+        plan_execution: plan_execution.flatten().map(Cow::Owned),
+        plan_operations: Cow::Owned(plan_operations.unwrap_or_default()),
+        maintenance_windows: Cow::Owned(maintenance_windows.unwrap_or_default()),
+        suppressions: Cow::Owned(suppressions.unwrap_or_default()),
     })
 }
 
+fn optional_text<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Text<'a>>> {
+    cursor.nullable(Cursor::string)
+}
+
 /// An `ObjectReference` (every field an optional string).
-fn read_reference(cursor: &mut Cursor<'_>) -> Scan<ObjectReference> {
-    let mut reference = ObjectReference::default();
+fn read_reference<'a>(cursor: &mut Cursor<'a>) -> Scan<ReferenceView<'a>> {
+    let mut reference = ReferenceView::default();
     let mut seen = [false; 7];
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
@@ -248,21 +250,21 @@ fn read_reference(cursor: &mut Cursor<'_>) -> Scan<ObjectReference> {
             }
         };
         first(&mut seen[index])?;
-        *field = cursor.optional_string()?;
+        *field = optional_text(cursor)?;
     }
     Ok(reference)
 }
 
-/// The metadata the rules read, into the Instance's (otherwise empty) one.
-fn read_meta(cursor: &mut Cursor<'_>, meta: &mut ObjectMeta) -> Scan<()> {
+/// The metadata the rules read.
+fn read_meta<'a>(cursor: &mut Cursor<'a>, view: &mut InstanceView<'a>) -> Scan<()> {
     let (mut name, mut namespace, mut uid) = (None, None, None);
     let (mut generation, mut deletion_timestamp) = (None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
-            "name" => once(&mut name, cursor.optional_string()?)?,
-            "namespace" => once(&mut namespace, cursor.optional_string()?)?,
-            "uid" => once(&mut uid, cursor.optional_string()?)?,
+            "name" => once(&mut name, optional_text(cursor)?)?,
+            "namespace" => once(&mut namespace, optional_text(cursor)?)?,
+            "uid" => once(&mut uid, optional_text(cursor)?)?,
             "generation" => once(&mut generation, cursor.nullable(Cursor::i64)?)?,
             "deletionTimestamp" => {
                 once(
@@ -273,60 +275,79 @@ fn read_meta(cursor: &mut Cursor<'_>, meta: &mut ObjectMeta) -> Scan<()> {
             _ => cursor.skip()?,
         }
     }
-    meta.name = name.flatten();
-    meta.namespace = namespace.flatten();
-    meta.uid = uid.flatten();
-    meta.generation = generation.flatten();
-    meta.deletion_timestamp = deletion_timestamp.flatten();
+    view.name = name.flatten();
+    view.namespace = namespace.flatten();
+    view.uid = uid.flatten();
+    view.generation = generation.flatten();
+    view.deletion_timestamp = deletion_timestamp.flatten();
     Ok(())
 }
 
 /// The status fields the rules read (as `WireStatus` keeps them).
-fn read_status(cursor: &mut Cursor<'_>) -> Scan<InstanceStatus> {
-    let mut plan_status = None;
-    let (mut active_plan, mut applied_parameters, mut applied_operator_version) =
-        (None, None, None);
-    let (mut last_plan_execution_uid, mut last_successful, mut auto_suppression) =
-        (None, None, None);
+fn read_status<'a>(cursor: &mut Cursor<'a>) -> Scan<StatusView<'a>> {
+    let mut view = StatusView::default();
+    let (mut plan_status, mut active_plan, mut applied_parameters) = (None, None, None);
+    let (mut applied_operator_version, mut last_plan_execution_uid) = (None, None);
+    let (mut last_successful, mut auto_suppression) = (None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
-            "planStatus" => once(&mut plan_status, read_plans(cursor)?)?,
+            "planStatus" => once(&mut plan_status, read_plans(cursor, &mut view)?)?,
             "activePlan" => once(&mut active_plan, cursor.nullable(read_active_plan)?)?,
             "appliedParameters" => {
-                once(&mut applied_parameters, cursor.nullable(read_string_map)?)?
+                once(&mut applied_parameters, cursor.nullable(read_params)?)?;
             }
             "appliedOperatorVersion" => {
-                once(&mut applied_operator_version, cursor.optional_string()?)?;
+                once(&mut applied_operator_version, optional_text(cursor)?)?;
             }
             "lastPlanExecutionUid" => {
-                once(&mut last_plan_execution_uid, cursor.optional_string()?)?;
+                once(&mut last_plan_execution_uid, optional_text(cursor)?)?;
             }
-            "lastSuccessful" => once(&mut last_successful, serde_value(cursor)?)?,
+            "lastSuccessful" => {
+                once(&mut last_successful, cursor.nullable(read_applied)?)?;
+            }
             "autoSuppression" => once(&mut auto_suppression, serde_value(cursor)?)?,
             _ => cursor.skip()?,
         }
     }
-    Ok(InstanceStatus {
-        plan_status: plan_status.unwrap_or_default(),
-        active_plan: active_plan.flatten(),
-        applied_parameters: applied_parameters.flatten(),
-        applied_operator_version: applied_operator_version.flatten(),
-        last_plan_execution_uid: last_plan_execution_uid.flatten(),
-        last_successful: last_successful.flatten(),
-        auto_suppression: auto_suppression.flatten(),
-        ..InstanceStatus::default()
-    })
+    view.active_plan = active_plan.flatten();
+    view.applied_parameters = applied_parameters.flatten().unwrap_or_default();
+    view.applied_operator_version = applied_operator_version.flatten();
+    view.last_plan_execution_uid = last_plan_execution_uid.flatten();
+    view.last_successful = last_successful.flatten();
+    view.auto_suppression = auto_suppression.flatten().map(Cow::Owned);
+    Ok(view)
 }
 
 /// A map of strings (the last of repeated keys wins, as in a `BTreeMap`).
-fn read_string_map(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, String>> {
-    let mut map = BTreeMap::new();
+fn read_params<'a>(cursor: &mut Cursor<'a>) -> Scan<Params<'a>> {
+    let mut pairs: smallvec::SmallVec<[(Text<'a>, Text<'a>); 8]> = smallvec::SmallVec::new();
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        map.insert(key.to_owned(), cursor.owned_string()?);
+        pairs.push((Cow::Borrowed(key), cursor.string()?));
     }
-    Ok(map)
+    Ok(Params::from_pairs(pairs))
+}
+
+/// `status.lastSuccessful`: `operatorVersion` required as in
+/// `AppliedConfig`; `plan` and `completedAt` checked, not kept.
+fn read_applied<'a>(cursor: &mut Cursor<'a>) -> Scan<AppliedView<'a>> {
+    let (mut operator_version, mut parameters, mut plan, mut at) = (None, None, None, None);
+    cursor.object()?;
+    while let Some(key) = cursor.next_key()? {
+        match key {
+            "operatorVersion" => once(&mut operator_version, cursor.string()?)?,
+            // `default` without `null` in AppliedConfig: null is an error.
+            "parameters" => once(&mut parameters, read_params(cursor)?)?,
+            "plan" => once(&mut plan, optional_text(cursor)?)?,
+            "completedAt" => once(&mut at, serde_value::<Option<Time>>(cursor)?)?,
+            _ => cursor.skip()?,
+        }
+    }
+    Ok(AppliedView {
+        operator_version: operator_version.ok_or(GiveUp)?,
+        parameters: parameters.unwrap_or_default(),
+    })
 }
 
 fn execution_status(cursor: &mut Cursor<'_>) -> Scan<ExecutionStatus> {
@@ -337,99 +358,109 @@ fn optional_status(cursor: &mut Cursor<'_>) -> Scan<Option<ExecutionStatus>> {
     cursor.nullable(execution_status)
 }
 
-/// `status.activePlan`: name and status required, the rest optional.
-fn read_active_plan(cursor: &mut Cursor<'_>) -> Scan<ActivePlan> {
+/// `status.activePlan`: name and status required, the rest checked for
+/// their types; only the name is kept.
+fn read_active_plan<'a>(cursor: &mut Cursor<'a>) -> Scan<Text<'a>> {
     let (mut name, mut uid, mut status, mut trigger, mut break_glass) =
         (None, None, None, None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
-            "name" => once(&mut name, cursor.owned_string()?)?,
-            "uid" => once(&mut uid, cursor.optional_string()?)?,
+            "name" => once(&mut name, cursor.string()?)?,
+            "uid" => once(&mut uid, optional_text(cursor)?)?,
             "status" => once(&mut status, execution_status(cursor)?)?,
-            "trigger" => once(&mut trigger, cursor.optional_string()?)?,
+            "trigger" => once(&mut trigger, optional_text(cursor)?)?,
             "breakGlass" => once(&mut break_glass, cursor.nullable(Cursor::bool)?)?,
             _ => cursor.skip()?,
         }
     }
-    Ok(ActivePlan {
-        name: name.ok_or(GiveUp)?,
-        uid: uid.flatten(),
-        status: status.ok_or(GiveUp)?,
-        trigger: trigger.flatten(),
-        break_glass: break_glass.flatten(),
-    })
+    status.ok_or(GiveUp)?;
+    name.ok_or(GiveUp)
 }
 
-/// `planStatus`: plans by name, each with its name, status, uid and phases.
-fn read_plans(cursor: &mut Cursor<'_>) -> Scan<BTreeMap<String, PlanStatus>> {
-    let mut plans = BTreeMap::new();
+/// `planStatus`: plans by key, each with its status, uid and phases, into
+/// the view's flat lists. Of repeated keys the last wins, as in a map.
+fn read_plans<'a>(cursor: &mut Cursor<'a>, view: &mut StatusView<'a>) -> Scan<()> {
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         let (mut name, mut status, mut phases, mut uid) = (None, None, None, None);
         cursor.object()?;
         while let Some(field) = cursor.next_key()? {
             match field {
-                "name" => once(&mut name, cursor.owned_string()?)?,
+                "name" => once(&mut name, cursor.string()?)?,
                 "status" => once(&mut status, optional_status(cursor)?)?,
-                "phases" => once(&mut phases, read_list(cursor, read_phase)?)?,
-                "uid" => once(&mut uid, cursor.optional_string()?)?,
+                "phases" => once(&mut phases, read_phases(cursor, view)?)?,
+                "uid" => once(&mut uid, optional_text(cursor)?)?,
                 _ => cursor.skip()?,
             }
         }
-        let plan = PlanStatus {
-            name: name.unwrap_or_default(),
-            status: status.flatten(),
-            phases: phases.unwrap_or_default(),
+        let next = view.next_phase();
+        let plan = PlanView {
+            key: Cow::Borrowed(key),
+            status: status.flatten().unwrap_or_default(),
             uid: uid.flatten(),
-            ..PlanStatus::default()
+            phases: phases.unwrap_or(next..next),
         };
-        plans.insert(key.to_owned(), plan);
+        match view.plans.iter_mut().find(|p| p.key == key) {
+            Some(earlier) => *earlier = plan,
+            None => view.plans.push(plan),
+        }
     }
-    Ok(plans)
+    Ok(())
 }
 
-fn read_list<'a, T>(cursor: &mut Cursor<'a>, item: fn(&mut Cursor<'a>) -> Scan<T>) -> Scan<Vec<T>> {
-    let mut list = Vec::new();
+/// A plan's phases, pushed in order; their range.
+fn read_phases<'a>(
+    cursor: &mut Cursor<'a>,
+    view: &mut StatusView<'a>,
+) -> Scan<std::ops::Range<u32>> {
+    let mut start = None;
     cursor.array()?;
     while cursor.next_item()? {
-        list.push(item(cursor)?);
+        let (mut name, mut status, mut steps) = (None, None, None);
+        cursor.object()?;
+        while let Some(field) = cursor.next_key()? {
+            match field {
+                "name" => once(&mut name, cursor.string()?)?,
+                "status" => once(&mut status, optional_status(cursor)?)?,
+                "steps" => once(&mut steps, read_steps(cursor, view)?)?,
+                _ => cursor.skip()?,
+            }
+        }
+        // Pushed after its steps: a nested read pushes no phases, so the
+        // plan's phases stay together.
+        let next = view.next_step();
+        start.get_or_insert(view.next_phase());
+        view.phases.push(PhaseView {
+            name: name.unwrap_or_default(),
+            steps: steps.unwrap_or(next..next),
+        });
     }
-    Ok(list)
+    let end = view.next_phase();
+    Ok(start.unwrap_or(end)..end)
 }
 
-fn read_phase(cursor: &mut Cursor<'_>) -> Scan<PhaseStatus> {
-    let (mut name, mut status, mut steps) = (None, None, None);
-    cursor.object()?;
-    while let Some(field) = cursor.next_key()? {
-        match field {
-            "name" => once(&mut name, cursor.owned_string()?)?,
-            "status" => once(&mut status, optional_status(cursor)?)?,
-            "steps" => once(&mut steps, read_list(cursor, read_step)?)?,
-            _ => cursor.skip()?,
+/// A phase's steps, pushed in order; their range.
+fn read_steps<'a>(
+    cursor: &mut Cursor<'a>,
+    view: &mut StatusView<'a>,
+) -> Scan<std::ops::Range<u32>> {
+    let start = view.next_step();
+    cursor.array()?;
+    while cursor.next_item()? {
+        let (mut name, mut status) = (None, None);
+        cursor.object()?;
+        while let Some(field) = cursor.next_key()? {
+            match field {
+                "name" => once(&mut name, cursor.string()?)?,
+                "status" => once(&mut status, optional_status(cursor)?)?,
+                _ => cursor.skip()?,
+            }
         }
+        view.steps.push(StepView {
+            name: name.unwrap_or_default(),
+            status: status.flatten().unwrap_or_default(),
+        });
     }
-    Ok(PhaseStatus {
-        name: name.unwrap_or_default(),
-        status: status.flatten(),
-        steps: steps.unwrap_or_default(),
-        ..PhaseStatus::default()
-    })
-}
-
-fn read_step(cursor: &mut Cursor<'_>) -> Scan<StepStatus> {
-    let (mut name, mut status) = (None, None);
-    cursor.object()?;
-    while let Some(field) = cursor.next_key()? {
-        match field {
-            "name" => once(&mut name, cursor.owned_string()?)?,
-            "status" => once(&mut status, optional_status(cursor)?)?,
-            _ => cursor.skip()?,
-        }
-    }
-    Ok(StepStatus {
-        name: name.unwrap_or_default(),
-        status: status.flatten(),
-        ..StepStatus::default()
-    })
+    Ok(start..view.next_step())
 }

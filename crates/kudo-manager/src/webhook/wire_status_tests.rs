@@ -7,6 +7,8 @@ use kudo_api::{
 use serde_json::{Value, json};
 
 use super::*;
+use kudo_engine::view::InstanceView;
+
 use crate::webhook::wire;
 
 fn fixtures() -> PathBuf {
@@ -117,21 +119,47 @@ fn verdicts(body: &Value, ovs: &[OperatorVersion]) -> (String, String) {
     );
     let text = serde_json::to_vec(body).unwrap();
     let request = wire::parse(&text).unwrap().request.unwrap();
-    let slim = (request.old_object.map(|o| *o), request.object.map(|o| *o));
-    let judge = |(old, new): &(Option<Instance>, Option<Instance>)| {
-        let Some(new) = new.as_ref().or(old.as_ref()) else {
-            return "no object".to_string();
-        };
-        let verdict = kudo_engine::admission::review_at(
-            old.as_ref(),
-            new,
-            ov(ovs, old.as_ref()),
-            ov(ovs, Some(new)),
-            Some(now),
-        );
-        format!("{verdict:?}")
+    let views = (request.old_object, request.object);
+    // Owned Instances through `review_at`, the decoded views through
+    // `review_views`: the webhook's path must judge as the controller's.
+    let by_owned = {
+        let (old, new) = &full;
+        match new.as_ref().or(old.as_ref()) {
+            None => "no object".to_string(),
+            Some(new) => format!(
+                "{:?}",
+                kudo_engine::admission::review_at(
+                    old.as_ref(),
+                    new,
+                    ov(ovs, old.as_ref()),
+                    ov(ovs, Some(new)),
+                    Some(now),
+                )
+            ),
+        }
     };
-    (judge(&full), judge(&slim))
+    let by_views = {
+        let (old, new) = &views;
+        let ov_of = |view: Option<&InstanceView<'_>>| {
+            let name = view?.spec.operator_version.name.as_deref()?;
+            ovs.iter()
+                .find(|o| o.metadata.name.as_deref() == Some(name))
+        };
+        match new.as_deref().or(old.as_deref()) {
+            None => "no object".to_string(),
+            Some(new) => format!(
+                "{:?}",
+                kudo_engine::admission::review_views(
+                    old.as_deref(),
+                    new,
+                    ov_of(old.as_deref()),
+                    ov_of(Some(new)),
+                    Some(now),
+                )
+            ),
+        }
+    };
+    (by_owned, by_views)
 }
 
 #[test]
