@@ -30,9 +30,13 @@ impl Request<'_> {
 impl fmt::Display for Request<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Upgrade { ov_name, plan } => write!(f, "an upgrade to {ov_name} (plan {plan:?})"),
-            Self::Parameters { plan } => write!(f, "a parameter update that triggers {plan:?}"),
-            Self::Manual { plan } => write!(f, "a manual run of plan {plan:?}"),
+            Self::Upgrade { ov_name, plan } => {
+                write!(f, "an upgrade to {ov_name} (plan {})", Quoted(plan))
+            }
+            Self::Parameters { plan } => {
+                write!(f, "a parameter update that triggers {}", Quoted(plan))
+            }
+            Self::Manual { plan } => write!(f, "a manual run of plan {}", Quoted(plan)),
         }
     }
 }
@@ -76,6 +80,27 @@ pub(super) fn new_manual_request<'v>(
     Ok(Some(plan))
 }
 
+/// A name in double quotes, exactly as `{:?}` writes it, without its
+/// character-by-character escaping for the usual plain names (every denial
+/// message has a few).
+pub(super) struct Quoted<'a>(pub(super) &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plain = self
+            .0
+            .bytes()
+            .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
+        if plain {
+            f.write_str("\"")?;
+            f.write_str(self.0)?;
+            f.write_str("\"")
+        } else {
+            write!(f, "{:?}", self.0)
+        }
+    }
+}
+
 /// What stands in the way of a new plan; written as `plan "deploy" is
 /// IN_PROGRESS (phase "nodes", step "node-2")` and the like.
 pub(super) enum Blocking<'a> {
@@ -103,12 +128,14 @@ impl Blocking<'_> {
 
 impl fmt::Display for Blocking<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "plan {:?} is ", self.plan())?;
+        write!(f, "plan {} is ", Quoted(self.plan()))?;
         match self {
             Self::Running { status, at, .. } => {
                 write!(f, "{status}")?;
                 match at {
-                    Some((phase, step)) => write!(f, " (phase {phase:?}, step {step:?})"),
+                    Some((phase, step)) => {
+                        write!(f, " (phase {}, step {})", Quoted(phase), Quoted(step))
+                    }
                     None => Ok(()),
                 }
             }
@@ -152,5 +179,26 @@ pub(super) fn in_the_way<'s>(
             })
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Quoted;
+
+    #[test]
+    fn quoted_names_read_as_debug_formatting_writes_them() {
+        for name in [
+            "deploy",
+            "",
+            "a b",
+            "quo\"te",
+            "back\\slash",
+            "tab\t",
+            "ünï",
+            "\u{7f}",
+        ] {
+            assert_eq!(Quoted(name).to_string(), format!("{name:?}"), "{name}");
+        }
     }
 }

@@ -43,8 +43,33 @@ impl<'a> Params<'a> {
         Self(list)
     }
 
+    /// Sets `name` to `value`, replacing an earlier value (the last of
+    /// repeated keys wins, as in a map). Cheapest when names come sorted,
+    /// as the API server sends them.
+    pub fn insert(&mut self, name: Text<'a>, value: Text<'a>) {
+        match self.0.last() {
+            Some((last, _)) if *last >= name => {
+                match self.0.binary_search_by(|(n, _)| n.as_ref().cmp(&name)) {
+                    Ok(i) => self.0[i].1 = value,
+                    Err(i) => self.0.insert(i, (name, value)),
+                }
+            }
+            _ => self.0.push((name, value)),
+        }
+    }
+
     /// The value of `name`.
     pub fn get(&self, name: &str) -> Option<&str> {
+        // The validation looks up every defined parameter: for the usual
+        // few values a scan that compares lengths first beats a binary
+        // search's string comparisons.
+        if self.0.len() <= 16 {
+            return self
+                .0
+                .iter()
+                .find(|(n, _)| n.len() == name.len() && n.as_ref() == name)
+                .map(|(_, v)| v.as_ref());
+        }
         self.0
             .binary_search_by(|(n, _)| n.as_ref().cmp(name))
             .ok()
@@ -126,8 +151,25 @@ mod tests {
     fn pairs_are_sorted_and_the_last_of_a_repeated_name_wins() {
         let p = pairs(&[("b", "1"), ("a", "2"), ("b", "3")]);
         assert_eq!(p.iter().collect::<Vec<_>>(), [("a", "2"), ("b", "3")]);
+        let mut inserted = Params::default();
+        for (n, v) in [("b", "1"), ("a", "2"), ("c", "0"), ("b", "3")] {
+            inserted.insert(n.into(), v.into());
+        }
+        assert_eq!(
+            inserted.iter().collect::<Vec<_>>(),
+            [("a", "2"), ("b", "3"), ("c", "0")]
+        );
         assert_eq!(p.get("b"), Some("3"));
         assert_eq!(p.get("c"), None);
+        // Past the scan's limit, the binary search finds the same.
+        let names: Vec<String> = (0..40).map(|i| format!("p{i:02}")).collect();
+        let many = Params::from_pairs(
+            names
+                .iter()
+                .map(|n| (Cow::from(n.as_str()), Cow::from("v"))),
+        );
+        assert!(names.iter().all(|n| many.get(n) == Some("v")));
+        assert_eq!(many.get("p40"), None);
     }
 
     #[test]

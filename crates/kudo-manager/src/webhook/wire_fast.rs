@@ -168,13 +168,15 @@ fn read_instance<'a>(cursor: &mut Cursor<'a>, keep: Status) -> Scan<Box<Instance
             }
             "spec" => {
                 first(&mut spec)?;
-                instance.spec = read_spec(cursor)?;
+                read_spec(cursor, &mut instance.spec)?;
             }
             "status" => {
                 first(&mut status)?;
                 match keep {
+                    Status::Read if cursor.null()? => instance.status = None,
+                    // Filled where it lies: a status view is kilobytes.
                     Status::Read => {
-                        instance.status = cursor.nullable(read_status)?;
+                        read_status(cursor, instance.status.insert(StatusView::default()))?
                     }
                     Status::Skip => cursor.skip()?,
                 }
@@ -199,14 +201,21 @@ fn first(seen: &mut bool) -> Scan<()> {
 
 /// `spec`; the plan requests, windows and suppressions (rare, and
 /// intricate) are left to serde.
-fn read_spec<'a>(cursor: &mut Cursor<'a>) -> Scan<SpecView<'a>> {
+fn read_spec<'a>(cursor: &mut Cursor<'a>, view: &mut SpecView<'a>) -> Scan<()> {
     let (mut operator_version, mut parameters, mut plan_execution) = (None, None, None);
     let (mut plan_operations, mut maintenance_windows, mut suppressions) = (None, None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
             "operatorVersion" => once(&mut operator_version, read_reference(cursor)?)?,
-            "parameters" => once(&mut parameters, cursor.nullable(read_params)?)?,
+            "parameters" => {
+                first_time(&mut parameters)?;
+                view.has_parameters = !cursor.null()?;
+                view.parameters = Params::default();
+                if view.has_parameters {
+                    read_params(cursor, &mut view.parameters)?;
+                }
+            }
             "planExecution" => once(&mut plan_execution, serde_value(cursor)?)?,
             "planOperations" => once(&mut plan_operations, serde_value(cursor)?)?,
             "maintenanceWindows" => once(&mut maintenance_windows, serde_value(cursor)?)?,
@@ -214,16 +223,23 @@ fn read_spec<'a>(cursor: &mut Cursor<'a>) -> Scan<SpecView<'a>> {
             _ => cursor.skip()?,
         }
     }
-    let parameters = parameters.flatten();
-    Ok(SpecView {
-        operator_version: operator_version.unwrap_or_default(),
-        has_parameters: parameters.is_some(),
-        parameters: parameters.unwrap_or_default(),
-        plan_execution: plan_execution.flatten().map(Cow::Owned),
-        plan_operations: Cow::Owned(plan_operations.unwrap_or_default()),
-        maintenance_windows: Cow::Owned(maintenance_windows.unwrap_or_default()),
-        suppressions: Cow::Owned(suppressions.unwrap_or_default()),
-    })
+    view.operator_version = operator_version.unwrap_or_default();
+    view.plan_execution = plan_execution.flatten().map(Cow::Owned);
+    if let Some(list) = plan_operations {
+        view.plan_operations = Cow::Owned(list);
+    }
+    if let Some(list) = maintenance_windows {
+        view.maintenance_windows = Cow::Owned(list);
+    }
+    if let Some(list) = suppressions {
+        view.suppressions = Cow::Owned(list);
+    }
+    Ok(())
+}
+
+/// [`first`] for a field kept as `Option<()>`.
+fn first_time(seen: &mut Option<()>) -> Scan<()> {
+    once(seen, ())
 }
 
 fn optional_text<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Text<'a>>> {
@@ -284,18 +300,21 @@ fn read_meta<'a>(cursor: &mut Cursor<'a>, view: &mut InstanceView<'a>) -> Scan<(
 }
 
 /// The status fields the rules read (as `WireStatus` keeps them).
-fn read_status<'a>(cursor: &mut Cursor<'a>) -> Scan<StatusView<'a>> {
-    let mut view = StatusView::default();
+fn read_status<'a>(cursor: &mut Cursor<'a>, view: &mut StatusView<'a>) -> Scan<()> {
     let (mut plan_status, mut active_plan, mut applied_parameters) = (None, None, None);
     let (mut applied_operator_version, mut last_plan_execution_uid) = (None, None);
     let (mut last_successful, mut auto_suppression) = (None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
-            "planStatus" => once(&mut plan_status, read_plans(cursor, &mut view)?)?,
+            "planStatus" => once(&mut plan_status, read_plans(cursor, view)?)?,
             "activePlan" => once(&mut active_plan, cursor.nullable(read_active_plan)?)?,
             "appliedParameters" => {
-                once(&mut applied_parameters, cursor.nullable(read_params)?)?;
+                first_time(&mut applied_parameters)?;
+                view.applied_parameters = Params::default();
+                if !cursor.null()? {
+                    read_params(cursor, &mut view.applied_parameters)?;
+                }
             }
             "appliedOperatorVersion" => {
                 once(&mut applied_operator_version, optional_text(cursor)?)?;
@@ -311,34 +330,37 @@ fn read_status<'a>(cursor: &mut Cursor<'a>) -> Scan<StatusView<'a>> {
         }
     }
     view.active_plan = active_plan.flatten();
-    view.applied_parameters = applied_parameters.flatten().unwrap_or_default();
     view.applied_operator_version = applied_operator_version.flatten();
     view.last_plan_execution_uid = last_plan_execution_uid.flatten();
     view.last_successful = last_successful.flatten();
     view.auto_suppression = auto_suppression.flatten().map(Cow::Owned);
-    Ok(view)
+    Ok(())
 }
 
-/// A map of strings (the last of repeated keys wins, as in a `BTreeMap`).
-fn read_params<'a>(cursor: &mut Cursor<'a>) -> Scan<Params<'a>> {
-    let mut pairs: smallvec::SmallVec<[(Text<'a>, Text<'a>); 8]> = smallvec::SmallVec::new();
+/// A map of strings into `params` (the last of repeated keys wins, as in a
+/// `BTreeMap`).
+fn read_params<'a>(cursor: &mut Cursor<'a>, params: &mut Params<'a>) -> Scan<()> {
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
-        pairs.push((Cow::Borrowed(key), cursor.string()?));
+        params.insert(Cow::Borrowed(key), cursor.string()?);
     }
-    Ok(Params::from_pairs(pairs))
+    Ok(())
 }
 
 /// `status.lastSuccessful`: `operatorVersion` required as in
 /// `AppliedConfig`; `plan` and `completedAt` checked, not kept.
 fn read_applied<'a>(cursor: &mut Cursor<'a>) -> Scan<AppliedView<'a>> {
-    let (mut operator_version, mut parameters, mut plan, mut at) = (None, None, None, None);
+    let (mut operator_version, mut plan, mut at) = (None, None, None);
+    let (mut parameters, mut seen_parameters) = (Params::default(), None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
             "operatorVersion" => once(&mut operator_version, cursor.string()?)?,
             // `default` without `null` in AppliedConfig: null is an error.
-            "parameters" => once(&mut parameters, read_params(cursor)?)?,
+            "parameters" => {
+                first_time(&mut seen_parameters)?;
+                read_params(cursor, &mut parameters)?;
+            }
             "plan" => once(&mut plan, optional_text(cursor)?)?,
             "completedAt" => once(&mut at, serde_value::<Option<Time>>(cursor)?)?,
             _ => cursor.skip()?,
@@ -346,7 +368,7 @@ fn read_applied<'a>(cursor: &mut Cursor<'a>) -> Scan<AppliedView<'a>> {
     }
     Ok(AppliedView {
         operator_version: operator_version.ok_or(GiveUp)?,
-        parameters: parameters.unwrap_or_default(),
+        parameters,
     })
 }
 
