@@ -161,11 +161,12 @@ pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus
     select_view(
         &InstanceView::without_status(instance),
         ov,
-        &StatusView::from(status),
+        &StatusView::without_steps(status),
     )
 }
 
-/// [`select`] on views (the webhook's decode).
+/// [`select`] on views (the webhook's decode). Reads the plans' uids, no
+/// phase or step (see [`StatusView::without_steps`]).
 pub fn select_view(
     instance: &InstanceView<'_>,
     ov: &OperatorVersion,

@@ -34,9 +34,11 @@
 //! Of the old object's status these rules read only `activePlan`, the
 //! plan/phase/step names, statuses and uids of `planStatus`,
 //! `appliedParameters`, `appliedOperatorVersion`, `lastPlanExecutionUid`,
-//! `lastSuccessful` and `autoSuppression`. The webhook decodes only those
-//! (kudo-manager's `webhook/wire_status.rs`); a rule that reads more must be
-//! added there too, or the webhook will not see it.
+//! `lastSuccessful` and `autoSuppression`: what [`crate::view`] keeps. The
+//! rules run on those views ([`review_views`]); the webhook fills them from
+//! the request body, so a rule that reads more must be added to the views,
+//! their `From` conversions and the webhook's decoder (kudo-manager's
+//! `webhook/wire_fast.rs`, and `wire_status.rs` on its serde fallback).
 
 use std::fmt;
 

@@ -326,25 +326,8 @@ impl<'a> StatusView<'a> {
 
 impl<'a> From<&'a InstanceStatus> for StatusView<'a> {
     fn from(status: &'a InstanceStatus) -> Self {
-        let mut view = StatusView {
-            active_plan: status
-                .active_plan
-                .as_ref()
-                .map(|a| Cow::Borrowed(a.name.as_str())),
-            applied_parameters: status
-                .applied_parameters
-                .as_ref()
-                .map(Params::from)
-                .unwrap_or_default(),
-            applied_operator_version: borrow(&status.applied_operator_version),
-            last_plan_execution_uid: borrow(&status.last_plan_execution_uid),
-            last_successful: status.last_successful.as_ref().map(|a| AppliedView {
-                operator_version: Cow::Borrowed(&a.operator_version),
-                parameters: Params::from(&a.parameters),
-            }),
-            auto_suppression: status.auto_suppression.as_ref().map(Cow::Borrowed),
-            ..StatusView::default()
-        };
+        let mut view = Self::without_steps(status);
+        view.plans.clear();
         for (key, plan) in &status.plan_status {
             let first_phase = view.next_phase();
             for phase in &plan.phases {
@@ -367,6 +350,41 @@ impl<'a> From<&'a InstanceStatus> for StatusView<'a> {
                 phases,
             });
         }
+        view
+    }
+}
+
+impl<'a> StatusView<'a> {
+    /// The view of `status` with its plans but none of their phases and
+    /// steps: enough for plan selection, which reads plan uids only, and
+    /// cheap for the controller's ten-thousand-step plans.
+    pub fn without_steps(status: &'a InstanceStatus) -> Self {
+        let mut view = StatusView {
+            active_plan: status
+                .active_plan
+                .as_ref()
+                .map(|a| Cow::Borrowed(a.name.as_str())),
+            applied_parameters: status
+                .applied_parameters
+                .as_ref()
+                .map(Params::from)
+                .unwrap_or_default(),
+            applied_operator_version: borrow(&status.applied_operator_version),
+            last_plan_execution_uid: borrow(&status.last_plan_execution_uid),
+            last_successful: status.last_successful.as_ref().map(|a| AppliedView {
+                operator_version: Cow::Borrowed(&a.operator_version),
+                parameters: Params::from(&a.parameters),
+            }),
+            auto_suppression: status.auto_suppression.as_ref().map(Cow::Borrowed),
+            ..StatusView::default()
+        };
+        view.plans
+            .extend(status.plan_status.iter().map(|(key, plan)| PlanView {
+                key: Cow::Borrowed(key),
+                status: plan.status(),
+                uid: borrow(&plan.uid),
+                phases: 0..0,
+            }));
         view
     }
 }

@@ -103,3 +103,14 @@ fn specs_compare_equal_exactly_when_the_owned_specs_do() {
     c.operator_version.kind = Some("OperatorVersion".into());
     assert_ne!(SpecView::from(&c), SpecView::from(&b));
 }
+
+#[test]
+fn a_view_without_steps_keeps_the_plans_and_their_uids() {
+    let status = status();
+    let view = StatusView::without_steps(&status);
+    let deploy = view.plan("deploy").unwrap();
+    assert_eq!(deploy.uid.as_deref(), Some("u1"));
+    assert_eq!(deploy.status, ExecutionStatus::InProgress);
+    assert!(view.phases_of(deploy).is_empty() && view.steps.is_empty());
+    assert_eq!(view.applied_parameters.get("A"), Some("1"));
+}

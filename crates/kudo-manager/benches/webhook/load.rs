@@ -67,11 +67,13 @@ pub(crate) enum Work {
     /// The webhook's own cursor skips the body (the grammar check of its
     /// fast decode, nothing kept).
     CursorSkip,
-    /// The webhook's decode (request and both `Instance`s built): against
-    /// the cursor skip, what building them costs.
+    /// The webhook's decode (the request and both objects' views, every
+    /// field read checked as serde would): against the cursor skip, what
+    /// reading the fields costs.
     Decode,
-    /// The same fields read as borrowed views (inline vectors), nothing
-    /// allocated: against `Decode`, what owning the `Instance`s costs.
+    /// The same fields read into views that check nothing and are never
+    /// boxed (`probe_views.rs`): against `Decode`, what the checks and the
+    /// boxes cost.
     Views,
     /// kube's `AdmissionReview<DynamicObject>`: what a webhook built on
     /// kube-rs's types pays before its first rule.

@@ -18,9 +18,9 @@
 //! servers doing part of a review's work, see [`Answer`]: the webhook's
 //! `Reviewer`, so the webhook server's own cost shows as the difference;
 //! serde_json's and the webhook cursor's skip of the body, the floor under
-//! any review that reads it; the webhook's decode alone, so building the
-//! Instances shows against the cursor skip; the same fields read as
-//! borrowed views allocating nothing, what owning them costs; and kube's
+//! any review that reads it; the webhook's decode alone (the views the
+//! rules read), so reading the fields shows against the cursor skip; the
+//! same fields read unchecked and unboxed, the floor under that decode; and kube's
 //! `AdmissionReview<DynamicObject>` decode, what a webhook on kube-rs's
 //! types pays before its first rule).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -144,8 +144,8 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
         },
     );
     // The diagnostic servers' work alone: reading the body (serde_json's
-    // skip is the floor under any review), building the Instances, and
-    // what kube's types cost.
+    // skip is the floor under any review), reading the views, and what
+    // kube's types cost.
     for (name, work) in [
         (
             "webhook/decode kube AdmissionReview<DynamicObject>",
@@ -153,9 +153,9 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
         ),
         ("webhook/serde_json skip of the body (IgnoredAny)", JsonSkip),
         ("webhook/cursor skip of the body", CursorSkip),
-        ("webhook/decode (request and both Instances)", Decode),
+        ("webhook/decode (request and both views)", Decode),
         (
-            "webhook/views (the same fields borrowed, nothing allocated)",
+            "webhook/unchecked views (the same fields, nothing checked or boxed)",
             Views,
         ),
     ] {
@@ -169,6 +169,8 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
     let ovs = operator_version_list();
     let ov = &ovs[0];
     let now = jiff::Timestamp::now();
+    // With owned Instances, as the controller calls it (views made by
+    // borrowing, then the rules).
     c.bench_function("webhook/engine admission::review_at", |b| {
         b.iter(|| {
             kudo_engine::admission::review_at(Some(&old), &new, Some(ov), Some(ov), Some(now))
@@ -253,7 +255,11 @@ fn main() {
                 After(CursorSkip, answer.clone()),
             ),
             ("bare + decode", "decode", After(Decode, answer.clone())),
-            ("bare + views", "views", After(Views, answer.clone())),
+            (
+                "bare + unchecked views",
+                "views",
+                After(Views, answer.clone()),
+            ),
             (
                 "bare + kube decode",
                 "kube-decode",

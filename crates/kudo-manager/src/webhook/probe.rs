@@ -16,15 +16,16 @@ pub fn skip_body(body: &[u8]) -> bool {
     })
 }
 
-/// The review's decode (the request and both `Instance`s built), and
+/// The review's decode (the request and both objects' views), and
 /// nothing after it. `false` when the body is not an Instance review.
 #[doc(hidden)]
 pub fn decode_body(body: &[u8]) -> bool {
     decode(body).is_ok()
 }
 
-/// The body read into borrowed views of what the rules read, allocating
-/// nothing for a usual review; `false` when the cursor gives up.
+/// The body read into borrowed views of what the rules read, checking
+/// nothing and boxing nothing: the floor under the real decode. `false`
+/// when the cursor gives up.
 #[doc(hidden)]
 pub fn views_body(body: &[u8]) -> bool {
     views::views_body(body)

@@ -1,8 +1,9 @@
-//! A decode that keeps what the rules read as borrowed views, in vectors
-//! with inline room (nothing allocated for a usual review): against the
-//! real decode (which builds owned `Instance`s) it measures what owning
-//! costs, i.e. what a redesign of the rules onto borrowed views could
-//! save. Diagnostic only.
+//! A decode that keeps what the rules read as borrowed text in vectors with
+//! inline room, on the stack, and checks nothing (statuses stay strings,
+//! timestamps and plan requests raw text, repeated fields unnoticed). It
+//! was the measurement that led to the engine's views; now it is the floor
+//! under the real decode (`wire_fast.rs`), which reads the same fields into
+//! `kudo_engine::view` with serde's checks. Diagnostic only.
 
 use std::borrow::Cow;
 
