@@ -51,7 +51,7 @@ mod requests;
 mod spec_checks;
 
 use parameter_checks::check_parameters;
-use requests::{Request, in_the_way, new_manual_request};
+use requests::{Blocking, Request, in_the_way, new_manual_request};
 use spec_checks::{check_operations, check_windows_and_suppressions};
 
 use crate::view::{InstanceView, StatusView};
@@ -271,11 +271,7 @@ fn check<'a>(
                 "{blocking}; {requested} restarts it from the beginning"
             ));
         } else {
-            return Err(format!(
-                "{blocking}; {requested} cannot start until it is COMPLETE or FATAL_ERROR. \
-                 Wait, or pause/cancel it with: kubectl kudo plan cancel --instance {}",
-                short_name(new)
-            ));
+            return Err(conflict_message(&blocking, &requested, short_name(new)));
         }
     }
 
@@ -284,6 +280,22 @@ fn check<'a>(
         time_warnings(new, status, requested.plan(), manual, now, warnings);
     }
     Ok(())
+}
+
+/// `plan "deploy" is IN_PROGRESS (...); a parameter update that triggers
+/// "update" cannot start until ...`: the most common denial, written with
+/// plain string pushes into one allocation.
+fn conflict_message(blocking: &Blocking<'_>, requested: &Request<'_>, instance: &str) -> String {
+    const REST: &str = " cannot start until it is COMPLETE or FATAL_ERROR. \
+                        Wait, or pause/cancel it with: kubectl kudo plan cancel --instance ";
+    let mut message = String::with_capacity(160 + REST.len() + instance.len());
+    // Writing into a String cannot fail.
+    let _ = blocking.write_to(&mut message);
+    message.push_str("; ");
+    let _ = requested.write_to(&mut message);
+    message.push_str(REST);
+    message.push_str(instance);
+    message
 }
 
 fn check_create(

@@ -27,17 +27,33 @@ impl Request<'_> {
     }
 }
 
-impl fmt::Display for Request<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Request<'_> {
+    /// Writes it as its `Display` does; plain `write_str`s, as a denial
+    /// message is built on every refused review.
+    pub(super) fn write_to<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
         match self {
             Self::Upgrade { ov_name, plan } => {
-                write!(f, "an upgrade to {ov_name} (plan {})", Quoted(plan))
+                out.write_str("an upgrade to ")?;
+                out.write_str(ov_name)?;
+                out.write_str(" (plan ")?;
+                Quoted(plan).write_to(out)?;
+                out.write_str(")")
             }
             Self::Parameters { plan } => {
-                write!(f, "a parameter update that triggers {}", Quoted(plan))
+                out.write_str("a parameter update that triggers ")?;
+                Quoted(plan).write_to(out)
             }
-            Self::Manual { plan } => write!(f, "a manual run of plan {}", Quoted(plan)),
+            Self::Manual { plan } => {
+                out.write_str("a manual run of plan ")?;
+                Quoted(plan).write_to(out)
+            }
         }
+    }
+}
+
+impl fmt::Display for Request<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_to(f)
     }
 }
 
@@ -85,19 +101,25 @@ pub(super) fn new_manual_request<'v>(
 /// message has a few).
 pub(super) struct Quoted<'a>(pub(super) &'a str);
 
-impl fmt::Display for Quoted<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Quoted<'_> {
+    fn write_to<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
         let plain = self
             .0
             .bytes()
             .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
         if plain {
-            f.write_str("\"")?;
-            f.write_str(self.0)?;
-            f.write_str("\"")
+            out.write_str("\"")?;
+            out.write_str(self.0)?;
+            out.write_str("\"")
         } else {
-            write!(f, "{:?}", self.0)
+            write!(out, "{:?}", self.0)
         }
+    }
+}
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_to(f)
     }
 }
 
@@ -126,23 +148,36 @@ impl Blocking<'_> {
     }
 }
 
-impl fmt::Display for Blocking<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "plan {} is ", Quoted(self.plan()))?;
+impl Blocking<'_> {
+    /// Writes it as its `Display` does, with plain `write_str`s.
+    pub(super) fn write_to<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        out.write_str("plan ")?;
+        Quoted(self.plan()).write_to(out)?;
+        out.write_str(" is ")?;
         match self {
             Self::Running { status, at, .. } => {
-                write!(f, "{status}")?;
+                out.write_str(status.as_str())?;
                 match at {
                     Some((phase, step)) => {
-                        write!(f, " (phase {}, step {})", Quoted(phase), Quoted(step))
+                        out.write_str(" (phase ")?;
+                        Quoted(phase).write_to(out)?;
+                        out.write_str(", step ")?;
+                        Quoted(step).write_to(out)?;
+                        out.write_str(")")
                     }
                     None => Ok(()),
                 }
             }
             Self::Pending { trigger, .. } => {
-                write!(f, "requested ({trigger}) and not started yet")
+                write!(out, "requested ({trigger}) and not started yet")
             }
         }
+    }
+}
+
+impl fmt::Display for Blocking<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_to(f)
     }
 }
 
