@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
-use kudo_api::{Instance, InstanceStatus, OperatorVersion};
+use kudo_api::{Instance, InstanceStatus, OperatorVersion, Time};
 
 use crate::params;
 use crate::view::{InstanceView, StatusView};
@@ -131,29 +131,28 @@ static NO_PARAMS: BTreeMap<String, String> = BTreeMap::new();
 
 /// Deterministic uid of an execution the controller starts by itself.
 pub fn derived_uid(instance: &Instance, plan: &str, salt: &str) -> String {
-    derived_uid_of(&InstanceView::without_status(instance), plan, salt)
+    let meta = &instance.metadata;
+    derived_uid_for((meta.uid.as_deref(), meta.name.as_deref()), plan, salt)
 }
 
-fn derived_uid_of(instance: &InstanceView<'_>, plan: &str, salt: &str) -> String {
-    let base = instance
-        .uid
-        .as_deref()
-        .or(instance.name.as_deref())
-        .unwrap_or("instance");
+/// [`derived_uid`] from the Instance's `(uid, name)`.
+fn derived_uid_for((uid, name): (Option<&str>, Option<&str>), plan: &str, salt: &str) -> String {
+    let base = uid.or(name).unwrap_or("instance");
     format!("{base}-{plan}-{salt}")
 }
 
 /// Uid of the cleanup execution for the current deletion.
 pub fn cleanup_uid(instance: &Instance) -> String {
-    cleanup_uid_of(&InstanceView::without_status(instance))
+    let meta = &instance.metadata;
+    cleanup_uid_for(
+        (meta.uid.as_deref(), meta.name.as_deref()),
+        meta.deletion_timestamp.as_ref(),
+    )
 }
 
-fn cleanup_uid_of(instance: &InstanceView<'_>) -> String {
-    let salt = instance
-        .deletion_timestamp
-        .as_ref()
-        .map_or(0, |t| t.0.as_second());
-    derived_uid_of(instance, CLEANUP_PLAN, &format!("d{salt}"))
+fn cleanup_uid_for(identity: (Option<&str>, Option<&str>), deletion: Option<&Time>) -> String {
+    let salt = deletion.map_or(0, |t| t.0.as_second());
+    derived_uid_for(identity, CLEANUP_PLAN, &format!("d{salt}"))
 }
 
 /// What spec asks for that `status` has not consumed.
@@ -174,7 +173,8 @@ pub fn select_view(
 ) -> Selection {
     let spec = &ov.spec;
     let generation = instance.generation.unwrap_or(0);
-    let auto_uid = |plan: &str| derived_uid_of(instance, plan, &format!("g{generation}"));
+    let identity = (instance.uid.as_deref(), instance.name.as_deref());
+    let auto_uid = |plan: &str| derived_uid_for(identity, plan, &format!("g{generation}"));
     let start = |plan: String, trigger: Trigger, consumes: Consumes| {
         let uid = auto_uid(&plan);
         Selection::Start(PlanRequest {
@@ -190,7 +190,7 @@ pub fn select_view(
         if spec.plan(CLEANUP_PLAN).is_none() {
             return Selection::Nothing;
         }
-        let uid = cleanup_uid_of(instance);
+        let uid = cleanup_uid_for(identity, instance.deletion_timestamp.as_ref());
         let ran = status
             .plan(CLEANUP_PLAN)
             .is_some_and(|p| p.uid.as_deref() == Some(uid.as_str()));

@@ -327,28 +327,27 @@ impl<'a> StatusView<'a> {
 impl<'a> From<&'a InstanceStatus> for StatusView<'a> {
     fn from(status: &'a InstanceStatus) -> Self {
         let mut view = Self::without_steps(status);
-        view.plans.clear();
-        for (key, plan) in &status.plan_status {
-            let first_phase = view.next_phase();
+        let StatusView {
+            plans,
+            phases,
+            steps,
+            ..
+        } = &mut view;
+        // `without_steps` lists the plans in the map's order.
+        for (plan_view, plan) in plans.iter_mut().zip(status.plan_status.values()) {
+            let first_phase = index(phases.len());
             for phase in &plan.phases {
-                let first_step = view.next_step();
-                view.steps.extend(phase.steps.iter().map(|s| StepView {
+                let first_step = index(steps.len());
+                steps.extend(phase.steps.iter().map(|s| StepView {
                     name: Cow::Borrowed(&s.name),
                     status: s.status(),
                 }));
-                let steps = first_step..view.next_step();
-                view.phases.push(PhaseView {
+                phases.push(PhaseView {
                     name: Cow::Borrowed(&phase.name),
-                    steps,
+                    steps: first_step..index(steps.len()),
                 });
             }
-            let phases = first_phase..view.next_phase();
-            view.plans.push(PlanView {
-                key: Cow::Borrowed(key),
-                status: plan.status(),
-                uid: borrow(&plan.uid),
-                phases,
-            });
+            plan_view.phases = first_phase..index(phases.len());
         }
         view
     }

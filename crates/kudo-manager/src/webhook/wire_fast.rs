@@ -202,14 +202,14 @@ fn first(seen: &mut bool) -> Scan<()> {
 /// `spec`; the plan requests, windows and suppressions (rare, and
 /// intricate) are left to serde.
 fn read_spec<'a>(cursor: &mut Cursor<'a>, view: &mut SpecView<'a>) -> Scan<()> {
-    let (mut operator_version, mut parameters, mut plan_execution) = (None, None, None);
+    let (mut operator_version, mut parameters, mut plan_execution) = (None, false, None);
     let (mut plan_operations, mut maintenance_windows, mut suppressions) = (None, None, None);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
             "operatorVersion" => once(&mut operator_version, read_reference(cursor)?)?,
             "parameters" => {
-                first_time(&mut parameters)?;
+                first(&mut parameters)?;
                 view.has_parameters = !cursor.null()?;
                 view.parameters = Params::default();
                 if view.has_parameters {
@@ -237,15 +237,6 @@ fn read_spec<'a>(cursor: &mut Cursor<'a>, view: &mut SpecView<'a>) -> Scan<()> {
     Ok(())
 }
 
-/// [`first`] for a field kept as `Option<()>`.
-fn first_time(seen: &mut Option<()>) -> Scan<()> {
-    once(seen, ())
-}
-
-fn optional_text<'a>(cursor: &mut Cursor<'a>) -> Scan<Option<Text<'a>>> {
-    cursor.nullable(Cursor::string)
-}
-
 /// An `ObjectReference` (every field an optional string).
 fn read_reference<'a>(cursor: &mut Cursor<'a>) -> Scan<ReferenceView<'a>> {
     let mut reference = ReferenceView::default();
@@ -266,7 +257,7 @@ fn read_reference<'a>(cursor: &mut Cursor<'a>) -> Scan<ReferenceView<'a>> {
             }
         };
         first(&mut seen[index])?;
-        *field = optional_text(cursor)?;
+        *field = optional_str(cursor)?;
     }
     Ok(reference)
 }
@@ -278,9 +269,9 @@ fn read_meta<'a>(cursor: &mut Cursor<'a>, view: &mut InstanceView<'a>) -> Scan<(
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
-            "name" => once(&mut name, optional_text(cursor)?)?,
-            "namespace" => once(&mut namespace, optional_text(cursor)?)?,
-            "uid" => once(&mut uid, optional_text(cursor)?)?,
+            "name" => once(&mut name, optional_str(cursor)?)?,
+            "namespace" => once(&mut namespace, optional_str(cursor)?)?,
+            "uid" => once(&mut uid, optional_str(cursor)?)?,
             "generation" => once(&mut generation, cursor.nullable(Cursor::i64)?)?,
             "deletionTimestamp" => {
                 once(
@@ -301,7 +292,7 @@ fn read_meta<'a>(cursor: &mut Cursor<'a>, view: &mut InstanceView<'a>) -> Scan<(
 
 /// The status fields the rules read (as `WireStatus` keeps them).
 fn read_status<'a>(cursor: &mut Cursor<'a>, view: &mut StatusView<'a>) -> Scan<()> {
-    let (mut plan_status, mut active_plan, mut applied_parameters) = (None, None, None);
+    let (mut plan_status, mut active_plan, mut applied_parameters) = (None, None, false);
     let (mut applied_operator_version, mut last_plan_execution_uid) = (None, None);
     let (mut last_successful, mut auto_suppression) = (None, None);
     cursor.object()?;
@@ -310,17 +301,17 @@ fn read_status<'a>(cursor: &mut Cursor<'a>, view: &mut StatusView<'a>) -> Scan<(
             "planStatus" => once(&mut plan_status, read_plans(cursor, view)?)?,
             "activePlan" => once(&mut active_plan, cursor.nullable(read_active_plan)?)?,
             "appliedParameters" => {
-                first_time(&mut applied_parameters)?;
+                first(&mut applied_parameters)?;
                 view.applied_parameters = Params::default();
                 if !cursor.null()? {
                     read_params(cursor, &mut view.applied_parameters)?;
                 }
             }
             "appliedOperatorVersion" => {
-                once(&mut applied_operator_version, optional_text(cursor)?)?;
+                once(&mut applied_operator_version, optional_str(cursor)?)?;
             }
             "lastPlanExecutionUid" => {
-                once(&mut last_plan_execution_uid, optional_text(cursor)?)?;
+                once(&mut last_plan_execution_uid, optional_str(cursor)?)?;
             }
             "lastSuccessful" => {
                 once(&mut last_successful, cursor.nullable(read_applied)?)?;
@@ -351,17 +342,17 @@ fn read_params<'a>(cursor: &mut Cursor<'a>, params: &mut Params<'a>) -> Scan<()>
 /// `AppliedConfig`; `plan` and `completedAt` checked, not kept.
 fn read_applied<'a>(cursor: &mut Cursor<'a>) -> Scan<AppliedView<'a>> {
     let (mut operator_version, mut plan, mut at) = (None, None, None);
-    let (mut parameters, mut seen_parameters) = (Params::default(), None);
+    let (mut parameters, mut seen_parameters) = (Params::default(), false);
     cursor.object()?;
     while let Some(key) = cursor.next_key()? {
         match key {
             "operatorVersion" => once(&mut operator_version, cursor.string()?)?,
             // `default` without `null` in AppliedConfig: null is an error.
             "parameters" => {
-                first_time(&mut seen_parameters)?;
+                first(&mut seen_parameters)?;
                 read_params(cursor, &mut parameters)?;
             }
-            "plan" => once(&mut plan, optional_text(cursor)?)?,
+            "plan" => once(&mut plan, optional_str(cursor)?)?,
             "completedAt" => once(&mut at, serde_value::<Option<Time>>(cursor)?)?,
             _ => cursor.skip()?,
         }
@@ -389,9 +380,9 @@ fn read_active_plan<'a>(cursor: &mut Cursor<'a>) -> Scan<Text<'a>> {
     while let Some(key) = cursor.next_key()? {
         match key {
             "name" => once(&mut name, cursor.string()?)?,
-            "uid" => once(&mut uid, optional_text(cursor)?)?,
+            "uid" => once(&mut uid, optional_str(cursor)?)?,
             "status" => once(&mut status, execution_status(cursor)?)?,
-            "trigger" => once(&mut trigger, optional_text(cursor)?)?,
+            "trigger" => once(&mut trigger, optional_str(cursor)?)?,
             "breakGlass" => once(&mut break_glass, cursor.nullable(Cursor::bool)?)?,
             _ => cursor.skip()?,
         }
@@ -412,7 +403,7 @@ fn read_plans<'a>(cursor: &mut Cursor<'a>, view: &mut StatusView<'a>) -> Scan<()
                 "name" => once(&mut name, cursor.string()?)?,
                 "status" => once(&mut status, optional_status(cursor)?)?,
                 "phases" => once(&mut phases, read_phases(cursor, view)?)?,
-                "uid" => once(&mut uid, optional_text(cursor)?)?,
+                "uid" => once(&mut uid, optional_str(cursor)?)?,
                 _ => cursor.skip()?,
             }
         }
