@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
+use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use kube::core::DynamicObject;
@@ -151,29 +151,63 @@ pub(crate) async fn bare_server(
 
 // ----- client -----
 
-pub(crate) async fn connect(
-    addr: SocketAddr,
-    config: Arc<rustls::ClientConfig>,
-) -> SendRequest<Full<Bytes>> {
+/// A client connection: HTTP/1.1 (one request at a time) or HTTP/2 (the
+/// API server's protocol to webhooks: requests multiplexed as streams).
+pub(crate) enum Sender {
+    H1(http1::SendRequest<Full<Bytes>>),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+impl Sender {
+    /// Another stream on the same HTTP/2 connection (`None` for HTTP/1.1).
+    fn stream(&self) -> Option<Self> {
+        match self {
+            Self::H1(_) => None,
+            Self::H2(send) => Some(Self::H2(send.clone())),
+        }
+    }
+}
+
+/// `WEBHOOK_BENCH_PROTOCOL=h2`: the client speaks HTTP/2.
+pub(crate) fn use_h2() -> bool {
+    std::env::var("WEBHOOK_BENCH_PROTOCOL").as_deref() == Ok("h2")
+}
+
+pub(crate) async fn connect(addr: SocketAddr, config: Arc<rustls::ClientConfig>) -> Sender {
     let tcp = TcpStream::connect(addr).await.unwrap();
     tcp.set_nodelay(true).unwrap();
-    let tls = TlsConnector::from(config)
+    let h2 = use_h2();
+    let mut config = (*config).clone();
+    let protocol: &[u8] = if h2 { b"h2" } else { b"http/1.1" };
+    config.alpn_protocols = vec![protocol.to_vec()];
+    let tls = TlsConnector::from(Arc::new(config))
         .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
         .await
         .unwrap();
-    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    send
+    let io = TokioIo::new(tls);
+    if h2 {
+        let (send, conn) = http2::handshake(TokioExecutor::new(), io).await.unwrap();
+        tokio::spawn(conn);
+        Sender::H2(send)
+    } else {
+        let (send, conn) = http1::handshake(io).await.unwrap();
+        tokio::spawn(conn);
+        Sender::H1(send)
+    }
 }
 
-pub(crate) async fn send(sender: &mut SendRequest<Full<Bytes>>, body: &Bytes) -> Bytes {
-    sender.ready().await.unwrap();
-    let response = sender
-        .send_request(review_request(body.clone()))
-        .await
-        .unwrap();
+pub(crate) async fn send(sender: &mut Sender, body: &Bytes) -> Bytes {
+    let response = match sender {
+        Sender::H1(send) => {
+            send.ready().await.unwrap();
+            send.send_request(review_request(body.clone())).await
+        }
+        Sender::H2(send) => {
+            send.ready().await.unwrap();
+            send.send_request(review_request(body.clone())).await
+        }
+    }
+    .unwrap();
     assert_eq!(response.status(), 200);
     response.into_body().collect().await.unwrap().to_bytes()
 }
@@ -186,9 +220,15 @@ pub(crate) async fn throughput(
     connections: u64,
     duration: Duration,
 ) -> f64 {
+    // HTTP/2: `WEBHOOK_BENCH_STREAMS` requests in flight per connection.
+    let streams = crate::env_or("WEBHOOK_BENCH_STREAMS", 1).max(1);
     let mut senders = Vec::new();
     for _ in 0..connections {
-        senders.push(connect(addr, config.clone()).await);
+        let sender = connect(addr, config.clone()).await;
+        for _ in 1..streams {
+            senders.extend(sender.stream());
+        }
+        senders.push(sender);
     }
     let done = Arc::new(AtomicU64::new(0));
     let counting = Arc::new(AtomicBool::new(false));

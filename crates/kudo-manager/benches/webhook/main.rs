@@ -14,7 +14,9 @@
 //! `bare`, `bare-review`, `json-skip`, `cursor-skip`, `decode`, `views` or
 //! `kube-decode`: load only that server, for a profiler),
 //! `WEBHOOK_BENCH_BODY` (`records`: statuses with history, conditions and
-//! task records), `WEBHOOK_BENCH_SPLIT=1` (each round also loads bare
+//! task records), `WEBHOOK_BENCH_PROTOCOL` (`h2`: the client speaks HTTP/2,
+//! as the API server does to webhooks, with `WEBHOOK_BENCH_STREAMS`
+//! requests in flight per connection, default 1; HTTP/1.1 otherwise), `WEBHOOK_BENCH_SPLIT=1` (each round also loads bare
 //! servers doing part of a review's work, see [`Answer`]: the webhook's
 //! `Reviewer`, so the webhook server's own cost shows as the difference;
 //! serde_json's and the webhook cursor's skip of the body, the floor under
@@ -69,7 +71,7 @@ async fn start_bare(config: Arc<rustls::ServerConfig>, answer: Answer) -> Socket
     addr
 }
 
-fn env_or(name: &str, default: u64) -> u64 {
+pub(crate) fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -356,9 +358,17 @@ fn main() {
         (webhook_rps, bare_rps, webhook_lat, bare_lat)
     });
 
+    let protocol = if load::use_h2() {
+        format!(
+            "HTTP/2 with {} streams each",
+            env_or("WEBHOOK_BENCH_STREAMS", 1).max(1)
+        )
+    } else {
+        "HTTP/1.1".to_string()
+    };
     println!();
     println!(
-        "webhook HTTPS load ({} cores visible, {connections} keep-alive connections, {secs}s per run, body {} bytes)",
+        "webhook HTTPS load ({} cores visible, {connections} keep-alive connections, {protocol}, {secs}s per run, body {} bytes)",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         body.len()
     );
