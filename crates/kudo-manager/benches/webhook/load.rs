@@ -151,8 +151,9 @@ pub(crate) async fn bare_server(
 
 // ----- client -----
 
-/// A client connection: HTTP/1.1 (one request at a time) or HTTP/2 (the
-/// API server's protocol to webhooks: requests multiplexed as streams).
+/// A client connection: HTTP/1.1, one request at a time (how the API
+/// server calls a webhook behind a Service), or HTTP/2 with requests
+/// multiplexed as streams (how it calls one at a loopback URL).
 pub(crate) enum Sender {
     H1(http1::SendRequest<Full<Bytes>>),
     H2(http2::SendRequest<Full<Bytes>>),

@@ -15,8 +15,9 @@
 //! `kube-decode`: load only that server, for a profiler),
 //! `WEBHOOK_BENCH_BODY` (`records`: statuses with history, conditions and
 //! task records), `WEBHOOK_BENCH_PROTOCOL` (`h2`: the client speaks HTTP/2,
-//! as the API server does to webhooks, with `WEBHOOK_BENCH_STREAMS`
-//! requests in flight per connection, default 1; HTTP/1.1 otherwise), `WEBHOOK_BENCH_SPLIT=1` (each round also loads bare
+//! as the API server does to a webhook at a loopback URL, with
+//! `WEBHOOK_BENCH_STREAMS` requests in flight per connection, default 1;
+//! otherwise HTTP/1.1, as it calls a webhook behind a Service), `WEBHOOK_BENCH_SPLIT=1` (each round also loads bare
 //! servers doing part of a review's work, see [`Answer`]: the webhook's
 //! `Reviewer`, so the webhook server's own cost shows as the difference;
 //! serde_json's and the webhook cursor's skip of the body, the floor under
