@@ -11,8 +11,9 @@
 //! `WEBHOOK_BENCH_SECS` (default 5, at least 1, per server and round),
 //! `WEBHOOK_BENCH_ROUNDS` (default 3), `WEBHOOK_BENCH_CONNECTIONS` (default 32),
 //! `WEBHOOK_BENCH_RATE` (default 1000), `WEBHOOK_BENCH_ONLY` (`webhook`,
-//! `bare`, `bare-review`, `json-skip`, `cursor-skip`, `decode`, `views` or
-//! `kube-decode`: load only that server, for a profiler),
+//! `bare`, `bare-review`, `json-skip`, `cursor-skip`, `decode`, `views`,
+//! `kube-decode` or `webhook-ov-decode`: load only that server, for a
+//! profiler),
 //! `WEBHOOK_BENCH_BODY` (`records`: statuses with history, conditions and
 //! task records), `WEBHOOK_BENCH_PROTOCOL` (`h2`: the client speaks HTTP/2,
 //! as the API server does to a webhook at a loopback URL, with
@@ -25,7 +26,9 @@
 //! rules read), so reading the fields shows against the cursor skip; the
 //! same fields read unchecked and unboxed, the floor under that decode; and kube's
 //! `AdmissionReview<DynamicObject>` decode, what a webhook on kube-rs's
-//! types pays before its first rule).
+//! types pays before its first rule; and the webhook server with an
+//! OperatorVersion source that decodes a real-sized OperatorVersion per
+//! review, as the live read in a cluster does, without its network time).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 #[path = "../../tests/support/admission.rs"]
@@ -41,7 +44,10 @@ use std::time::Duration;
 use admission::{fixture, operator_version_list, operator_versions};
 use bytes::Bytes;
 use criterion::Criterion;
-use kudo_manager::webhook::{Reviewer, WebhookConfig, serve_listener, write_local_tls};
+use kudo_manager::webhook::{
+    FnSource, OperatorVersionReadError, ReviewedOperatorVersion, Reviewer, WebhookConfig,
+    serve_listener, write_local_tls,
+};
 use load::Work::{CursorSkip, Decode, JsonSkip, KubeDecode, Views};
 use load::{
     Answer, Answer::After, bare_server, bare_tls_config, connect, latency_at_rate, ms, send,
@@ -121,6 +127,37 @@ fn review_body_with_records() -> Bytes {
     Bytes::from(serde_json::to_vec(&value).unwrap())
 }
 
+/// The review's OperatorVersion as a live GET returns it: the fixture's
+/// parameters and plans (so the verdict is the same) with the templates of
+/// this repository's zookeeper package, which a real OperatorVersion
+/// carries and the rules never read.
+fn live_ov_json() -> Vec<u8> {
+    let package =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../operators/zookeeper");
+    let templates = kudo_package::load(&package)
+        .unwrap()
+        .to_operator_version("default")
+        .spec
+        .templates;
+    let mut ov = operator_version_list().swap_remove(0);
+    ov.spec.templates = templates;
+    serde_json::to_vec(&ov).unwrap()
+}
+
+/// An OperatorVersion source that decodes [`live_ov_json`] on every read
+/// as the live read through the API server does (without its network
+/// time): what a review costs the webhook in a cluster.
+fn decoding_source() -> FnSource<impl Fn(&str, &str) -> OvRead + Send + Sync + 'static> {
+    let json = live_ov_json();
+    FnSource(move |_namespace: &str, name: &str| {
+        let ReviewedOperatorVersion(ov) =
+            serde_json::from_slice(&json).map_err(|e| OperatorVersionReadError(e.to_string()))?;
+        Ok((ov.metadata.name.as_deref() == Some(name)).then(|| Arc::new(ov)))
+    })
+}
+
+type OvRead = Result<Option<Arc<kudo_api::OperatorVersion>>, OperatorVersionReadError>;
+
 /// `WEBHOOK_BENCH_BODY=records` loads the servers with
 /// [`review_body_with_records`] instead of the plain fixture.
 fn load_body() -> Bytes {
@@ -185,6 +222,20 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
     c.bench_function("webhook/review_path (decode + OV + engine + encode)", |b| {
         b.iter(|| rt.block_on(reviewer.review_to_json(&body)));
     });
+    // What the live read adds in a cluster before any network time: the
+    // whole OperatorVersion, and what the webhook decodes of it.
+    let live_ov = live_ov_json();
+    c.bench_function(
+        &format!(
+            "webhook/OperatorVersion decode, whole ({} bytes)",
+            live_ov.len()
+        ),
+        |b| b.iter(|| serde_json::from_slice::<kudo_api::OperatorVersion>(&live_ov).unwrap()),
+    );
+    c.bench_function(
+        "webhook/OperatorVersion decode, as the live read does (templates and tasks skipped)",
+        |b| b.iter(|| serde_json::from_slice::<ReviewedOperatorVersion>(&live_ov).unwrap()),
+    );
     let with_records = review_body_with_records();
     c.bench_function("webhook/review_path, statuses with records", |b| {
         b.iter(|| rt.block_on(reviewer.review_to_json(&with_records)));
@@ -239,6 +290,17 @@ fn main() {
             operator_versions(),
             std::future::pending(),
         ));
+        // The same webhook server decoding the OperatorVersion per review.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let decoding_addr = listener.local_addr().unwrap();
+        let config = WebhookConfig::new(decoding_addr, &tls.cert_path, &tls.key_path)
+            .with_metrics(kudo_manager::metrics::Metrics::new());
+        tokio::spawn(serve_listener(
+            listener,
+            config,
+            decoding_source(),
+            std::future::pending(),
+        ));
         // The bare server answers what the webhook answers, byte for byte.
         let reviewer = Arc::new(Reviewer::new(operator_versions(), Duration::from_secs(1)));
         let answer = Bytes::from(reviewer.review_to_json(&body).await);
@@ -272,6 +334,11 @@ fn main() {
             let addr = start_bare(config.clone(), serves).await;
             diagnostics.push(Diagnostic { name, only, addr });
         }
+        diagnostics.push(Diagnostic {
+            name: "webhook, OV decoded per review",
+            only: "webhook-ov-decode",
+            addr: decoding_addr,
+        });
         (webhook_addr, bare_addr, diagnostics, answer)
     });
     let config = client_config(&tls.ca_pem, ALL);

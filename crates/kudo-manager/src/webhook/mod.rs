@@ -23,6 +23,7 @@ mod idle_watch;
 mod json_scan;
 mod json_text;
 mod lazy_timeout;
+mod ov_read;
 mod ov_source;
 #[doc(hidden)]
 pub mod probe;
@@ -35,6 +36,7 @@ mod wire_status;
 
 pub use answer::ReviewVerdict;
 pub use error::WebhookError;
+pub use ov_read::ReviewedOperatorVersion;
 pub use ov_source::{
     FnSource, OperatorVersionReadError, OperatorVersionSource, StaticOperatorVersions,
 };

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use kube::Api;
 use kudo_api::OperatorVersion;
 
+use super::ov_read::ReviewedOperatorVersion;
+
 /// Reading an OperatorVersion failed for a reason other than "not found"
 /// (forbidden, API server unavailable, timeout, undecodable object).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -28,16 +30,17 @@ pub trait OperatorVersionSource: Send + Sync + 'static {
 
 /// Uncached reads through the API server: a cache could miss an
 /// OperatorVersion created just before its Instance and wrongly deny it.
+/// Decoded as [`ReviewedOperatorVersion`]: templates and tasks skipped.
 impl OperatorVersionSource for kube::Client {
     async fn get(
         &self,
         namespace: &str,
         name: &str,
     ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
-        Api::<OperatorVersion>::namespaced(self.clone(), namespace)
+        Api::<ReviewedOperatorVersion>::namespaced(self.clone(), namespace)
             .get_opt(name)
             .await
-            .map(|ov| ov.map(Arc::new))
+            .map(|ov| ov.map(|ReviewedOperatorVersion(ov)| Arc::new(ov)))
             .map_err(|err| OperatorVersionReadError(err.to_string()))
     }
 }
