@@ -98,6 +98,7 @@ impl<'a> Cursor<'a> {
     /// The next key of the open object (its `:` consumed), or `None` at its end.
     /// Keys with escapes are left to serde: Kubernetes field names and
     /// parameter names have none, and the common case needs no `Cow`.
+    #[inline(always)]
     pub(crate) fn next_key(&mut self) -> Scan<Option<&'a str>> {
         if !self.more(b'}')? {
             return Ok(None);
@@ -143,6 +144,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A string, borrowed unless it has escapes.
+    #[inline(always)]
     pub(crate) fn string(&mut self) -> Scan<Cow<'a, str>> {
         let (start, stop) = self.string_run()?;
         match self.bytes().get(stop) {
