@@ -45,8 +45,8 @@ use admission::{fixture, operator_version_list, operator_versions};
 use bytes::Bytes;
 use criterion::Criterion;
 use kudo_manager::webhook::{
-    FnSource, OperatorVersionReadError, ReviewedOperatorVersion, Reviewer, WebhookConfig,
-    serve_listener, write_local_tls,
+    FnSource, LocalTls, OperatorVersionReadError, OperatorVersionSource, ReviewedOperatorVersion,
+    Reviewer, WebhookConfig, serve_listener, write_local_tls,
 };
 use load::Work::{CursorSkip, Decode, JsonSkip, KubeDecode, Views};
 use load::{
@@ -75,6 +75,22 @@ async fn start_bare(config: Arc<rustls::ServerConfig>, answer: Answer) -> Socket
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(bare_server(listener, config, answer));
+    addr
+}
+
+/// Starts the webhook server, with metrics as the manager runs it, reading
+/// OperatorVersions from `source`, on a fresh local port.
+async fn start_webhook(tls: &LocalTls, source: impl OperatorVersionSource) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = WebhookConfig::new(addr, &tls.cert_path, &tls.key_path)
+        .with_metrics(kudo_manager::metrics::Metrics::new());
+    tokio::spawn(serve_listener(
+        listener,
+        config,
+        source,
+        std::future::pending(),
+    ));
     addr
 }
 
@@ -279,28 +295,9 @@ fn main() {
     let tls = write_local_tls(dir.path()).unwrap();
     let body = load_body();
     let (webhook_addr, bare_addr, diagnostics, answer) = servers.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let webhook_addr = listener.local_addr().unwrap();
-        // With metrics, as the manager runs it.
-        let config = WebhookConfig::new(webhook_addr, &tls.cert_path, &tls.key_path)
-            .with_metrics(kudo_manager::metrics::Metrics::new());
-        tokio::spawn(serve_listener(
-            listener,
-            config,
-            operator_versions(),
-            std::future::pending(),
-        ));
+        let webhook_addr = start_webhook(&tls, operator_versions()).await;
         // The same webhook server decoding the OperatorVersion per review.
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let decoding_addr = listener.local_addr().unwrap();
-        let config = WebhookConfig::new(decoding_addr, &tls.cert_path, &tls.key_path)
-            .with_metrics(kudo_manager::metrics::Metrics::new());
-        tokio::spawn(serve_listener(
-            listener,
-            config,
-            decoding_source(),
-            std::future::pending(),
-        ));
+        let decoding_addr = start_webhook(&tls, decoding_source()).await;
         // The bare server answers what the webhook answers, byte for byte.
         let reviewer = Arc::new(Reviewer::new(operator_versions(), Duration::from_secs(1)));
         let answer = Bytes::from(reviewer.review_to_json(&body).await);
