@@ -127,6 +127,53 @@ async fn the_operator_version_is_read_once_unless_the_update_changes_it() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn an_upgrade_reads_both_operator_versions_at_once() {
+    /// Each read takes two seconds (of the paused clock) and finds nothing.
+    struct TwoSeconds;
+    impl OperatorVersionSource for TwoSeconds {
+        async fn get(
+            &self,
+            _: &str,
+            _: &str,
+        ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            Ok(None)
+        }
+    }
+    let mut old = zk("zk-1");
+    old["spec"]["parameters"] = serde_json::json!({"A": "1"});
+    let mut body: serde_json::Value =
+        serde_json::from_slice(&review_json("UPDATE", zk("zk-2"))).unwrap();
+    body["request"]["oldObject"] = old;
+    let reviewer = Reviewer::new(TwoSeconds, Duration::from_secs(3));
+    let started = tokio::time::Instant::now();
+    let review = reviewer
+        .review_bytes(&serde_json::to_vec(&body).unwrap())
+        .await;
+    // One read's time, not two; and neither read ran out of its budget.
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    let message = refusal(&review, 403);
+    assert!(message.contains("zk-2"), "{message}");
+}
+
+#[tokio::test]
+async fn the_new_operator_versions_read_error_is_reported_first() {
+    let source = FnSource(|_: &str, name: &str| {
+        Err(OperatorVersionReadError(format!("cannot read {name}")))
+    });
+    let mut body: serde_json::Value =
+        serde_json::from_slice(&review_json("UPDATE", zk("zk-2"))).unwrap();
+    body["request"]["oldObject"] = zk("zk-1");
+    body["request"]["oldObject"]["spec"]["parameters"] = serde_json::json!({"A": "1"});
+    let reviewer = Reviewer::new(source, Duration::from_secs(1));
+    let review = reviewer
+        .review_bytes(&serde_json::to_vec(&body).unwrap())
+        .await;
+    let message = refusal(&review, 500);
+    assert!(message.contains("cannot read zk-2"), "{message}");
+}
+
 #[tokio::test]
 async fn status_subresource_writes_are_allowed_without_reading() {
     let source = FnSource(|_: &str, _: &str| Err(OperatorVersionReadError("boom".into())));
