@@ -56,20 +56,23 @@ async fn read_error_is_an_error_answer_never_an_allow() {
     assert!(message.contains("forbidden: no RBAC"));
 }
 
+/// A source whose every read takes this long and finds nothing.
+struct Sleeps(Duration);
+
+impl OperatorVersionSource for Sleeps {
+    async fn get(
+        &self,
+        _: &str,
+        _: &str,
+    ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
+        tokio::time::sleep(self.0).await;
+        Ok(None)
+    }
+}
+
 #[tokio::test]
 async fn a_slow_read_times_out_with_an_error_answer() {
-    struct Slow;
-    impl OperatorVersionSource for Slow {
-        async fn get(
-            &self,
-            _: &str,
-            _: &str,
-        ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
-            tokio::time::sleep(Duration::from_secs(60)).await;
-            Ok(None)
-        }
-    }
-    let reviewer = Reviewer::new(Slow, Duration::from_millis(20));
+    let reviewer = Reviewer::new(Sleeps(Duration::from_secs(60)), Duration::from_millis(20));
     let review = reviewer
         .review_bytes(&review_json("CREATE", zk("zk-1")))
         .await;
@@ -129,24 +132,13 @@ async fn the_operator_version_is_read_once_unless_the_update_changes_it() {
 
 #[tokio::test(start_paused = true)]
 async fn an_upgrade_reads_both_operator_versions_at_once() {
-    /// Each read takes two seconds (of the paused clock) and finds nothing.
-    struct TwoSeconds;
-    impl OperatorVersionSource for TwoSeconds {
-        async fn get(
-            &self,
-            _: &str,
-            _: &str,
-        ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
-            tokio::time::sleep(Duration::from_secs(2)).await;
-            Ok(None)
-        }
-    }
     let mut old = zk("zk-1");
     old["spec"]["parameters"] = serde_json::json!({"A": "1"});
     let mut body: serde_json::Value =
         serde_json::from_slice(&review_json("UPDATE", zk("zk-2"))).unwrap();
     body["request"]["oldObject"] = old;
-    let reviewer = Reviewer::new(TwoSeconds, Duration::from_secs(3));
+    // Each read takes two seconds of the paused clock.
+    let reviewer = Reviewer::new(Sleeps(Duration::from_secs(2)), Duration::from_secs(3));
     let started = tokio::time::Instant::now();
     let review = reviewer
         .review_bytes(&serde_json::to_vec(&body).unwrap())
