@@ -14,6 +14,13 @@ use crate::ssa::{self, Scope};
 use crate::status::{ApiError, Subject};
 use crate::store::{Owners, Store, object_rv};
 
+mod conflict;
+mod planned;
+mod unchanged;
+
+use conflict::conflict_error;
+pub use planned::{CommitError, DeleteOptions, Operation, Planned, Propagation};
+
 /// Finalizer the API server uses for foreground deletion.
 pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
 
@@ -24,105 +31,6 @@ pub struct State {
     pub registry: Registry,
     /// Objects.
     pub store: Store,
-}
-
-/// The admission operation of a write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    /// A new object.
-    Create,
-    /// A change to an existing object.
-    Update,
-    /// A delete request.
-    Delete,
-}
-
-impl Operation {
-    /// The AdmissionReview operation name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Operation::Create => "CREATE",
-            Operation::Update => "UPDATE",
-            Operation::Delete => "DELETE",
-        }
-    }
-}
-
-/// How dependents are treated when their owner is deleted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Propagation {
-    /// Owner goes first, dependents are collected afterwards.
-    #[default]
-    Background,
-    /// Dependents go first; the owner waits with the foregroundDeletion finalizer.
-    Foreground,
-    /// Dependents lose their owner reference and stay.
-    Orphan,
-}
-
-impl Propagation {
-    /// Parses `propagationPolicy`.
-    pub fn parse(s: &str) -> Result<Self, ApiError> {
-        match s {
-            "Background" => Ok(Self::Background),
-            "Foreground" => Ok(Self::Foreground),
-            "Orphan" => Ok(Self::Orphan),
-            other => Err(ApiError::bad_request(format!(
-                "invalid propagationPolicy {other:?}: must be Background, Foreground or Orphan"
-            ))),
-        }
-    }
-}
-
-/// Preconditions and policy of a delete.
-#[derive(Debug, Clone, Default)]
-pub struct DeleteOptions {
-    /// Dependent handling.
-    pub propagation: Propagation,
-    /// Required uid.
-    pub uid: Option<String>,
-    /// Required resourceVersion.
-    pub resource_version: Option<String>,
-}
-
-/// A write computed against the current state, waiting for admission and commit.
-#[derive(Debug, Clone)]
-pub struct Planned {
-    /// Admission operation.
-    pub op: Operation,
-    /// Resource written.
-    pub res: ResourceInfo,
-    /// Version the client used.
-    pub version: String,
-    /// Namespace ("" for cluster-scoped).
-    pub namespace: String,
-    /// Object name.
-    pub name: String,
-    /// Subresource written, if any.
-    pub subresource: Option<String>,
-    /// The object when planned (None for creates).
-    pub old: Option<Arc<Value>>,
-    /// The object to store; None removes it now.
-    pub new: Option<Value>,
-    /// Field ownership to store.
-    pub owners: Owners,
-    /// Delete policy.
-    pub propagation: Propagation,
-}
-
-/// Why a commit did not happen.
-#[derive(Debug)]
-pub enum CommitError {
-    /// The object changed since planning; plan again.
-    Stale,
-    /// The write is refused.
-    Api(ApiError),
-}
-
-impl From<ApiError> for CommitError {
-    fn from(e: ApiError) -> Self {
-        CommitError::Api(e)
-    }
 }
 
 fn subject<'a>(res: &'a ResourceInfo, name: &'a str) -> Subject<'a> {
@@ -524,70 +432,6 @@ impl State {
         };
         Ok(result)
     }
-}
-
-impl State {
-    /// The stored object when an update (or the delete of an object already
-    /// being deleted) would leave it and its field ownership exactly as they are.
-    fn unchanged_by(&self, p: &Planned) -> Option<Value> {
-        let (Operation::Update | Operation::Delete, Some(old), Some(new)) = (p.op, &p.old, &p.new)
-        else {
-            return None;
-        };
-        let stored = self
-            .store
-            .get(&p.res.group, &p.res.plural, &p.namespace, &p.name)?;
-        (stored.owners == p.owners && same_ignoring_resource_version(old, new))
-            .then(|| (**old).clone())
-    }
-}
-
-/// Equality of two objects, not counting `metadata.resourceVersion`.
-fn same_ignoring_resource_version(old: &Value, new: &Value) -> bool {
-    let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
-        return old == new;
-    };
-    o.len() == n.len()
-        && o.iter().all(|(k, ov)| match (n.get(k), k.as_str()) {
-            (Some(nv), "metadata") => match (ov.as_object(), nv.as_object()) {
-                (Some(om), Some(nm)) => same_metadata(om, nm),
-                _ => ov == nv,
-            },
-            (Some(nv), _) => ov == nv,
-            (None, _) => false,
-        })
-}
-
-fn same_metadata(o: &serde_json::Map<String, Value>, n: &serde_json::Map<String, Value>) -> bool {
-    let rv = "resourceVersion";
-    let counted = |m: &serde_json::Map<String, Value>| m.keys().filter(|k| *k != rv).count();
-    counted(o) == counted(n)
-        && o.iter()
-            .filter(|(k, _)| *k != rv)
-            .all(|(k, ov)| n.get(k) == Some(ov))
-}
-
-fn conflict_error(res: &ResourceInfo, name: &str, conflicts: &[ssa::Conflict]) -> ApiError {
-    let lines: Vec<String> = conflicts
-        .iter()
-        .map(|c| format!("conflict with \"{}\": {}", c.manager, c.field))
-        .collect();
-    let plural_s = if conflicts.len() == 1 { "" } else { "s" };
-    let mut e = ApiError::conflict(
-        subject(res, name),
-        &format!(
-            "Apply failed with {} conflict{plural_s}: {}",
-            conflicts.len(),
-            lines.join("\n")
-        ),
-    );
-    if let Some(d) = e.details.as_mut() {
-        d["causes"] = json!(conflicts
-            .iter()
-            .map(|c| json!({"reason": "FieldManagerConflict", "message": format!("conflict with \"{}\"", c.manager), "field": c.field}))
-            .collect::<Vec<_>>());
-    }
-    e
 }
 
 #[cfg(test)]
