@@ -1,13 +1,13 @@
-//! decide: plan selection, strategies, retries, finalizer, history.
+//! decide: plan selection, strategies, retries, history (deletion and
+//! cleanup: `cleanup.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 
 use std::time::Duration;
 
-use kudo_api::names::CLEANUP_FINALIZER;
 use kudo_api::{BlockerKind, ExecutionStatus as S, PlanAction, PlanExecution};
-use kudo_engine::{Action, Observed, TaskOutcome};
+use kudo_engine::{Observed, TaskOutcome};
 use support::*;
 
 fn zk() -> Sim {
@@ -434,101 +434,6 @@ fn retriggering_the_running_plan_restarts_it_with_a_new_uid() {
     assert_eq!(run_keys(&d), ["main/s0/t"]);
     assert_eq!(sim.status().history.len(), 2);
     assert!(sim.status().history[0].message.contains("restarted"));
-}
-
-#[test]
-fn finalizer_is_added_when_the_operator_version_has_cleanup() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov(
-            "a",
-            vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(1))],
-            vec![],
-        ),
-    );
-    let d = sim.all_done();
-    assert!(d.actions.contains(&Action::AddFinalizer));
-    let d = sim.all_done();
-    assert!(
-        !d.actions.contains(&Action::AddFinalizer),
-        "only when missing"
-    );
-}
-
-#[test]
-fn deletion_runs_cleanup_over_a_running_plan_then_releases_the_finalizer() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov(
-            "a",
-            vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(2))],
-            vec![],
-        ),
-    );
-    sim.reconcile(|_| TaskOutcome::InProgress {
-        message: "x".into(),
-    });
-    assert!(
-        sim.inst
-            .metadata
-            .finalizers
-            .as_ref()
-            .unwrap()
-            .contains(&CLEANUP_FINALIZER.to_string())
-    );
-    sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
-    let d = sim.reconcile(only_where(
-        |k| k.plan() == "cleanup" && k.step() == "s1",
-        TaskOutcome::InProgress {
-            message: "y".into(),
-        },
-    ));
-    assert!(!d.actions.contains(&Action::RemoveFinalizer));
-    assert_eq!(sim.plan_status("deploy"), S::FatalError);
-    assert_eq!(sim.plan_status("cleanup"), S::InProgress);
-    let d = sim.all_done();
-    assert_eq!(sim.plan_status("cleanup"), S::Complete);
-    assert!(d.actions.contains(&Action::RemoveFinalizer));
-    assert!(sim.has_event(
-        "PlanFinished",
-        "Execution of plan cleanup finished with status COMPLETE"
-    ));
-    assert!(
-        sim.status().auto_suppression.is_none(),
-        "a stopped plan is not a failure"
-    );
-}
-
-#[test]
-fn failed_cleanup_still_releases_the_instance_with_a_warning() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov(
-            "a",
-            vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(1))],
-            vec![],
-        ),
-    );
-    sim.all_done();
-    sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
-    let d = sim.reconcile(|_| TaskOutcome::Fatal {
-        message: "boom".into(),
-    });
-    assert!(d.actions.contains(&Action::RemoveFinalizer));
-    assert!(sim.has_event("CleanupFailed", "FATAL_ERROR"));
-}
-
-#[test]
-fn deletion_without_cleanup_plan_releases_the_finalizer_at_once() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov("a", vec![("deploy", simple_plan(1))], vec![]),
-    );
-    sim.all_done();
-    sim.inst.metadata.finalizers = Some(vec![CLEANUP_FINALIZER.into()]);
-    sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
-    let d = sim.all_done();
-    assert!(d.actions.contains(&Action::RemoveFinalizer));
 }
 
 #[test]

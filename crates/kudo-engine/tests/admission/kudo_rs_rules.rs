@@ -1,0 +1,250 @@
+//! Rules KUDO does not have: required and immutable values, plan
+//! operations, maintenance windows, suppressions and rollback.
+
+use super::*;
+
+#[test]
+fn missing_operator_version_is_denied_naming_it() {
+    let v = review(None, &idle(), None, None);
+    assert!(denied(&v).contains("OperatorVersion \"foo-operator\" not found"));
+}
+
+#[test]
+fn create_needs_a_deploy_plan() {
+    let no_deploy = ov("x", vec![("update", simple_plan(1))], vec![]);
+    let v = review(None, &instance("x"), None, Some(&no_deploy));
+    assert!(denied(&v).contains("has no deploy plan"));
+}
+
+#[test]
+fn create_with_an_invalid_value_is_denied_naming_the_parameter() {
+    let mut o = fixture_ov("foo-operator");
+    o.spec.parameters[0].value_type = Some(ParameterType::Integer);
+    let new = with(&instance("foo-operator"), params(&[("foo", "three")]));
+    let msg = denied(&review(None, &new, None, Some(&o))).to_string();
+    assert!(
+        msg.contains("parameter foo") && msg.contains("\"three\""),
+        "{msg}"
+    );
+}
+
+#[test]
+fn create_with_a_missing_required_value_is_denied() {
+    let mut o = fixture_ov("foo-operator");
+    o.spec.parameters[2].required = Some(true);
+    let msg = denied(&review(None, &instance("foo-operator"), None, Some(&o))).to_string();
+    assert!(msg.contains("parameter bar is required"), "{msg}");
+}
+
+#[test]
+fn rejects_immutable_param_change() {
+    let mut o = fixture_ov("foo-operator");
+    o.spec.parameters[0].immutable = Some(true);
+    let new = with(&idle(), params(&[("foo", "other")]));
+    let msg = denied(&review(Some(&idle()), &new, Some(&o), Some(&o))).to_string();
+    assert!(msg.contains("parameter foo is immutable"), "{msg}");
+}
+
+#[test]
+fn upgrade_adding_an_immutable_parameter_needs_a_value() {
+    let mut new_ov = fixture_ov("foo-operator-2.0");
+    let mut p = param("size", None);
+    p.immutable = Some(true);
+    new_ov.spec.parameters.push(p);
+    let new = with(&idle(), upgraded);
+    let msg = denied(&review(
+        Some(&idle()),
+        &new,
+        Some(&fixture_ov("foo-operator")),
+        Some(&new_ov),
+    ))
+    .to_string();
+    assert!(msg.contains("size is new and immutable"), "{msg}");
+}
+
+#[test]
+fn plan_operations_are_allowed_while_a_plan_runs() {
+    let new = with(&running(), |i| {
+        i.spec
+            .plan_operations
+            .push(op("p1", PlanAction::Pause, Some("nodes"), None));
+        i.spec.plan_operations.push(op(
+            "f1",
+            PlanAction::ForceComplete,
+            Some("nodes"),
+            Some("s1"),
+        ));
+    });
+    assert!(update(&running(), &new).is_allowed());
+}
+
+#[test]
+fn operations_naming_unknown_plan_phase_or_step_are_denied() {
+    let cases = [
+        (
+            PlanOperation {
+                plan: Some("nope".into()),
+                ..op("o", PlanAction::Pause, None, None)
+            },
+            "plan \"nope\" does not exist",
+        ),
+        (
+            op("o", PlanAction::Pause, Some("nope"), None),
+            "has no phase \"nope\"",
+        ),
+        (
+            op("o", PlanAction::Restart, Some("nodes"), Some("s9")),
+            "has no step \"s9\"",
+        ),
+        (
+            op("o", PlanAction::Restart, None, Some("s1")),
+            "needs its phase",
+        ),
+    ];
+    for (o, want) in cases {
+        let new = with(&running(), |i| i.spec.plan_operations.push(o.clone()));
+        let msg = denied(&update(&running(), &new)).to_string();
+        assert!(msg.contains(want), "{o:?}: {msg}");
+    }
+}
+
+use kudo_api::PlanOperation;
+
+#[test]
+fn continue_needs_a_canary_phase() {
+    let no_phase = with(&running(), |i| {
+        i.spec
+            .plan_operations
+            .push(op("c", PlanAction::Continue, None, None))
+    });
+    assert!(denied(&update(&running(), &no_phase)).contains("continue needs a phase"));
+    let not_canary = with(&running(), |i| {
+        i.spec
+            .plan_operations
+            .push(op("c", PlanAction::Continue, Some("nodes"), None))
+    });
+    assert!(denied(&update(&running(), &not_canary)).contains("not a canary phase"));
+    let canary = with(&running(), |i| {
+        i.spec.plan_operations.push(PlanOperation {
+            plan: Some("canary".into()),
+            ..op("c", PlanAction::Continue, Some("rollout"), None)
+        })
+    });
+    assert!(update(&running(), &canary).is_allowed());
+}
+
+#[test]
+fn operation_ids_are_single_use() {
+    let first = with(&running(), |i| {
+        i.spec
+            .plan_operations
+            .push(op("x", PlanAction::Pause, None, None))
+    });
+    let changed = with(&first, |i| {
+        i.spec.plan_operations[0].action = PlanAction::Resume
+    });
+    assert!(denied(&update(&first, &changed)).contains("single-use"));
+    let twice = with(&running(), |i| {
+        i.spec
+            .plan_operations
+            .push(op("x", PlanAction::Pause, None, None));
+        i.spec
+            .plan_operations
+            .push(op("x", PlanAction::Resume, None, None));
+    });
+    assert!(denied(&update(&running(), &twice)).contains("used twice"));
+}
+
+#[test]
+fn invalid_maintenance_window_and_suppression_without_reason_are_denied() {
+    let bad_window = with(&idle(), |i| {
+        i.spec.maintenance_windows.push(MaintenanceWindow {
+            days: "Mon-Fri".into(),
+            start: "22:00".into(),
+            end: "4".into(),
+            time_zone: None,
+        })
+    });
+    assert!(denied(&update(&idle(), &bad_window)).contains("spec.maintenanceWindows"));
+    let no_reason = with(&idle(), |i| {
+        i.spec.suppressions.push(Suppression::default())
+    });
+    assert!(denied(&update(&idle(), &no_reason)).contains("needs a reason"));
+}
+
+#[test]
+fn webhook_says_when_a_parameter_change_waits_for_a_suppression() {
+    let now = ts("2026-11-24T12:00:00Z");
+    let suppressed = with(&idle(), |i| {
+        i.spec.suppressions.push(Suppression {
+            reason: "freeze".into(),
+            by: Some("bob".into()),
+            ..Default::default()
+        })
+    });
+    let new = with(&suppressed, params(&[("foo", "x")]));
+    let o = fixture_ov("foo-operator");
+    let v = review_at(Some(&suppressed), &new, Some(&o), Some(&o), Some(now));
+    assert!(
+        warnings(&v)
+            .iter()
+            .any(|w| w.contains("will wait") && w.contains("bob: freeze")),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn webhook_says_a_rollback_runs_despite_the_automatic_suppression() {
+    let now = ts("2026-11-24T12:00:00Z");
+    let failed = with(&idle(), |i| {
+        i.spec.parameters = Some(BTreeMap::from([("foo".into(), "bad".into())]));
+        let st = i.status.as_mut().unwrap();
+        st.applied_parameters = i.spec.parameters.clone();
+        st.last_successful = Some(AppliedConfig {
+            operator_version: "foo-operator".into(),
+            parameters: BTreeMap::from([("foo".into(), "foo".into())]),
+            ..Default::default()
+        });
+        st.auto_suppression = Some(AutoSuppression {
+            since: time(now),
+            until: None,
+            reason: "deploy failed".into(),
+            plan: None,
+            uid: None,
+        });
+    });
+    let back = with(&failed, params(&[("foo", "foo")]));
+    let o = fixture_ov("foo-operator");
+    let v = review_at(Some(&failed), &back, Some(&o), Some(&o), Some(now));
+    assert!(warnings(&v).iter().any(|w| w.contains("rollback")), "{v:?}");
+    let other = with(&failed, params(&[("foo", "other")]));
+    let v = review_at(Some(&failed), &other, Some(&o), Some(&o), Some(now));
+    assert!(
+        warnings(&v)
+            .iter()
+            .any(|w| w.contains("automatically suppressed")),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn webhook_says_when_the_plan_waits_for_a_window() {
+    let now = ts("2026-11-24T12:00:00Z");
+    let windowed = with(&idle(), |i| {
+        i.spec.maintenance_windows.push(MaintenanceWindow {
+            days: "*".into(),
+            start: "22:00".into(),
+            end: "04:00".into(),
+            time_zone: Some("UTC".into()),
+        })
+    });
+    let new = with(&windowed, params(&[("foo", "x")]));
+    let o = fixture_ov("foo-operator");
+    let v = review_at(Some(&windowed), &new, Some(&o), Some(&o), Some(now));
+    assert!(
+        warnings(&v)
+            .iter()
+            .any(|w| w.contains("2026-11-24T22:00:00Z")),
+        "{v:?}"
+    );
+}

@@ -1,0 +1,105 @@
+//! decide on deletion: the cleanup finalizer, the cleanup plan over a
+//! running one, and releasing the Instance.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use kudo_api::ExecutionStatus as S;
+use kudo_api::names::CLEANUP_FINALIZER;
+use kudo_engine::{Action, TaskOutcome};
+use support::*;
+
+#[test]
+fn finalizer_is_added_when_the_operator_version_has_cleanup() {
+    let mut sim = Sim::new(
+        instance("a"),
+        ov(
+            "a",
+            vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(1))],
+            vec![],
+        ),
+    );
+    let d = sim.all_done();
+    assert!(d.actions.contains(&Action::AddFinalizer));
+    let d = sim.all_done();
+    assert!(
+        !d.actions.contains(&Action::AddFinalizer),
+        "only when missing"
+    );
+}
+
+#[test]
+fn deletion_runs_cleanup_over_a_running_plan_then_releases_the_finalizer() {
+    let mut sim = Sim::new(
+        instance("a"),
+        ov(
+            "a",
+            vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(2))],
+            vec![],
+        ),
+    );
+    sim.reconcile(|_| TaskOutcome::InProgress {
+        message: "x".into(),
+    });
+    assert!(
+        sim.inst
+            .metadata
+            .finalizers
+            .as_ref()
+            .unwrap()
+            .contains(&CLEANUP_FINALIZER.to_string())
+    );
+    sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
+    let d = sim.reconcile(only_where(
+        |k| k.plan() == "cleanup" && k.step() == "s1",
+        TaskOutcome::InProgress {
+            message: "y".into(),
+        },
+    ));
+    assert!(!d.actions.contains(&Action::RemoveFinalizer));
+    assert_eq!(sim.plan_status("deploy"), S::FatalError);
+    assert_eq!(sim.plan_status("cleanup"), S::InProgress);
+    let d = sim.all_done();
+    assert_eq!(sim.plan_status("cleanup"), S::Complete);
+    assert!(d.actions.contains(&Action::RemoveFinalizer));
+    assert!(sim.has_event(
+        "PlanFinished",
+        "Execution of plan cleanup finished with status COMPLETE"
+    ));
+    assert!(
+        sim.status().auto_suppression.is_none(),
+        "a stopped plan is not a failure"
+    );
+}
+
+#[test]
+fn failed_cleanup_still_releases_the_instance_with_a_warning() {
+    let mut sim = Sim::new(
+        instance("a"),
+        ov(
+            "a",
+            vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(1))],
+            vec![],
+        ),
+    );
+    sim.all_done();
+    sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
+    let d = sim.reconcile(|_| TaskOutcome::Fatal {
+        message: "boom".into(),
+    });
+    assert!(d.actions.contains(&Action::RemoveFinalizer));
+    assert!(sim.has_event("CleanupFailed", "FATAL_ERROR"));
+}
+
+#[test]
+fn deletion_without_cleanup_plan_releases_the_finalizer_at_once() {
+    let mut sim = Sim::new(
+        instance("a"),
+        ov("a", vec![("deploy", simple_plan(1))], vec![]),
+    );
+    sim.all_done();
+    sim.inst.metadata.finalizers = Some(vec![CLEANUP_FINALIZER.into()]);
+    sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
+    let d = sim.all_done();
+    assert!(d.actions.contains(&Action::RemoveFinalizer));
+}
