@@ -58,6 +58,30 @@ pub enum PackageError {
         /// The verification report (errors and warnings).
         report: crate::verify::Report,
     },
+    /// A KudoOperator task's `package` is a path with no package behind it.
+    #[error("dependency {reference}: {place}")]
+    DependencyNotFound {
+        /// The task's `package`.
+        reference: String,
+        /// Where it was looked for.
+        place: String,
+    },
+    /// A KudoOperator task's dependency cannot be resolved.
+    #[error("{source_name}: task {task} (KudoOperator): {detail}")]
+    Dependency {
+        /// The package holding the task.
+        source_name: String,
+        /// Task name.
+        task: String,
+        /// What is wrong and what to do.
+        detail: String,
+    },
+    /// Packages depend on each other in a circle.
+    #[error("cyclic package dependency: {chain}")]
+    DependencyCycle {
+        /// The OperatorVersions around the circle, `a-0.1.0 -> b-0.1.0 -> a-0.1.0`.
+        chain: String,
+    },
 }
 
 /// A parameter value cannot be turned into what templates see.

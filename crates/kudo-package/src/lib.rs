@@ -22,6 +22,7 @@
 use std::collections::BTreeMap;
 
 mod convert;
+mod dependencies;
 mod error;
 pub mod gofmt;
 pub mod hash;
@@ -31,8 +32,9 @@ pub mod render;
 pub mod verify;
 pub mod yaml;
 
+pub use dependencies::{ExternalDependency, Resolved, resolve_dependencies};
 pub use error::{PackageError, ParamsError, RenderError};
-pub use load::{load, load_from_files};
+pub use load::{Located, Origin, load, load_from_files, load_located};
 
 /// A loaded operator package: its two files parsed, and its templates.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,9 +1,11 @@
-//! Reading a package from a directory or a `.tgz` into a [`Package`]. The
-//! only IO of this crate lives here.
+//! Reading a package from a directory or a `.tgz` into a [`Package`], and
+//! its dependencies from beside it (`origin.rs`). The only IO of this crate
+//! lives here.
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use kudo_api::package::{OperatorFile, ParamsFile};
 
@@ -20,18 +22,83 @@ pub const TEMPLATES_DIR: &str = "templates/";
 /// wrong path from reading gigabytes).
 const MAX_PACKAGE_BYTES: u64 = 64 * 1024 * 1024;
 
+mod origin;
+
 /// Loads a package from a directory or a `.tgz`/`.tar.gz` file.
 pub fn load(path: &Path) -> Result<Package, PackageError> {
+    load_located(path).map(|located| located.package)
+}
+
+/// Where a package was read from: KudoOperator dependencies given as a
+/// relative path are looked up there (inside an archive, only inside it).
+#[derive(Clone, Debug)]
+pub enum Origin {
+    /// A package folder.
+    Dir(PathBuf),
+    /// A folder inside a `.tgz`.
+    Archive {
+        /// What the archive is called in messages.
+        name: String,
+        /// Every file of the archive, by path inside it.
+        files: Arc<BTreeMap<String, Vec<u8>>>,
+        /// The package's folder inside the archive: `""` or `dir/`.
+        root: String,
+    },
+    /// Files handed over in memory ([`load_from_files`]): relative
+    /// references cannot be followed.
+    Memory,
+}
+
+/// A package and where it was read from.
+#[derive(Clone, Debug)]
+pub struct Located {
+    /// The package.
+    pub package: Package,
+    /// Where its relative dependencies are looked up.
+    pub origin: Origin,
+}
+
+/// As [`load`], keeping where the package came from.
+pub fn load_located(path: &Path) -> Result<Located, PackageError> {
     let source = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|e| io(&source, e))?;
-    let files = if meta.is_dir() {
+    if meta.is_dir() {
         let mut files = BTreeMap::new();
         read_dir(path, "", &mut files)?;
-        files
-    } else {
-        read_tgz(path)?
-    };
-    load_from_files(files, &source)
+        let package = load_from_files(files, &source)?;
+        return Ok(Located {
+            package,
+            origin: Origin::Dir(path.to_path_buf()),
+        });
+    }
+    let file = std::fs::File::open(path).map_err(|e| io(&source, e))?;
+    located_in_archive(read_archive(file, &source)?, source)
+}
+
+/// The package at the root of an archive (or in its shallowest folder
+/// holding an operator.yaml).
+fn located_in_archive(
+    files: BTreeMap<String, Vec<u8>>,
+    name: String,
+) -> Result<Located, PackageError> {
+    let root = package_root(&files).unwrap_or_default();
+    let files = Arc::new(files);
+    let package = load_from_files(files_under(&files, &root), &name)?;
+    Ok(Located {
+        package,
+        origin: Origin::Archive { name, files, root },
+    })
+}
+
+/// The files below `folder`, keyed relative to it.
+fn files_under(files: &BTreeMap<String, Vec<u8>>, folder: &str) -> BTreeMap<String, Vec<u8>> {
+    files
+        .iter()
+        .filter_map(|(k, v)| {
+            k.strip_prefix(folder)
+                .map(|rel| (rel.to_string(), v.clone()))
+        })
+        .collect()
 }
 
 fn io(path: &str, source: std::io::Error) -> PackageError {
@@ -71,14 +138,16 @@ fn read_dir(
     Ok(())
 }
 
-fn read_tgz(path: &Path) -> Result<BTreeMap<String, Vec<u8>>, PackageError> {
-    let source = path.display().to_string();
+/// Every file of a gzip-compressed tar, by path inside it.
+fn read_archive(
+    reader: impl Read,
+    source: &str,
+) -> Result<BTreeMap<String, Vec<u8>>, PackageError> {
     let archive_err = |detail: String| PackageError::Archive {
-        path: source.clone(),
+        path: source.to_string(),
         detail,
     };
-    let file = std::fs::File::open(path).map_err(|e| io(&source, e))?;
-    let gz = flate2::read::GzDecoder::new(file).take(MAX_PACKAGE_BYTES);
+    let gz = flate2::read::GzDecoder::new(reader).take(MAX_PACKAGE_BYTES);
     let mut archive = tar::Archive::new(gz);
     let mut files = BTreeMap::new();
     for entry in archive.entries().map_err(|e| archive_err(e.to_string()))? {
@@ -98,27 +167,28 @@ fn read_tgz(path: &Path) -> Result<BTreeMap<String, Vec<u8>>, PackageError> {
             .map_err(|e| archive_err(format!("{name}: {e}")))?;
         files.insert(name, bytes);
     }
-    Ok(strip_common_root(files))
+    Ok(files)
 }
 
-/// Archives often hold `<name>/operator.yaml`: use the shallowest folder
-/// holding an operator.yaml as the package root.
-fn strip_common_root(files: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+/// Archives often hold `<name>/operator.yaml`: the package root is the
+/// shallowest folder holding an operator.yaml (`""` for the top).
+fn package_root(files: &BTreeMap<String, Vec<u8>>) -> Option<String> {
     if files.contains_key(OPERATOR_FILE) {
-        return files;
+        return Some(String::new());
     }
-    let root = files
+    files
         .keys()
         .filter_map(|k| k.strip_suffix(OPERATOR_FILE))
         .filter(|prefix| prefix.ends_with('/'))
         .min_by_key(|prefix| prefix.matches('/').count())
-        .map(str::to_string);
-    match root {
-        Some(root) => files
-            .into_iter()
-            .filter_map(|(k, v)| k.strip_prefix(&root).map(|rel| (rel.to_string(), v)))
-            .collect(),
-        None => files,
+        .map(str::to_string)
+}
+
+/// The files of the package root, keyed relative to it.
+fn strip_common_root(files: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    match package_root(&files) {
+        Some(root) if !root.is_empty() => files_under(&files, &root),
+        _ => files,
     }
 }
 
