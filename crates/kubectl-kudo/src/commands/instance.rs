@@ -1,7 +1,6 @@
 //! `install`, `update`, `upgrade`, `uninstall`, `rollback`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -12,6 +11,7 @@ use kudo_api::{Instance, InstanceSpec, Operator, OperatorVersion};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::dependencies::{WithDependencies, load_with_dependencies};
 use super::{
     get_instance, get_operator_version, instances, merge_patch, read_modify_write,
     validate_parameters,
@@ -21,18 +21,6 @@ use crate::context::KubeContext;
 use crate::error::{CliError, Result, status_code};
 use crate::wait::{Baseline, ProgressView, wait_for_plan};
 use crate::{params, patch};
-
-/// Loads and verifies a package; verification errors refuse it.
-pub fn load_package(path: &Path) -> Result<kudo_package::Package> {
-    let package = kudo_package::load(path).map_err(|e| CliError::Package(e.to_string()))?;
-    let report = package
-        .verified()
-        .map_err(|e| CliError::Package(e.to_string()))?;
-    if !report.is_clean() {
-        eprint!("{report}");
-    }
-    Ok(package)
-}
 
 /// Creates `object` unless one with its name exists; says which happened.
 async fn create_if_missing<K>(api: &Api<K>, object: &K, kind: &str, namespace: &str) -> Result<K>
@@ -112,10 +100,25 @@ async fn install_operator(
     .await
 }
 
+/// Creates each dependency's Operator and OperatorVersion when missing
+/// (no Instance: the KudoOperator task creates it), in install order.
+async fn install_dependencies(
+    ctx: &KubeContext,
+    dependencies: &[kudo_package::Package],
+) -> Result<()> {
+    for dependency in dependencies {
+        install_operator(ctx, dependency).await?;
+    }
+    Ok(())
+}
+
 /// `install PKG`.
 pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
     let values = params::collect(&args.params)?;
-    let package = load_package(&args.package)?;
+    let WithDependencies {
+        package,
+        dependencies,
+    } = load_with_dependencies(ctx, &args.package).await?;
     let operator = package.operator.name.clone();
     let instance_name = args
         .instance
@@ -145,6 +148,7 @@ pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
     if args.create_namespace {
         ensure_namespace(ctx).await?;
     }
+    install_dependencies(ctx, &dependencies).await?;
     let ov = install_operator(ctx, &package).await?;
     if args.skip_instance {
         return Ok(());
@@ -264,7 +268,10 @@ fn parse_version(raw: Option<&str>, what: &str) -> Result<semver::Version> {
 /// `upgrade PKG --instance I`.
 pub async fn upgrade(ctx: &KubeContext, args: &UpgradeArgs) -> Result<()> {
     let changes = params::collect(&args.params)?;
-    let package = load_package(&args.package)?;
+    let WithDependencies {
+        package,
+        dependencies,
+    } = load_with_dependencies(ctx, &args.package).await?;
     let instance = get_instance(ctx, &args.instance).await?;
     let current = get_operator_version(ctx, &instance).await?;
     let current_operator = current
@@ -296,6 +303,7 @@ pub async fn upgrade(ctx: &KubeContext, args: &UpgradeArgs) -> Result<()> {
     let new_ov = package.to_operator_version(&ctx.namespace);
     validate_parameters(&new_ov, &merged_values(&instance, &changes))?;
     let baseline = Baseline::from_status(instance.status.as_ref(), None);
+    install_dependencies(ctx, &dependencies).await?;
     let ov = install_operator(ctx, &package).await?;
     merge_patch(
         ctx,

@@ -2,6 +2,7 @@
 //! write or print, and does the IO.
 
 mod completion;
+mod dependencies;
 mod get;
 mod init;
 mod instance;

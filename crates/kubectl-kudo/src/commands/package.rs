@@ -100,7 +100,9 @@ fn params_list(args: &PackageParamsListArgs) -> Result<()> {
 
 fn render(global: &GlobalArgs, args: &PackageRenderArgs) -> Result<()> {
     let values = params::collect(&args.params)?;
-    let package = load(&args.package)?;
+    // KudoOperator tasks naming a folder beside the package render as the
+    // install will write them; those naming an operator stay as written.
+    let package = super::dependencies::resolve_offline(&args.package)?.root;
     let namespace = offline_namespace(global);
     let ov = package.to_operator_version(&namespace);
     if !ov.spec.plans.contains_key(&args.plan) {

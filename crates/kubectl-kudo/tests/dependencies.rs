@@ -1,0 +1,314 @@
+//! `install` and `upgrade` of packages whose KudoOperator tasks name other
+//! packages, through the binary against kudo-sandbox: what is written
+//! (no manager), then a whole install run by the manager.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+
+use common::{run_with, transcript};
+use kube::Api;
+use kudo_api::{ExecutionStatus, Instance, Operator, OperatorVersion};
+use kudo_manager::controller::ControllerConfig;
+use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
+use kudo_sandbox::Sandbox;
+use tokio_util::sync::CancellationToken;
+
+async fn sandbox_with_crds() -> Sandbox {
+    let sandbox = Sandbox::start().await.unwrap();
+    let output = run_with(sandbox.kubeconfig_path(), &["init", "--crd-only"]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    sandbox
+}
+
+/// Writes a package with one Apply task and a KudoOperator task per
+/// `(task, package)` dependency.
+fn write_package(dir: &Path, name: &str, version: &str, deps: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    let mut tasks =
+        String::from("  - name: cm\n    kind: Apply\n    spec:\n      resources: [cm.yaml]\n");
+    let mut steps = String::from("          - name: cm\n            tasks: [cm]\n");
+    for (task, package) in deps {
+        tasks.push_str(&format!(
+            "  - name: {task}\n    kind: KudoOperator\n    spec:\n      package: \"{package}\"\n"
+        ));
+        steps.push_str(&format!(
+            "          - name: {task}\n            tasks: [{task}]\n"
+        ));
+    }
+    std::fs::write(
+        dir.join("operator.yaml"),
+        format!(
+            "name: {name}\noperatorVersion: {version}\nkubernetesVersion: 1.27.0\n\
+             tasks:\n{tasks}plans:\n  deploy:\n    strategy: serial\n    phases:\n      \
+             - name: main\n        strategy: serial\n        steps:\n{steps}"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("params.yaml"), "parameters: []\n").unwrap();
+    std::fs::write(
+        dir.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}\n",
+    )
+    .unwrap();
+}
+
+async fn names<K>(sandbox: &Sandbox) -> Vec<String>
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api: Api<K> = Api::namespaced(sandbox.client().unwrap(), "default");
+    let mut names: Vec<String> = api
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(kube::ResourceExt::name_any)
+        .collect();
+    names.sort();
+    names
+}
+
+async fn task_spec(sandbox: &Sandbox, ov: &str, task: &str) -> kudo_api::TaskSpec {
+    let api: Api<OperatorVersion> = Api::namespaced(sandbox.client().unwrap(), "default");
+    let ov = api.get(ov).await.unwrap();
+    ov.spec
+        .tasks
+        .into_iter()
+        .find(|t| t.name == task)
+        .unwrap()
+        .spec
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_creates_dependencies_from_folders_first_and_points_the_tasks_at_them() {
+    let sandbox = sandbox_with_crds().await;
+    let tmp = tempfile::tempdir().unwrap();
+    write_package(&tmp.path().join("leaf"), "leaf", "1.0.0", &[]);
+    write_package(
+        &tmp.path().join("mid"),
+        "mid",
+        "0.2.0",
+        &[("leaf", "../leaf")],
+    );
+    let app = tmp.path().join("app");
+    write_package(&app, "app", "0.1.0", &[("mid", "../mid")]);
+
+    let output = run_with(
+        sandbox.kubeconfig_path(),
+        &["install", app.to_str().unwrap()],
+    );
+
+    let text = transcript(&output);
+    assert!(output.status.success(), "{text}");
+    let leaf = text
+        .find("operatorversion default/leaf-1.0.0 created")
+        .unwrap();
+    let mid = text
+        .find("operatorversion default/mid-0.2.0 created")
+        .unwrap();
+    let root = text
+        .find("operatorversion default/app-0.1.0 created")
+        .unwrap();
+    assert!(leaf < mid && mid < root, "{text}");
+    assert_eq!(names::<Operator>(&sandbox).await, ["app", "leaf", "mid"]);
+    // Only the package asked for gets an Instance; its plan makes the others.
+    assert_eq!(names::<Instance>(&sandbox).await, ["app-instance"]);
+    let spec = task_spec(&sandbox, "app-0.1.0", "mid").await;
+    assert_eq!(spec.package.as_deref(), Some("mid"));
+    assert_eq!(spec.operator_version.as_deref(), Some("0.2.0"));
+    let spec = task_spec(&sandbox, "mid-0.2.0", "leaf").await;
+    assert_eq!(spec.package.as_deref(), Some("leaf"));
+    assert_eq!(spec.operator_version.as_deref(), Some("1.0.0"));
+
+    // Installing again leaves the dependencies as they are.
+    let again = run_with(
+        sandbox.kubeconfig_path(),
+        &["install", app.to_str().unwrap(), "--instance", "second"],
+    );
+    let text = transcript(&again);
+    assert!(again.status.success(), "{text}");
+    assert!(
+        text.contains("operatorversion default/leaf-1.0.0 already exists, not changed"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_named_without_a_folder_must_be_installed_already() {
+    let sandbox = sandbox_with_crds().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let app = tmp.path().join("app");
+    write_package(&app, "app", "0.1.0", &[("db", "db")]);
+
+    let output = run_with(
+        sandbox.kubeconfig_path(),
+        &["install", app.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", transcript(&output));
+    let text = transcript(&output);
+    assert!(
+        text.contains("task db (KudoOperator) needs operator db")
+            && text.contains("not installed in namespace default")
+            && text.contains("--skip-instance"),
+        "{text}"
+    );
+    assert!(
+        names::<Operator>(&sandbox).await.is_empty(),
+        "nothing written"
+    );
+
+    // Installed first (as its own package, no Instance), it is found.
+    let db = tmp.path().join("elsewhere/db");
+    write_package(&db, "db", "2.1.0", &[]);
+    let installed = run_with(
+        sandbox.kubeconfig_path(),
+        &["install", db.to_str().unwrap(), "--skip-instance"],
+    );
+    assert!(installed.status.success(), "{}", transcript(&installed));
+    let output = run_with(
+        sandbox.kubeconfig_path(),
+        &["install", app.to_str().unwrap()],
+    );
+    assert!(output.status.success(), "{}", transcript(&output));
+    let spec = task_spec(&sandbox, "app-0.1.0", "db").await;
+    assert_eq!(spec.operator_version.as_deref(), Some("2.1.0"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packages_that_need_each_other_are_refused_before_anything_is_written() {
+    let sandbox = sandbox_with_crds().await;
+    let tmp = tempfile::tempdir().unwrap();
+    write_package(&tmp.path().join("a"), "a", "1.0.0", &[("b", "../b")]);
+    write_package(&tmp.path().join("b"), "b", "1.0.0", &[("a", "../a")]);
+
+    let output = run_with(
+        sandbox.kubeconfig_path(),
+        &["install", tmp.path().join("a").to_str().unwrap()],
+    );
+
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        transcript(&output).contains("cyclic package dependency: a-1.0.0 -> b-1.0.0 -> a-1.0.0"),
+        "{}",
+        transcript(&output)
+    );
+    assert!(names::<Operator>(&sandbox).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_installs_a_dependency_the_new_version_adds() {
+    let sandbox = sandbox_with_crds().await;
+    let tmp = tempfile::tempdir().unwrap();
+    write_package(&tmp.path().join("v1"), "app", "0.1.0", &[]);
+    write_package(&tmp.path().join("extra"), "extra", "0.3.0", &[]);
+    write_package(
+        &tmp.path().join("v2"),
+        "app",
+        "0.2.0",
+        &[("extra", "../extra")],
+    );
+    let kubeconfig = sandbox.kubeconfig_path();
+    let v1 = run_with(
+        kubeconfig,
+        &["install", tmp.path().join("v1").to_str().unwrap()],
+    );
+    assert!(v1.status.success(), "{}", transcript(&v1));
+
+    let output = run_with(
+        kubeconfig,
+        &[
+            "upgrade",
+            tmp.path().join("v2").to_str().unwrap(),
+            "--instance",
+            "app-instance",
+        ],
+    );
+
+    assert!(output.status.success(), "{}", transcript(&output));
+    assert_eq!(
+        names::<OperatorVersion>(&sandbox).await,
+        ["app-0.1.0", "app-0.2.0", "extra-0.3.0"]
+    );
+    let spec = task_spec(&sandbox, "app-0.2.0", "extra").await;
+    assert_eq!(spec.package.as_deref(), Some("extra"));
+}
+
+fn deploy_status(instance: &Instance) -> Option<ExecutionStatus> {
+    let plans = &instance.status.as_ref()?.plan_status;
+    plans.get("deploy").and_then(|p| p.status)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_manager_runs_a_parent_installed_with_its_folder_dependency() {
+    let sandbox = sandbox_with_crds().await;
+    let certs = tempfile::tempdir().unwrap();
+    let shutdown = CancellationToken::new();
+    let manager = tokio::spawn(manager::run(
+        sandbox.client().unwrap(),
+        ManagerOptions {
+            admin_addr: "127.0.0.1:0".parse().unwrap(),
+            leader_election_namespace: None,
+            webhook: WebhookMode::Local {
+                port: 0,
+                cert_dir: certs.path().to_path_buf(),
+            },
+            controller: ControllerConfig::default(),
+        },
+        shutdown.clone(),
+    ));
+    let tmp = tempfile::tempdir().unwrap();
+    write_package(&tmp.path().join("child"), "child", "0.4.0", &[]);
+    let parent = tmp.path().join("parent");
+    write_package(&parent, "parent", "0.1.0", &[("kid", "../child")]);
+
+    let output = run_with(
+        sandbox.kubeconfig_path(),
+        &[
+            "install",
+            parent.to_str().unwrap(),
+            "--instance",
+            "p",
+            "--wait",
+            "--wait-timeout",
+            "60s",
+        ],
+    );
+
+    assert!(output.status.success(), "{}", transcript(&output));
+    let api: Api<Instance> = Api::namespaced(sandbox.client().unwrap(), "default");
+    let child = api.get("p-child").await.unwrap();
+    assert_eq!(
+        child.spec.operator_version.name.as_deref(),
+        Some("child-0.4.0")
+    );
+    assert_eq!(deploy_status(&child), Some(ExecutionStatus::Complete));
+    let parent = api.get("p").await.unwrap();
+    assert_eq!(deploy_status(&parent), Some(ExecutionStatus::Complete));
+    shutdown.cancel();
+    manager.await.unwrap().unwrap();
+}
+
+#[test]
+fn render_shows_the_child_instance_as_the_install_will_write_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_package(&tmp.path().join("child"), "child", "0.4.0", &[]);
+    let parent = tmp.path().join("parent");
+    write_package(&parent, "parent", "0.1.0", &[("kid", "../child")]);
+
+    let output = common::run(&["package", "render", parent.to_str().unwrap()]);
+
+    let text = transcript(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("# deploy/main/kid/kid (KudoOperator)")
+            && text.contains("name: parent-instance-child")
+            && text.contains("operatorVersion:\n    name: child-0.4.0"),
+        "{text}"
+    );
+}
