@@ -157,7 +157,7 @@ pub struct InitArgs {
 /// `install`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// Package directory or .tgz file
+    /// Package directory or .tgz file (with --in-cluster: an installed operator's name)
     #[arg(value_name = "PACKAGE")]
     pub package: PathBuf,
     /// Instance name (default: <operator>-instance)
@@ -172,6 +172,15 @@ pub struct InstallArgs {
     /// Install Operator and OperatorVersion only, no Instance
     #[arg(long)]
     pub skip_instance: bool,
+    /// Create an Instance of an operator already installed in the namespace
+    #[arg(long, conflicts_with_all = ["skip_instance", "create_namespace"])]
+    pub in_cluster: bool,
+    /// With --in-cluster: the operator version to use (default: the newest)
+    #[arg(long, value_name = "VERSION", requires = "in_cluster")]
+    pub operator_version: Option<String>,
+    /// With --in-cluster: the app version to use
+    #[arg(long, value_name = "VERSION", requires = "in_cluster")]
+    pub app_version: Option<String>,
     /// Waiting for the deploy plan
     #[command(flatten)]
     pub wait: WaitArgs,

@@ -312,3 +312,79 @@ fn render_shows_the_child_instance_as_the_install_will_write_it() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_in_cluster_makes_an_instance_of_an_installed_version() {
+    let sandbox = sandbox_with_crds().await;
+    let kubeconfig = sandbox.kubeconfig_path();
+    let tmp = tempfile::tempdir().unwrap();
+    for version in ["2.1.0", "2.10.0"] {
+        let dir = tmp.path().join(version);
+        write_package(&dir, "db", version, &[]);
+        let output = run_with(
+            kubeconfig,
+            &["install", dir.to_str().unwrap(), "--skip-instance"],
+        );
+        assert!(output.status.success(), "{}", transcript(&output));
+    }
+    let operator_version = |name: &str| {
+        let api: Api<Instance> = Api::namespaced(sandbox.client().unwrap(), "default");
+        let name = name.to_string();
+        async move {
+            let instance = api.get(&name).await.unwrap();
+            instance.spec.operator_version.name.unwrap_or_default()
+        }
+    };
+
+    let newest = run_with(kubeconfig, &["install", "db", "--in-cluster"]);
+    assert!(newest.status.success(), "{}", transcript(&newest));
+    assert_eq!(operator_version("db-instance").await, "db-2.10.0");
+
+    let older = run_with(
+        kubeconfig,
+        &[
+            "install",
+            "db",
+            "--in-cluster",
+            "--operator-version",
+            "2.1.0",
+            "--instance",
+            "old",
+        ],
+    );
+    assert!(older.status.success(), "{}", transcript(&older));
+    assert_eq!(operator_version("old").await, "db-2.1.0");
+
+    let missing = run_with(
+        kubeconfig,
+        &[
+            "install",
+            "db",
+            "--in-cluster",
+            "--operator-version",
+            "3.0.0",
+        ],
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        transcript(&missing).contains(
+            "operator db version 3.0.0 is not installed in namespace default \
+             (installed: db-2.1.0, db-2.10.0)"
+        ),
+        "{}",
+        transcript(&missing)
+    );
+
+    for usage in [
+        &["install", "db", "--in-cluster", "--skip-instance"][..],
+        &["install", "./db", "--operator-version", "2.1.0"][..],
+    ] {
+        let output = run_with(kubeconfig, usage);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{usage:?}: {}",
+            transcript(&output)
+        );
+    }
+}

@@ -42,7 +42,7 @@ pub async fn load_with_dependencies(ctx: &KubeContext, path: &Path) -> Result<Wi
     if !resolved.external.is_empty() {
         let installed = installed_versions(ctx).await?;
         for external in resolved.external.clone() {
-            let found = newest_fitting(&installed, &external)
+            let found = newest_fitting(&installed, &Wanted::from(&external))
                 .ok_or_else(|| missing_dependency(&external, &ctx.namespace, &installed))?;
             let version = found.spec.version.clone().unwrap_or_default();
             resolved.pin(&external, &version, found.spec.app_version.as_deref());
@@ -60,7 +60,8 @@ pub async fn load_with_dependencies(ctx: &KubeContext, path: &Path) -> Result<Wi
     })
 }
 
-async fn installed_versions(ctx: &KubeContext) -> Result<Vec<OperatorVersion>> {
+/// The OperatorVersions in the context's namespace.
+pub async fn installed_versions(ctx: &KubeContext) -> Result<Vec<OperatorVersion>> {
     let api: Api<OperatorVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let list = api.list(&Default::default()).await.map_err(|e| {
         CliError::api(
@@ -83,23 +84,82 @@ fn semver_of(ov: &OperatorVersion) -> Option<semver::Version> {
     semver::Version::parse(version.trim_start_matches('v')).ok()
 }
 
-/// The installed OperatorVersion a task naming an operator gets: the one
-/// with the versions it asks for, or else the newest of that operator.
-fn newest_fitting<'a>(
+/// An operator asked for by name, maybe with versions.
+pub struct Wanted<'a> {
+    pub operator: &'a str,
+    pub operator_version: Option<&'a str>,
+    pub app_version: Option<&'a str>,
+}
+
+impl<'a> From<&'a ExternalDependency> for Wanted<'a> {
+    fn from(external: &'a ExternalDependency) -> Self {
+        Self {
+            operator: &external.operator,
+            operator_version: external.operator_version.as_deref(),
+            app_version: external.app_version.as_deref(),
+        }
+    }
+}
+
+impl Wanted<'_> {
+    /// `zookeeper version 0.3.0 (app version 3.4.14)`.
+    fn describe(&self) -> String {
+        let mut text = self.operator.to_string();
+        if let Some(v) = self.operator_version {
+            text.push_str(&format!(" version {v}"));
+        }
+        if let Some(a) = self.app_version {
+            text.push_str(&format!(" (app version {a})"));
+        }
+        text
+    }
+}
+
+/// The installed OperatorVersion that fits: the one with the versions
+/// asked for, or else the newest of that operator.
+pub fn newest_fitting<'a>(
     installed: &'a [OperatorVersion],
-    wanted: &ExternalDependency,
+    wanted: &Wanted<'_>,
 ) -> Option<&'a OperatorVersion> {
-    let asks =
-        |asked: &Option<String>, has: Option<&str>| asked.as_deref().is_none_or(|a| Some(a) == has);
+    let fits = |asked: Option<&str>, has: Option<&str>| asked.is_none_or(|a| Some(a) == has);
     installed
         .iter()
-        .filter(|ov| operator_of(ov) == Some(wanted.operator.as_str()))
-        .filter(|ov| asks(&wanted.operator_version, ov.spec.version.as_deref()))
-        .filter(|ov| asks(&wanted.app_version, ov.spec.app_version.as_deref()))
+        .filter(|ov| operator_of(ov) == Some(wanted.operator))
+        .filter(|ov| fits(wanted.operator_version, ov.spec.version.as_deref()))
+        .filter(|ov| fits(wanted.app_version, ov.spec.app_version.as_deref()))
         .max_by(|a, b| {
             (semver_of(a), a.spec.app_version.as_deref())
                 .cmp(&(semver_of(b), b.spec.app_version.as_deref()))
         })
+}
+
+/// The installed OperatorVersions of `operator`, for messages.
+fn installed_of(installed: &[OperatorVersion], operator: &str) -> String {
+    let mut have: Vec<String> = installed
+        .iter()
+        .filter(|ov| operator_of(ov) == Some(operator))
+        .map(ResourceExt::name_any)
+        .collect();
+    have.sort();
+    if have.is_empty() {
+        String::new()
+    } else {
+        format!(" (installed: {})", have.join(", "))
+    }
+}
+
+/// `install --in-cluster` found nothing that fits.
+pub fn not_installed(
+    wanted: &Wanted<'_>,
+    namespace: &str,
+    installed: &[OperatorVersion],
+) -> CliError {
+    CliError::Other(format!(
+        "operator {} is not installed in namespace {namespace}{}; install its package first \
+         (`kubectl kudo install <package> --skip-instance`)",
+        wanted.describe(),
+        installed_of(installed, wanted.operator)
+    ))
 }
 
 fn missing_dependency(
@@ -107,30 +167,15 @@ fn missing_dependency(
     namespace: &str,
     installed: &[OperatorVersion],
 ) -> CliError {
-    let mut asked = String::new();
-    if let Some(v) = &external.operator_version {
-        asked.push_str(&format!(" version {v}"));
-    }
-    if let Some(a) = &external.app_version {
-        asked.push_str(&format!(" (app version {a})"));
-    }
-    let mut have: Vec<String> = installed
-        .iter()
-        .filter(|ov| operator_of(ov) == Some(external.operator.as_str()))
-        .map(ResourceExt::name_any)
-        .collect();
-    have.sort();
-    let have = if have.is_empty() {
-        String::new()
-    } else {
-        format!(" (installed: {})", have.join(", "))
-    };
     CliError::Package(format!(
-        "{}: task {} (KudoOperator) needs operator {}{asked}, which is not a package folder \
-         next to the package and not installed in namespace {namespace}{have}. kudo-rs has no \
+        "{}: task {} (KudoOperator) needs operator {}, which is not a package folder \
+         next to the package and not installed in namespace {namespace}{}. kudo-rs has no \
          package repositories: install it first with `kubectl kudo install <its package> \
          --skip-instance`, or set the task's package to the path of its folder",
-        external.holder, external.task, external.operator
+        external.holder,
+        external.task,
+        Wanted::from(external).describe(),
+        installed_of(installed, &external.operator)
     ))
 }
 
@@ -172,7 +217,7 @@ mod tests {
             ov("zookeeper", "0.9.0", Some("3.4.14")),
             ov("kafka", "9.0.0", None),
         ];
-        let found = newest_fitting(&installed, &wanted(None, None)).unwrap();
+        let found = newest_fitting(&installed, &(&wanted(None, None)).into()).unwrap();
         assert_eq!(found.name_any(), "zookeeper-3.4.14-0.10.0");
     }
 
@@ -182,9 +227,10 @@ mod tests {
             ov("zookeeper", "0.10.0", Some("3.4.14")),
             ov("zookeeper", "0.9.0", Some("3.4.14")),
         ];
-        let found = newest_fitting(&installed, &wanted(Some("0.9.0"), None)).unwrap();
+        let found = newest_fitting(&installed, &(&wanted(Some("0.9.0"), None)).into()).unwrap();
         assert_eq!(found.name_any(), "zookeeper-3.4.14-0.9.0");
-        assert!(newest_fitting(&installed, &wanted(Some("0.9.0"), Some("3.5.0"))).is_none());
+        let other_app = wanted(Some("0.9.0"), Some("3.5.0"));
+        assert!(newest_fitting(&installed, &(&other_app).into()).is_none());
     }
 
     #[test]

@@ -11,7 +11,10 @@ use kudo_api::{Instance, InstanceSpec, Operator, OperatorVersion};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::dependencies::{WithDependencies, load_with_dependencies};
+use super::dependencies::{
+    Wanted, WithDependencies, installed_versions, load_with_dependencies, newest_fitting,
+    not_installed,
+};
 use super::{
     get_instance, get_operator_version, instances, merge_patch, read_modify_write,
     validate_parameters,
@@ -112,22 +115,54 @@ async fn install_dependencies(
     Ok(())
 }
 
+/// What an install creates the Instance from.
+struct Source {
+    /// The operator's name.
+    operator: String,
+    /// Its OperatorVersion as it will be (or is) stored.
+    operator_version: OperatorVersion,
+    /// The package and its dependencies to create first; `None` for an
+    /// operator already installed (`--in-cluster`).
+    packages: Option<WithDependencies>,
+}
+
+async fn install_source(ctx: &KubeContext, args: &InstallArgs) -> Result<Source> {
+    if args.in_cluster {
+        let operator = args.package.to_string_lossy().into_owned();
+        let installed = installed_versions(ctx).await?;
+        let wanted = Wanted {
+            operator: &operator,
+            operator_version: args.operator_version.as_deref(),
+            app_version: args.app_version.as_deref(),
+        };
+        let found = newest_fitting(&installed, &wanted)
+            .ok_or_else(|| not_installed(&wanted, &ctx.namespace, &installed))?;
+        return Ok(Source {
+            operator,
+            operator_version: found.clone(),
+            packages: None,
+        });
+    }
+    let packages = load_with_dependencies(ctx, &args.package).await?;
+    Ok(Source {
+        operator: packages.package.operator.name.clone(),
+        operator_version: packages.package.to_operator_version(&ctx.namespace),
+        packages: Some(packages),
+    })
+}
+
 /// `install PKG`.
 pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
     let values = params::collect(&args.params)?;
-    let WithDependencies {
-        package,
-        dependencies,
-    } = load_with_dependencies(ctx, &args.package).await?;
-    let operator = package.operator.name.clone();
+    let source = install_source(ctx, args).await?;
+    let operator = source.operator.clone();
     let instance_name = args
         .instance
         .clone()
         .unwrap_or_else(|| format!("{operator}-instance"));
     // Check parameters against the package before writing anything.
-    let local_ov = package.to_operator_version(&ctx.namespace);
     if !args.skip_instance {
-        validate_parameters(&local_ov, &values)?;
+        validate_parameters(&source.operator_version, &values)?;
         if instances(ctx)
             .get_opt(&instance_name)
             .await
@@ -148,8 +183,13 @@ pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
     if args.create_namespace {
         ensure_namespace(ctx).await?;
     }
-    install_dependencies(ctx, &dependencies).await?;
-    let ov = install_operator(ctx, &package).await?;
+    let ov = match &source.packages {
+        Some(packages) => {
+            install_dependencies(ctx, &packages.dependencies).await?;
+            install_operator(ctx, &packages.package).await?
+        }
+        None => source.operator_version,
+    };
     if args.skip_instance {
         return Ok(());
     }
