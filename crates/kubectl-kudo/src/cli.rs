@@ -65,14 +65,14 @@ pub struct OutputArgs {
     pub output: Option<OutputFormat>,
 }
 
-/// `--wait` and `--wait-timeout`.
+/// `--wait` and `--wait-timeout` (KUDO spells it `--wait-time`, in seconds: both are accepted).
 #[derive(Debug, Clone, Copy, Args)]
 pub struct WaitArgs {
     /// Wait until the plan finishes, showing progress; fail if it ends in FATAL_ERROR
     #[arg(long)]
     pub wait: bool,
     /// How long --wait waits, e.g. 300s, 10m
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    #[arg(long, alias = "wait-time", value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
     pub wait_timeout: Duration,
 }
 
@@ -227,7 +227,7 @@ pub struct UninstallArgs {
     #[arg(long)]
     pub wait: bool,
     /// How long --wait waits
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    #[arg(long, alias = "wait-time", value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
     pub wait_timeout: Duration,
 }
 
@@ -476,12 +476,5 @@ pub struct CompletionArgs {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn command_tree_is_consistent() {
-        Cli::command().debug_assert();
-    }
-}
+#[path = "cli_tests.rs"]
+mod tests;
