@@ -171,6 +171,14 @@ pub enum RenderError {
         /// Object name.
         name: String,
     },
+    /// The `namespaceManifest` template does not render one Namespace.
+    #[error("namespace manifest {template}: {detail}")]
+    NamespaceManifest {
+        /// Template name.
+        template: String,
+        /// What went wrong.
+        detail: String,
+    },
     /// A Toggle task's parameter is missing or not a boolean.
     #[error("task {task}: toggle parameter {parameter}: {detail}")]
     Toggle {

@@ -9,6 +9,7 @@
 mod discovery;
 mod enhance;
 mod kudo_operator;
+mod namespace;
 mod offline;
 mod pipe;
 mod plan;
@@ -26,6 +27,7 @@ pub(crate) use enhance::{
     object_field as object_field_mut, pod_template as pod_template_of,
     pod_templates_mut as pod_templates_of_mut,
 };
+pub use namespace::namespace_manifest;
 pub use offline::render_plan_offline;
 pub(crate) use pipe::validate_pipe_specs;
 pub use pipe::{PipeFile, pipe_name_part};
