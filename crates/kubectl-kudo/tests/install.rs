@@ -1,6 +1,7 @@
-//! `install` and `upgrade` of packages whose KudoOperator tasks name other
-//! packages, through the binary against kudo-sandbox: what is written
-//! (no manager), then a whole install run by the manager.
+//! `install` and `upgrade` through the binary against kudo-sandbox:
+//! packages whose KudoOperator tasks name other packages (what is written
+//! without a manager, then a whole install run by the manager),
+//! `--in-cluster`, and `--create-namespace` with a namespace manifest.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -387,4 +388,80 @@ async fn install_in_cluster_makes_an_instance_of_an_installed_version() {
             transcript(&output)
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_namespace_renders_the_packages_namespace_manifest() {
+    let sandbox = sandbox_with_crds().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("web");
+    write_package(&dir, "web", "0.2.0", &[]);
+    let operator = std::fs::read_to_string(dir.join("operator.yaml")).unwrap();
+    std::fs::write(
+        dir.join("operator.yaml"),
+        format!("namespaceManifest: ns.yaml\n{operator}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("templates/ns.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: whatever\n  labels:\n    \
+         owner: {{ .Params.OWNER }}\n    instance: {{ .Name }}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("params.yaml"),
+        "parameters:\n  - name: OWNER\n    default: nobody\n",
+    )
+    .unwrap();
+
+    let output = run_with(
+        sandbox.kubeconfig_path(),
+        &[
+            "install",
+            dir.to_str().unwrap(),
+            "-n",
+            "team-a",
+            "--create-namespace",
+            "-p",
+            "OWNER=alice",
+        ],
+    );
+
+    assert!(output.status.success(), "{}", transcript(&output));
+    let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(sandbox.client().unwrap());
+    let ns = api.get("team-a").await.unwrap();
+    let labels = ns.metadata.labels.unwrap_or_default();
+    assert_eq!(labels.get("owner").map(String::as_str), Some("alice"));
+    assert_eq!(
+        labels.get("instance").map(String::as_str),
+        Some("web-instance")
+    );
+    let annotations = ns.metadata.annotations.unwrap_or_default();
+    assert_eq!(
+        annotations.get("created-by").map(String::as_str),
+        Some("kudo-cli")
+    );
+    let instances: Api<Instance> = Api::namespaced(sandbox.client().unwrap(), "team-a");
+    assert!(instances.get_opt("web-instance").await.unwrap().is_some());
+
+    // Without -p OWNER the manifest cannot render (no defaults, as in
+    // KUDO): refused before anything is written.
+    let output = run_with(
+        sandbox.kubeconfig_path(),
+        &[
+            "install",
+            dir.to_str().unwrap(),
+            "-n",
+            "team-b",
+            "--create-namespace",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        transcript(&output).contains("namespace manifest ns.yaml:")
+            && transcript(&output).contains("not defaults"),
+        "{}",
+        transcript(&output)
+    );
+    assert!(api.get_opt("team-b").await.unwrap().is_none());
 }

@@ -5,6 +5,7 @@ mod completion;
 mod dependencies;
 mod get;
 mod init;
+mod install;
 mod instance;
 mod package;
 mod plan;
@@ -36,7 +37,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Completion(args) => completion::run(&args),
         Command::Package(cmd) => package::run(&global, cmd),
         Command::Init(args) => init::run(&global, &args).await,
-        Command::Install(args) => instance::install(&connect(&global).await?, &args).await,
+        Command::Install(args) => install::install(&connect(&global).await?, &args).await,
         Command::Update(args) => instance::update(&connect(&global).await?, &args).await,
         Command::Upgrade(args) => instance::upgrade(&connect(&global).await?, &args).await,
         Command::Uninstall(args) => instance::uninstall(&connect(&global).await?, &args).await,

@@ -1,0 +1,248 @@
+//! `install`: a package (with its dependencies) or an installed operator,
+//! the namespace when asked, then the Instance.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::PostParams;
+use kube::{Api, Resource, ResourceExt};
+use kudo_api::names::OPERATOR_LABEL;
+use kudo_api::{Instance, InstanceSpec, Operator, OperatorVersion};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::dependencies::{
+    Wanted, WithDependencies, installed_versions, load_with_dependencies, newest_fitting,
+    not_installed,
+};
+use super::{instances, validate_parameters};
+use crate::cli::InstallArgs;
+use crate::context::KubeContext;
+use crate::error::{CliError, Result, status_code};
+use crate::params;
+use crate::wait::{Baseline, wait_for_plan};
+
+/// Creates `object` unless one with its name exists; says which happened.
+async fn create_if_missing<K>(api: &Api<K>, object: &K, kind: &str, namespace: &str) -> Result<K>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+{
+    let name = object.name_any();
+    match api.get(&name).await {
+        Ok(existing) => {
+            println!("{kind} {namespace}/{name} already exists, not changed");
+            Ok(existing)
+        }
+        Err(e) if status_code(&e) == Some(404) => {
+            let created = api
+                .create(&PostParams::default(), object)
+                .await
+                .map_err(|e| CliError::api(format!("creating {kind} {namespace}/{name}"), e))?;
+            println!("{kind} {namespace}/{name} created");
+            Ok(created)
+        }
+        Err(e) => Err(CliError::api(
+            format!("reading {kind} {namespace}/{name}"),
+            e,
+        )),
+    }
+}
+
+/// Creates the target namespace when missing: from the package's
+/// `namespaceManifest` when it has one, else a plain Namespace; either way
+/// marked `created-by: kudo-cli` as KUDO marks it.
+async fn ensure_namespace(ctx: &KubeContext, manifest: Option<serde_json::Value>) -> Result<()> {
+    let api: Api<Namespace> = Api::all(ctx.client.clone());
+    let namespace = match manifest {
+        Some(value) => serde_json::from_value(value).map_err(|e| {
+            CliError::Package(format!(
+                "the package's namespace manifest is not a Namespace: {e}"
+            ))
+        })?,
+        None => Namespace {
+            metadata: ObjectMeta {
+                name: Some(ctx.namespace.clone()),
+                annotations: Some(BTreeMap::from([(
+                    "created-by".to_string(),
+                    "kudo-cli".to_string(),
+                )])),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        },
+    };
+    match api.get(&ctx.namespace).await {
+        Ok(_) => Ok(()),
+        Err(e) if status_code(&e) == Some(404) => {
+            api.create(&PostParams::default(), &namespace)
+                .await
+                .map_err(|e| CliError::api(format!("creating namespace {}", ctx.namespace), e))?;
+            println!("namespace {} created", ctx.namespace);
+            Ok(())
+        }
+        Err(e) => Err(CliError::api(
+            format!("reading namespace {}", ctx.namespace),
+            e,
+        )),
+    }
+}
+
+/// Creates the package's Operator and OperatorVersion when missing.
+pub(super) async fn install_operator(
+    ctx: &KubeContext,
+    package: &kudo_package::Package,
+) -> Result<OperatorVersion> {
+    let operators: Api<Operator> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    create_if_missing(
+        &operators,
+        &package.to_operator(&ctx.namespace),
+        "operator",
+        &ctx.namespace,
+    )
+    .await?;
+    let versions: Api<OperatorVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    create_if_missing(
+        &versions,
+        &package.to_operator_version(&ctx.namespace),
+        "operatorversion",
+        &ctx.namespace,
+    )
+    .await
+}
+
+/// Creates each dependency's Operator and OperatorVersion when missing
+/// (no Instance: the KudoOperator task creates it), in install order.
+pub(super) async fn install_dependencies(
+    ctx: &KubeContext,
+    dependencies: &[kudo_package::Package],
+) -> Result<()> {
+    for dependency in dependencies {
+        install_operator(ctx, dependency).await?;
+    }
+    Ok(())
+}
+
+/// What an install creates the Instance from.
+struct Source {
+    /// The operator's name.
+    operator: String,
+    /// Its OperatorVersion as it will be (or is) stored.
+    operator_version: OperatorVersion,
+    /// The package and its dependencies to create first; `None` for an
+    /// operator already installed (`--in-cluster`).
+    packages: Option<WithDependencies>,
+}
+
+async fn install_source(ctx: &KubeContext, args: &InstallArgs) -> Result<Source> {
+    if args.in_cluster {
+        let operator = args.package.to_string_lossy().into_owned();
+        let installed = installed_versions(ctx).await?;
+        let wanted = Wanted {
+            operator: &operator,
+            operator_version: args.operator_version.as_deref(),
+            app_version: args.app_version.as_deref(),
+        };
+        let found = newest_fitting(&installed, &wanted)
+            .ok_or_else(|| not_installed(&wanted, &ctx.namespace, &installed))?;
+        return Ok(Source {
+            operator,
+            operator_version: found.clone(),
+            packages: None,
+        });
+    }
+    let packages = load_with_dependencies(ctx, &args.package).await?;
+    Ok(Source {
+        operator: packages.package.operator.name.clone(),
+        operator_version: packages.package.to_operator_version(&ctx.namespace),
+        packages: Some(packages),
+    })
+}
+
+/// `install PKG`.
+pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
+    let values = params::collect(&args.params)?;
+    let source = install_source(ctx, args).await?;
+    let operator = source.operator.clone();
+    let instance_name = args
+        .instance
+        .clone()
+        .unwrap_or_else(|| format!("{operator}-instance"));
+    // Check parameters against the package before writing anything.
+    if !args.skip_instance {
+        validate_parameters(&source.operator_version, &values)?;
+        if instances(ctx)
+            .get_opt(&instance_name)
+            .await
+            .map_err(|e| {
+                CliError::api(
+                    format!("reading Instance {}/{instance_name}", ctx.namespace),
+                    e,
+                )
+            })?
+            .is_some()
+        {
+            return Err(CliError::Other(format!(
+                "instance {}/{instance_name} already exists; change it with `kubectl kudo update` or `kubectl kudo upgrade`, or pick another name with --instance",
+                ctx.namespace
+            )));
+        }
+    }
+    if args.create_namespace {
+        // Rendered before anything is written, so a broken manifest stops here.
+        let manifest = match &source.packages {
+            Some(packages) => kudo_package::render::namespace_manifest(
+                &packages.package,
+                &instance_name,
+                &ctx.namespace,
+                &values,
+            )
+            .map_err(|e| CliError::Package(e.to_string()))?,
+            None => None,
+        };
+        ensure_namespace(ctx, manifest).await?;
+    }
+    let ov = match &source.packages {
+        Some(packages) => {
+            install_dependencies(ctx, &packages.dependencies).await?;
+            install_operator(ctx, &packages.package).await?
+        }
+        None => source.operator_version,
+    };
+    if args.skip_instance {
+        return Ok(());
+    }
+    let mut instance = Instance::new(
+        &instance_name,
+        InstanceSpec {
+            parameters: (!values.is_empty()).then_some(values),
+            ..InstanceSpec::default()
+        },
+    );
+    instance.spec.operator_version.name = Some(ov.name_any());
+    instance.metadata.namespace = Some(ctx.namespace.clone());
+    instance.metadata.labels = Some(BTreeMap::from([(
+        OPERATOR_LABEL.to_string(),
+        operator.clone(),
+    )]));
+    instances(ctx)
+        .create(&PostParams::default(), &instance)
+        .await
+        .map_err(|e| {
+            CliError::api(
+                format!("creating Instance {}/{instance_name}", ctx.namespace),
+                e,
+            )
+        })?;
+    println!("instance {}/{instance_name} created", ctx.namespace);
+    if args.wait.wait {
+        wait_for_plan(
+            &instances(ctx),
+            &instance_name,
+            &Baseline::default(),
+            args.wait.wait_timeout,
+        )
+        .await?;
+    }
+    Ok(())
+}
