@@ -465,3 +465,33 @@ async fn create_namespace_renders_the_packages_namespace_manifest() {
     );
     assert!(api.get_opt("team-b").await.unwrap().is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_for_a_newer_kubernetes_is_refused_before_anything_is_written() {
+    let sandbox = sandbox_with_crds().await;
+    let tmp = tempfile::tempdir().unwrap();
+    write_package(tmp.path(), "future", "1.0.0", &[]);
+    let path = tmp.path().join("operator.yaml");
+    let operator = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        operator.replace("kubernetesVersion: 1.27.0", "kubernetesVersion: 1.99.0"),
+    )
+    .unwrap();
+
+    let output = run_with(
+        sandbox.kubeconfig_path(),
+        &["install", tmp.path().to_str().unwrap()],
+    );
+
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        transcript(&output).contains(
+            "package future needs Kubernetes 1.99 or newer (kubernetesVersion 1.99.0), \
+             but the cluster runs 1.32"
+        ),
+        "{}",
+        transcript(&output)
+    );
+    assert!(names::<Operator>(&sandbox).await.is_empty());
+}

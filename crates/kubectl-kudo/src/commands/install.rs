@@ -16,6 +16,7 @@ use super::dependencies::{
     Wanted, WithDependencies, installed_versions, load_with_dependencies, newest_fitting,
     not_installed,
 };
+use super::kube_version::check_kubernetes_version;
 use super::{instances, validate_parameters};
 use crate::cli::InstallArgs;
 use crate::context::KubeContext;
@@ -152,6 +153,11 @@ async fn install_source(ctx: &KubeContext, args: &InstallArgs) -> Result<Source>
         });
     }
     let packages = load_with_dependencies(ctx, &args.package).await?;
+    check_kubernetes_version(
+        ctx,
+        std::iter::once(&packages.package).chain(&packages.dependencies),
+    )
+    .await?;
     Ok(Source {
         operator: packages.package.operator.name.clone(),
         operator_version: packages.package.to_operator_version(&ctx.namespace),

@@ -8,6 +8,7 @@ use kudo_api::{Instance, OperatorVersion};
 
 use super::dependencies::{WithDependencies, load_with_dependencies};
 use super::install::{install_dependencies, install_operator};
+use super::kube_version::check_kubernetes_version;
 use super::{
     get_instance, get_operator_version, instances, merge_patch, read_modify_write,
     validate_parameters,
@@ -102,6 +103,7 @@ pub async fn upgrade(ctx: &KubeContext, args: &UpgradeArgs) -> Result<()> {
         package,
         dependencies,
     } = load_with_dependencies(ctx, &args.package).await?;
+    check_kubernetes_version(ctx, std::iter::once(&package).chain(&dependencies)).await?;
     let instance = get_instance(ctx, &args.instance).await?;
     let current = get_operator_version(ctx, &instance).await?;
     let current_operator = current

@@ -7,6 +7,7 @@ mod get;
 mod init;
 mod install;
 mod instance;
+mod kube_version;
 mod package;
 mod plan;
 mod suppress;
