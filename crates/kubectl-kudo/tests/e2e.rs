@@ -10,10 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{fixture_arg, run_with, stderr, stdout, transcript};
-use kudo_manager::controller::ControllerConfig;
-use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
 use kudo_sandbox::Sandbox;
-use tokio_util::sync::CancellationToken;
 
 const INSTANCE: &str = "demo-instance";
 
@@ -49,21 +46,7 @@ async fn install_status_update_refused_trigger_trigger_uninstall() {
     let kc = kc.as_path();
     ok(kc, &["init", "--crd-only"]);
 
-    let certs = tempfile::tempdir().unwrap();
-    let shutdown = CancellationToken::new();
-    let manager = tokio::spawn(manager::run(
-        sandbox.client().unwrap(),
-        ManagerOptions {
-            admin_addr: "127.0.0.1:0".parse().unwrap(),
-            leader_election_namespace: None,
-            webhook: WebhookMode::Local {
-                port: 0,
-                cert_dir: certs.path().to_path_buf(),
-            },
-            controller: ControllerConfig::default(),
-        },
-        shutdown.clone(),
-    ));
+    let manager = common::Manager::start(&sandbox);
 
     // install --wait follows deploy to COMPLETE.
     let text = ok(
@@ -174,6 +157,5 @@ async fn install_status_update_refused_trigger_trigger_uninstall() {
     let status = ok(kc, &["plan", "status", "--instance", "failing-instance"]);
     assert!(status.contains("Step boom [FATAL_ERROR]"), "{status}");
 
-    shutdown.cancel();
-    let _ = tokio::time::timeout(Duration::from_secs(10), manager).await;
+    manager.stop().await;
 }

@@ -11,10 +11,7 @@ use std::path::Path;
 use common::{run_with, transcript};
 use kube::Api;
 use kudo_api::{ExecutionStatus, Instance, Operator, OperatorVersion};
-use kudo_manager::controller::ControllerConfig;
-use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
 use kudo_sandbox::Sandbox;
-use tokio_util::sync::CancellationToken;
 
 async fn sandbox_with_crds() -> Sandbox {
     let sandbox = Sandbox::start().await.unwrap();
@@ -248,21 +245,7 @@ fn deploy_status(instance: &Instance) -> Option<ExecutionStatus> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_manager_runs_a_parent_installed_with_its_folder_dependency() {
     let sandbox = sandbox_with_crds().await;
-    let certs = tempfile::tempdir().unwrap();
-    let shutdown = CancellationToken::new();
-    let manager = tokio::spawn(manager::run(
-        sandbox.client().unwrap(),
-        ManagerOptions {
-            admin_addr: "127.0.0.1:0".parse().unwrap(),
-            leader_election_namespace: None,
-            webhook: WebhookMode::Local {
-                port: 0,
-                cert_dir: certs.path().to_path_buf(),
-            },
-            controller: ControllerConfig::default(),
-        },
-        shutdown.clone(),
-    ));
+    let manager = common::Manager::start(&sandbox);
     let tmp = tempfile::tempdir().unwrap();
     write_package(&tmp.path().join("child"), "child", "0.4.0", &[]);
     let parent = tmp.path().join("parent");
@@ -291,8 +274,7 @@ async fn the_manager_runs_a_parent_installed_with_its_folder_dependency() {
     assert_eq!(deploy_status(&child), Some(ExecutionStatus::Complete));
     let parent = api.get("p").await.unwrap();
     assert_eq!(deploy_status(&parent), Some(ExecutionStatus::Complete));
-    shutdown.cancel();
-    manager.await.unwrap().unwrap();
+    manager.stop().await;
 }
 
 #[test]

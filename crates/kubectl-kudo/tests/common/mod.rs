@@ -88,3 +88,49 @@ pub fn fixture(name: &str) -> PathBuf {
 pub fn fixture_arg(name: &str) -> String {
     fixture(name).display().to_string()
 }
+
+/// The real manager with its webhook, running in-process against a sandbox
+/// until [`Manager::stop`].
+pub struct Manager {
+    shutdown: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<Result<(), kudo_manager::Error>>,
+    _certs: tempfile::TempDir,
+}
+
+impl Manager {
+    /// Starts the controller and a local webhook registered with the sandbox.
+    pub fn start(sandbox: &kudo_sandbox::Sandbox) -> Self {
+        use kudo_manager::controller::ControllerConfig;
+        use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
+        let certs = tempfile::tempdir().unwrap();
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let task = tokio::spawn(manager::run(
+            sandbox.client().unwrap(),
+            ManagerOptions {
+                admin_addr: "127.0.0.1:0".parse().unwrap(),
+                leader_election_namespace: None,
+                webhook: WebhookMode::Local {
+                    port: 0,
+                    cert_dir: certs.path().to_path_buf(),
+                },
+                controller: ControllerConfig::default(),
+            },
+            shutdown.clone(),
+        ));
+        Self {
+            shutdown,
+            task,
+            _certs: certs,
+        }
+    }
+
+    /// Asks it to stop and waits (up to 10 s) until it has.
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        let stopped = tokio::time::timeout(std::time::Duration::from_secs(10), self.task).await;
+        assert!(
+            matches!(stopped, Ok(Ok(Ok(())))),
+            "the manager did not stop cleanly: {stopped:?}"
+        );
+    }
+}
