@@ -66,7 +66,7 @@ pub async fn installed_versions(ctx: &KubeContext) -> Result<Vec<OperatorVersion
     let list = api.list(&Default::default()).await.map_err(|e| {
         CliError::api(
             format!(
-                "listing OperatorVersions in {} to resolve dependencies",
+                "listing the OperatorVersions in namespace {}",
                 ctx.namespace
             ),
             e,
@@ -81,7 +81,7 @@ fn operator_of(ov: &OperatorVersion) -> Option<&str> {
 
 fn semver_of(ov: &OperatorVersion) -> Option<semver::Version> {
     let version = ov.spec.version.as_deref()?;
-    semver::Version::parse(version.trim_start_matches('v')).ok()
+    super::parse_semver(version).ok()
 }
 
 /// An operator asked for by name, maybe with versions.

@@ -89,7 +89,7 @@ pub async fn update(ctx: &KubeContext, args: &UpdateArgs) -> Result<()> {
 
 fn parse_version(raw: Option<&str>, what: &str) -> Result<semver::Version> {
     let text = raw.unwrap_or_default();
-    semver::Version::parse(text.trim_start_matches('v')).map_err(|e| {
+    super::parse_semver(text).map_err(|e| {
         CliError::Other(format!(
             "{what} has version {text:?}, which is not semver: {e}"
         ))

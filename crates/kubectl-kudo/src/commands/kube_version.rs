@@ -26,7 +26,7 @@ fn server_major_minor(info: &Info) -> Option<(u64, u64)> {
 /// The refusal, when `package` needs a newer Kubernetes than `info` reports.
 fn too_old(package: &Package, info: &Info) -> Option<String> {
     let required = package.operator.kubernetes_version.as_deref()?;
-    let required = semver::Version::parse(required.trim_start_matches('v')).ok()?;
+    let required = super::parse_semver(required).ok()?;
     let (major, minor) = server_major_minor(info)?;
     ((required.major, required.minor) > (major, minor)).then(|| {
         format!(

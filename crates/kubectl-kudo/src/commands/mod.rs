@@ -151,6 +151,12 @@ pub fn patch_params() -> PatchParams {
     }
 }
 
+/// A version as packages and OperatorVersions write it: semver, with or
+/// without a leading `v`.
+pub fn parse_semver(text: &str) -> std::result::Result<semver::Version, semver::Error> {
+    semver::Version::parse(text.trim_start_matches('v'))
+}
+
 /// A fresh request id.
 pub fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
