@@ -114,6 +114,8 @@ pub enum Command {
     Package(PackageCommand),
     /// Print a shell completion script
     Completion(CompletionArgs),
+    /// Print the version of kubectl-kudo
+    Version(OutputArgs),
 }
 
 /// `init`.

@@ -15,6 +15,7 @@
 
 mod cli;
 mod commands;
+mod compat;
 mod context;
 mod duration;
 mod error;
@@ -41,6 +42,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let args = compat::numeric_verbosity(args.into_iter().map(Into::into).collect());
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

@@ -116,10 +116,21 @@ fn completion_scripts_are_generated_for_each_shell() {
 
 #[test]
 fn version_is_printed() {
-    let output = run(&["--version"]);
-    assert!(output.status.success());
-    assert_eq!(
-        common::stdout(&output),
-        format!("kubectl-kudo {}\n", env!("CARGO_PKG_VERSION"))
-    );
+    let version = env!("CARGO_PKG_VERSION");
+    for args in [&["--version"][..], &["version"][..]] {
+        let output = run(args);
+        assert!(output.status.success(), "{args:?}");
+        assert_eq!(common::stdout(&output), format!("kubectl-kudo {version}\n"));
+    }
+    let json = run(&["version", "-o", "json"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(value, serde_json::json!({ "clientVersion": version }));
+}
+
+#[test]
+fn kudo_numeric_verbosity_is_accepted() {
+    for args in [&["-v", "2", "version"][..], &["version", "--v=4"][..]] {
+        let output = run(args);
+        assert!(output.status.success(), "{args:?}: {}", transcript(&output));
+    }
 }

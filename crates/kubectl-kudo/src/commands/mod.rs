@@ -23,6 +23,20 @@ use crate::cli::{Cli, Command, PlanCommand};
 use crate::context::{KubeContext, connect};
 use crate::error::{CliError, Result, status_code};
 
+/// `version`: the client's version (as `--version`), or `{clientVersion}`
+/// with `-o yaml|json`.
+fn version(args: &crate::cli::OutputArgs) -> Result<()> {
+    let version = env!("CARGO_PKG_VERSION");
+    match args.output {
+        None => println!("kubectl-kudo {version}"),
+        Some(format) => print!(
+            "{}",
+            crate::output::format_data(&serde_json::json!({ "clientVersion": version }), format)?
+        ),
+    }
+    Ok(())
+}
+
 /// Field manager recorded for the CLI's writes.
 pub const FIELD_MANAGER: &str = "kubectl-kudo";
 
@@ -36,6 +50,7 @@ pub async fn run(cli: Cli) -> Result<()> {
     let global = cli.global;
     match cli.command {
         Command::Completion(args) => completion::run(&args),
+        Command::Version(args) => version(&args),
         Command::Package(cmd) => package::run(&global, cmd),
         Command::Init(args) => init::run(&global, &args).await,
         Command::Install(args) => install::install(&connect(&global).await?, &args).await,
