@@ -8,7 +8,10 @@ export CARGO_TERM_COLOR ?= never
 PURE_CRATES := kudo-api kudo-engine kudo-template kudo-package
 IMPURE_DEPS := tokio hyper kube-client kube-runtime warp
 
-.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure unit bench build tools
+# The manager image `kubectl kudo init` deploys by default.
+IMAGE ?= kudo-rs/kudo-manager:0.1.0
+
+.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure unit bench build tools image
 
 help:
 	@echo "make run        start the manager + webhook on the embedded sandbox and run an example plan"
@@ -16,12 +19,16 @@ help:
 	@echo "make lint       fmt check + clippy"
 	@echo "make crds       regenerate crds/ from crates/kudo-api"
 	@echo "make bench      criterion benchmarks and the bench harness"
+	@echo "make image      build the manager image (IMAGE=$(IMAGE)) with docker"
 
 build:
 	$(CARGO) build --workspace --bins
 
 run: build
 	@./scripts/run.sh
+
+image:
+	docker build -t $(IMAGE) .
 
 test: fmt-check clippy check-pure unit
 
