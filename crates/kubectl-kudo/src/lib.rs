@@ -21,6 +21,7 @@ mod duration;
 mod error;
 pub mod history;
 mod init;
+mod manager_pods;
 pub mod output;
 mod params;
 mod patch;

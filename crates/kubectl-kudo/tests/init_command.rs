@@ -156,3 +156,60 @@ fn without_progress(text: &str) -> String {
         .map(|line| format!("{line}\n"))
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_wait_stops_early_when_the_manager_image_cannot_be_pulled() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Patch, PatchParams, PostParams};
+
+    let sandbox = Sandbox::start().await.unwrap();
+    let kc = sandbox.kubeconfig_path().to_path_buf();
+    let client = sandbox.client().unwrap();
+    let output = run_with(&kc, &["init"]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    // The sandbox runs no pods: keep the Deployment unavailable and write
+    // the pod a kubelet would report for an image it cannot pull.
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "kudo-system");
+    let fail = serde_json::json!({"metadata": {"annotations": {"sandbox.kudo.dev/fail": "true"}}});
+    deployments
+        .patch(
+            "kudo-manager",
+            &PatchParams::default(),
+            &Patch::Merge(&fail),
+        )
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "kudo-system");
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "kudo-manager-abc", "labels": {"app": "kudo-manager", "control-plane": "controller-manager"}},
+        "spec": {"containers": [{"name": "manager", "image": "kudo-rs/kudo-manager:0.1.0"}]}
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let status = serde_json::json!({"status": {"phase": "Pending", "containerStatuses": [{
+        "name": "manager", "image": "kudo-rs/kudo-manager:0.1.0", "imageID": "", "ready": false,
+        "restartCount": 0,
+        "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}
+    }]}});
+    pods.patch_status(
+        "kudo-manager-abc",
+        &PatchParams::default(),
+        &Patch::Merge(&status),
+    )
+    .await
+    .unwrap();
+
+    // With five minutes to wait, only the early stop can end it this way.
+    let output = run_with(&kc, &["init", "--wait", "--wait-timeout", "5m"]);
+
+    assert_eq!(output.status.code(), Some(1), "{}", transcript(&output));
+    let text = transcript(&output);
+    assert!(
+        text.contains(
+            "Deployment kudo-system/kudo-manager does not become available: the manager image \
+             kudo-rs/kudo-manager:0.1.0 cannot be pulled (ImagePullBackOff: Back-off pulling image)"
+        ) && text.contains("make image IMAGE=kudo-rs/kudo-manager:0.1.0"),
+        "{text}"
+    );
+}

@@ -3,14 +3,16 @@
 use std::time::Instant;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
     PostParams,
 };
 use kube::{Api, ResourceExt};
 use kudo_api::Instance;
-use kudo_certs::{self as certs, CA_SECRET_NAME, CertificateAuthority, SERVICE_NAME};
+use kudo_certs::{
+    self as certs, CA_SECRET_NAME, CertificateAuthority, MANAGER_POD_LABELS, SERVICE_NAME,
+};
 use serde_json::Value;
 
 use super::FIELD_MANAGER;
@@ -18,6 +20,7 @@ use crate::cli::{GlobalArgs, InitArgs, OutputFormat};
 use crate::context::{KubeContext, connect};
 use crate::error::{CliError, Result, status_code};
 use crate::init::{CertMode, InitOptions, MANAGER_NAME, Tls, manifests, resource_of};
+use crate::manager_pods::stuck_reason;
 use crate::output::{format_data, list_of};
 use crate::wait::{POLL_INTERVAL, ProgressView};
 
@@ -104,7 +107,7 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> Result<()> {
         println!("webhook certificate kept (use --upgrade to issue a new one from the same CA)");
     }
     if args.wait && !opts.crd_only {
-        wait_for_manager(&ctx, &opts.namespace, args.wait_timeout).await?;
+        wait_for_manager(&ctx, &opts.namespace, &opts.image, args.wait_timeout).await?;
     }
     Ok(())
 }
@@ -193,13 +196,26 @@ async fn write_object(ctx: &KubeContext, object: Value, upgrade: bool) -> Result
     Ok(())
 }
 
+/// How long a pod problem (an image that cannot be pulled, a crash loop)
+/// must last before `--wait` gives up on it: pulls are retried, and a
+/// registry can be briefly unavailable.
+const STUCK_FOR: std::time::Duration = std::time::Duration::from_secs(20);
+
 async fn wait_for_manager(
     ctx: &KubeContext,
     namespace: &str,
+    image: &str,
     timeout: std::time::Duration,
 ) -> Result<()> {
     let api: Api<Deployment> = Api::namespaced(ctx.client.clone(), namespace);
+    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), namespace);
+    let selector = MANAGER_POD_LABELS
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
     let mut view = ProgressView::new();
+    let mut stuck_since: Option<Instant> = None;
     loop {
         let deployment = api.get(MANAGER_NAME).await.map_err(|e| {
             CliError::api(format!("reading Deployment {namespace}/{MANAGER_NAME}"), e)
@@ -217,9 +233,29 @@ async fn wait_for_manager(
             );
             return Ok(());
         }
-        view.update(&format!(
-            "waiting for Deployment {namespace}/{MANAGER_NAME} to become available"
-        ));
+        // Reading pods is a hint only: without the permission, just wait.
+        let listed = pods.list(&ListParams::default().labels(&selector)).await;
+        let stuck = listed
+            .ok()
+            .and_then(|list| stuck_reason(&list.items, image, namespace));
+        match (&stuck, stuck_since) {
+            (Some(reason), Some(since)) if since.elapsed() >= STUCK_FOR => {
+                view.finish();
+                return Err(CliError::Other(format!(
+                    "Deployment {namespace}/{MANAGER_NAME} does not become available: {reason}"
+                )));
+            }
+            (Some(_), None) => stuck_since = Some(Instant::now()),
+            (None, _) => stuck_since = None,
+            (Some(_), Some(_)) => {}
+        }
+        let waiting = match &stuck {
+            Some(reason) => format!("waiting for Deployment {namespace}/{MANAGER_NAME}: {reason}"),
+            None => {
+                format!("waiting for Deployment {namespace}/{MANAGER_NAME} to become available")
+            }
+        };
+        view.update(&waiting);
         if view.elapsed() >= timeout {
             view.finish();
             return Err(CliError::Timeout(format!(
