@@ -181,3 +181,35 @@ async fn deleting_the_parent_removes_the_child() {
     env.wait_gone("parent", t()).await.unwrap();
     env.wait_gone(CHILD, t()).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_child_whose_operator_version_is_missing_fails_the_step_with_what_to_install() {
+    let env = Env::start().await.unwrap();
+    // The parent alone: the child's OperatorVersion was never installed.
+    env.install(fixture("parent-op"), "parent", &[])
+        .await
+        .unwrap();
+
+    let parent = env
+        .wait_for("parent", "deploy FATAL_ERROR", t(), |i| {
+            plan_status(i, "deploy") == Some(S::FatalError)
+        })
+        .await
+        .unwrap();
+
+    let step = parent
+        .status
+        .as_ref()
+        .and_then(|s| s.plan_status.get("deploy"))
+        .and_then(|p| p.phase("main"))
+        .and_then(|p| p.step("child"))
+        .unwrap();
+    assert_eq!(step.status, Some(S::FatalError));
+    let expected = format!("OperatorVersion {}/child-op-0.1.0 is not installed", env.ns);
+    assert!(step.message.contains(&expected), "{}", step.message);
+    assert!(
+        step.message
+            .contains("install the package of child-op first")
+    );
+    assert!(env.instances().get_opt(CHILD).await.unwrap().is_none());
+}

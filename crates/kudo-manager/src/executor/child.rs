@@ -7,8 +7,8 @@
 //! before and no longer sends, so children are not applied.
 
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kudo_api::Instance;
-use kudo_api::names::FIELD_MANAGER;
+use kudo_api::names::{FIELD_MANAGER, OPERATOR_LABEL};
+use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::{TaskOutcome, TaskResult};
 use serde_json::{Value, json};
 
@@ -31,6 +31,9 @@ pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {
     };
     let stored = match api.get_opt(&id.name).await {
         Ok(None) => {
+            if let Some(missing) = missing_operator_version(ctx, &child).await {
+                return missing;
+            }
             let params = PostParams {
                 field_manager: Some(FIELD_MANAGER.to_string()),
                 ..Default::default()
@@ -65,6 +68,35 @@ pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {
     TaskResult {
         outcome,
         objects: vec![id],
+    }
+}
+
+/// KUDO checks a parent's dependencies are installed before its plan
+/// runs; here the check is made before a child is created, so a missing
+/// OperatorVersion fails the step with what to install instead of leaving
+/// a child that waits for it (or a bare webhook refusal).
+async fn missing_operator_version(ctx: &Context, child: &Instance) -> Option<TaskResult> {
+    let name = child.spec.operator_version.name.as_deref()?;
+    let namespace = child.metadata.namespace.as_deref()?;
+    let api: Api<OperatorVersion> = Api::namespaced(ctx.client.clone(), namespace);
+    match api.get_opt(name).await {
+        Ok(Some(_)) => None,
+        Ok(None) => {
+            let operator = child
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(OPERATOR_LABEL))
+                .map_or("its operator", String::as_str);
+            Some(fatal(format!(
+                "OperatorVersion {namespace}/{name} is not installed: install the package of \
+                 {operator} first (`kubectl kudo install <package> --skip-instance`); \
+                 installing the parent with `kubectl kudo install` installs dependencies it \
+                 names by path"
+            )))
+        }
+        // Unreadable now: let the create (and its own error handling) decide.
+        Err(_) => None,
     }
 }
 
