@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::PostParams;
 use kube::{Api, Resource, ResourceExt};
 use kudo_api::names::OPERATOR_LABEL;
@@ -50,29 +49,15 @@ where
     }
 }
 
-/// Creates the target namespace when missing: from the package's
-/// `namespaceManifest` when it has one, else a plain Namespace; either way
-/// marked `created-by: kudo-cli` as KUDO marks it.
-async fn ensure_namespace(ctx: &KubeContext, manifest: Option<serde_json::Value>) -> Result<()> {
+/// Creates the target namespace when missing (kudo-package builds it: from
+/// the package's `namespaceManifest`, or plain).
+async fn ensure_namespace(ctx: &KubeContext, namespace: serde_json::Value) -> Result<()> {
     let api: Api<Namespace> = Api::all(ctx.client.clone());
-    let namespace = match manifest {
-        Some(value) => serde_json::from_value(value).map_err(|e| {
-            CliError::Package(format!(
-                "the package's namespace manifest is not a Namespace: {e}"
-            ))
-        })?,
-        None => Namespace {
-            metadata: ObjectMeta {
-                name: Some(ctx.namespace.clone()),
-                annotations: Some(BTreeMap::from([(
-                    "created-by".to_string(),
-                    "kudo-cli".to_string(),
-                )])),
-                ..ObjectMeta::default()
-            },
-            ..Namespace::default()
-        },
-    };
+    let namespace: Namespace = serde_json::from_value(namespace).map_err(|e| {
+        CliError::Package(format!(
+            "the package's namespace manifest is not a Namespace: {e}"
+        ))
+    })?;
     match api.get(&ctx.namespace).await {
         Ok(_) => Ok(()),
         Err(e) if status_code(&e) == Some(404) => {
@@ -196,7 +181,7 @@ pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
     }
     if args.create_namespace {
         // Rendered before anything is written, so a broken manifest stops here.
-        let manifest = match &source.packages {
+        let namespace = match &source.packages {
             Some(packages) => kudo_package::render::namespace_manifest(
                 &packages.package,
                 &instance_name,
@@ -204,9 +189,9 @@ pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
                 &values,
             )
             .map_err(|e| CliError::Package(e.to_string()))?,
-            None => None,
+            None => kudo_package::render::plain_namespace(&ctx.namespace),
         };
-        ensure_namespace(ctx, manifest).await?;
+        ensure_namespace(ctx, namespace).await?;
     }
     let ov = match &source.packages {
         Some(packages) => {

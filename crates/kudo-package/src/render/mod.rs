@@ -27,7 +27,7 @@ pub(crate) use enhance::{
     object_field as object_field_mut, pod_template as pod_template_of,
     pod_templates_mut as pod_templates_of_mut,
 };
-pub use namespace::namespace_manifest;
+pub use namespace::{namespace_manifest, plain_namespace};
 pub use offline::render_plan_offline;
 pub(crate) use pipe::validate_pipe_specs;
 pub use pipe::{PipeFile, pipe_name_part};

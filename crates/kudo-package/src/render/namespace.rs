@@ -10,21 +10,50 @@ use serde_json::{Map, Value, json};
 
 use crate::{Package, RenderError};
 
-/// The Namespace object to create, or `None` when the package has no
-/// `namespaceManifest`.
+/// A Namespace `namespace` with no manifest behind it, marked as the
+/// CLI's.
+pub fn plain_namespace(namespace: &str) -> Value {
+    let mut object = json!({"kind": "Namespace"});
+    // A fresh object has the shape `claim` needs.
+    let _ = claim(&mut object, namespace);
+    object
+}
+
+/// Names the object `namespace` and marks it `created-by: kudo-cli`; the
+/// error names the part that is not a mapping.
+fn claim(object: &mut Value, namespace: &str) -> Result<(), &'static str> {
+    let fields = object.as_object_mut().ok_or("must render a mapping")?;
+    fields.insert("apiVersion".into(), json!("v1"));
+    let metadata = fields
+        .entry("metadata")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .ok_or("metadata must be a mapping")?;
+    metadata.insert("name".into(), json!(namespace));
+    let annotations = metadata
+        .entry("annotations")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .ok_or("metadata.annotations must be a mapping")?;
+    annotations.insert("created-by".into(), json!("kudo-cli"));
+    Ok(())
+}
+
+/// The Namespace object to create: the package's `namespaceManifest`
+/// rendered, or a plain one when it has none.
 pub fn namespace_manifest(
     package: &Package,
     instance_name: &str,
     namespace: &str,
     values: &BTreeMap<String, String>,
-) -> Result<Option<Value>, RenderError> {
+) -> Result<Value, RenderError> {
     let Some(template) = package
         .operator
         .namespace_manifest
         .as_deref()
         .filter(|t| !t.is_empty())
     else {
-        return Ok(None);
+        return Ok(plain_namespace(namespace));
     };
     let fail = |detail: String| RenderError::NamespaceManifest {
         template: template.to_string(),
@@ -65,23 +94,8 @@ pub fn namespace_manifest(
     if object.get("kind").and_then(Value::as_str) != Some("Namespace") {
         return Err(fail("must render an object of kind Namespace".into()));
     }
-    let Some(fields) = object.as_object_mut() else {
-        return Err(fail("must render a mapping".into()));
-    };
-    fields.insert("apiVersion".into(), json!("v1"));
-    let metadata = fields
-        .entry("metadata")
-        .or_insert_with(|| json!({}))
-        .as_object_mut()
-        .ok_or_else(|| fail("metadata must be a mapping".into()))?;
-    metadata.insert("name".into(), json!(namespace));
-    let annotations = metadata
-        .entry("annotations")
-        .or_insert_with(|| json!({}))
-        .as_object_mut()
-        .ok_or_else(|| fail("metadata.annotations must be a mapping".into()))?;
-    annotations.insert("created-by".into(), json!("kudo-cli"));
-    Ok(Some(object))
+    claim(&mut object, namespace).map_err(|e| fail(e.into()))?;
+    Ok(object)
 }
 
 #[cfg(test)]
@@ -108,9 +122,7 @@ mod tests {
         );
         let values = BTreeMap::from([("TEAM".to_string(), "data".to_string())]);
 
-        let ns = namespace_manifest(&pkg, "web-1", "prod", &values)
-            .unwrap()
-            .unwrap();
+        let ns = namespace_manifest(&pkg, "web-1", "prod", &values).unwrap();
 
         assert_eq!(ns["metadata"]["name"], "prod");
         assert_eq!(ns["metadata"]["annotations"]["created-by"], "kudo-cli");
@@ -152,12 +164,13 @@ metadata:
     }
 
     #[test]
-    fn packages_without_a_manifest_get_none() {
+    fn packages_without_a_manifest_get_a_plain_namespace_marked_as_the_clis() {
         let mut pkg = package("kind: Namespace\n");
         pkg.operator.namespace_manifest = None;
         assert_eq!(
             namespace_manifest(&pkg, "i", "n", &BTreeMap::new()).unwrap(),
-            None
+            json!({"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": {"name": "n", "annotations": {"created-by": "kudo-cli"}}})
         );
     }
 }
