@@ -3,7 +3,6 @@
 //! lives here.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,11 +17,10 @@ pub const PARAMS_FILE: &str = "params.yaml";
 /// The templates folder.
 pub const TEMPLATES_DIR: &str = "templates/";
 
-/// Packages larger than this are refused (a package is text; this stops a
-/// wrong path from reading gigabytes).
-const MAX_PACKAGE_BYTES: u64 = 64 * 1024 * 1024;
-
+mod archive;
 mod origin;
+
+use archive::read_archive;
 
 /// Loads a package from a directory or a `.tgz`/`.tar.gz` file.
 pub fn load(path: &Path) -> Result<Package, PackageError> {
@@ -136,38 +134,6 @@ fn read_dir(
         }
     }
     Ok(())
-}
-
-/// Every file of a gzip-compressed tar, by path inside it.
-fn read_archive(
-    reader: impl Read,
-    source: &str,
-) -> Result<BTreeMap<String, Vec<u8>>, PackageError> {
-    let archive_err = |detail: String| PackageError::Archive {
-        path: source.to_string(),
-        detail,
-    };
-    let gz = flate2::read::GzDecoder::new(reader).take(MAX_PACKAGE_BYTES);
-    let mut archive = tar::Archive::new(gz);
-    let mut files = BTreeMap::new();
-    for entry in archive.entries().map_err(|e| archive_err(e.to_string()))? {
-        let mut entry = entry.map_err(|e| archive_err(e.to_string()))?;
-        if !entry.header().entry_type().is_file() {
-            continue;
-        }
-        let name = entry
-            .path()
-            .map_err(|e| archive_err(e.to_string()))?
-            .to_string_lossy()
-            .trim_start_matches("./")
-            .to_string();
-        let mut bytes = Vec::new();
-        entry
-            .read_to_end(&mut bytes)
-            .map_err(|e| archive_err(format!("{name}: {e}")))?;
-        files.insert(name, bytes);
-    }
-    Ok(files)
 }
 
 /// Archives often hold `<name>/operator.yaml`: the package root is the

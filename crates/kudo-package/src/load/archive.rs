@@ -1,0 +1,235 @@
+//! Reading a gzip-compressed tar into memory: every regular file by its
+//! path inside the archive. Entries that point outside the package (`..`,
+//! an absolute path) are refused, and so is an archive that unpacks to more
+//! than a size limit (a gzip bomb, or a wrong file).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::PackageError;
+
+/// Packages that unpack to more than this are refused (a package is text;
+/// this stops a wrong file or a gzip bomb from filling memory).
+pub(crate) const MAX_PACKAGE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Every file of a gzip-compressed tar, by path inside it, read up to
+/// [`MAX_PACKAGE_BYTES`] unpacked.
+pub(crate) fn read_archive(
+    reader: impl Read,
+    source: &str,
+) -> Result<BTreeMap<String, Vec<u8>>, PackageError> {
+    read_archive_capped(reader, source, MAX_PACKAGE_BYTES)
+}
+
+/// [`read_archive`] with the unpacked-size limit as a parameter.
+fn read_archive_capped(
+    reader: impl Read,
+    source: &str,
+    limit: u64,
+) -> Result<BTreeMap<String, Vec<u8>>, PackageError> {
+    let over_limit = Arc::new(AtomicBool::new(false));
+    let archive_err = |detail: String| {
+        let detail = if over_limit.load(Ordering::Relaxed) {
+            format!(
+                "it unpacks to more than {}, the size limit of a package; \
+                 a package is text and much smaller, so check that this is the right file",
+                human_bytes(limit)
+            )
+        } else {
+            detail
+        };
+        PackageError::Archive {
+            path: source.to_string(),
+            detail,
+        }
+    };
+    let capped = Capped {
+        inner: flate2::read::GzDecoder::new(reader),
+        remaining: limit,
+        over_limit: over_limit.clone(),
+    };
+    let mut archive = tar::Archive::new(capped);
+    let mut files = BTreeMap::new();
+    for entry in archive.entries().map_err(|e| archive_err(e.to_string()))? {
+        let mut entry = entry.map_err(|e| archive_err(e.to_string()))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let raw = entry
+            .path()
+            .map_err(|e| archive_err(e.to_string()))?
+            .to_string_lossy()
+            .to_string();
+        let name = entry_name(&raw).map_err(archive_err)?;
+        let mut bytes = Vec::new();
+        entry
+            .read_to_end(&mut bytes)
+            .map_err(|e| archive_err(format!("{name}: {e}")))?;
+        files.insert(name, bytes);
+    }
+    Ok(files)
+}
+
+/// The key of an archive entry inside the package: the path without a
+/// leading `./`. A path that is absolute or climbs with `..` (in `/` or `\`
+/// notation, so the archive is refused on every platform) is an error
+/// naming the entry.
+fn entry_name(raw: &str) -> Result<String, String> {
+    let drive = raw.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
+        && raw.as_bytes().get(1) == Some(&b':');
+    let absolute = raw.starts_with('/') || raw.starts_with('\\') || drive;
+    let climbs = raw.split(['/', '\\']).any(|part| part == "..");
+    if absolute || climbs {
+        let what = if absolute {
+            "is an absolute path"
+        } else {
+            "climbs out of the package with `..`"
+        };
+        return Err(format!(
+            "entry {raw:?} {what}; entries must be relative to the package root \
+             (rebuild the archive from the package folder: `tar -czf PKG.tgz -C DIR .`)"
+        ));
+    }
+    Ok(raw.trim_start_matches("./").to_string())
+}
+
+/// "64 MiB" for whole MiB, else bytes.
+fn human_bytes(n: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// A reader that gives at most `remaining` bytes and then fails (setting
+/// `over_limit`) if the inner reader has more; a true end of data at the
+/// limit is an ordinary end.
+struct Capped<R> {
+    inner: R,
+    remaining: u64,
+    over_limit: Arc<AtomicBool>,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.remaining == 0 {
+            let mut probe = [0u8; 1];
+            if self.inner.read(&mut probe)? == 0 {
+                return Ok(0);
+            }
+            self.over_limit.store(true, Ordering::Relaxed);
+            return Err(std::io::Error::other("package over its size limit"));
+        }
+        let max = usize::try_from(self.remaining).map_or(buf.len(), |r| r.min(buf.len()));
+        let n = self.inner.read(&mut buf[..max])?;
+        self.remaining -= n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A .tgz with these (name, content) entries; names are written into
+    /// the header as given, `..` and absolute paths included.
+    fn tgz(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut builder = tar::Builder::new(gz);
+        for (name, content) in entries {
+            let mut header = tar::Header::new_gnu();
+            let field = &mut header.as_old_mut().name;
+            field[..name.len()].copy_from_slice(name.as_bytes());
+            header.set_size(content.len() as u64);
+            header.set_mode(0o644);
+            header.set_entry_type(tar::EntryType::Regular);
+            header.set_cksum();
+            builder.append(&header, *content).unwrap();
+        }
+        builder.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn entries_are_keyed_by_their_path_without_a_leading_dot_slash() {
+        let bytes = tgz(&[("./operator.yaml", b"a"), ("templates/x.yaml", b"b")]);
+        let files = read_archive(bytes.as_slice(), "p.tgz").unwrap();
+        assert_eq!(
+            files.keys().collect::<Vec<_>>(),
+            vec!["operator.yaml", "templates/x.yaml"]
+        );
+    }
+
+    #[test]
+    fn an_entry_climbing_out_with_dot_dot_is_refused_naming_it() {
+        for name in [
+            "../evil.yaml",
+            "templates/../../etc/x.yaml",
+            "templates\\..\\x.yaml",
+        ] {
+            let bytes = tgz(&[("operator.yaml", b"a"), (name, b"b")]);
+            let err = read_archive(bytes.as_slice(), "p.tgz")
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("p.tgz: "), "{err}");
+            assert!(err.contains(&format!("{name:?}")), "{err}");
+            assert!(err.contains("climbs out of the package"), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_entry_with_an_absolute_path_is_refused_naming_it() {
+        for name in ["/templates/x.yaml", "C:/templates/x.yaml"] {
+            let bytes = tgz(&[(name, b"b")]);
+            let err = read_archive(bytes.as_slice(), "p.tgz")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!("{name:?} is an absolute path")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_archive_unpacking_past_the_limit_says_so_naming_the_limit() {
+        let bytes = tgz(&[("operator.yaml", &vec![b'a'; 3 * 1024 * 1024])]);
+        let err = read_archive_capped(bytes.as_slice(), "bomb.tgz", 1024 * 1024)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unpacks to more than 1 MiB, the size limit of a package"),
+            "{err}"
+        );
+        assert!(!err.contains("EOF"), "{err}");
+    }
+
+    #[test]
+    fn an_archive_exactly_at_the_limit_is_read() {
+        let bytes = tgz(&[("operator.yaml", b"abc")]);
+        let unpacked = {
+            let mut all = Vec::new();
+            flate2::read::GzDecoder::new(bytes.as_slice())
+                .read_to_end(&mut all)
+                .unwrap();
+            all.len() as u64
+        };
+        let files = read_archive_capped(bytes.as_slice(), "p.tgz", unpacked).unwrap();
+        assert_eq!(files["operator.yaml"], b"abc");
+    }
+
+    #[test]
+    fn a_truncated_archive_is_not_reported_as_over_the_limit() {
+        let bytes = tgz(&[("operator.yaml", &vec![b'a'; 64 * 1024])]);
+        let err = read_archive(&bytes[..bytes.len() / 2], "cut.tgz")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("size limit"), "{err}");
+    }
+}
