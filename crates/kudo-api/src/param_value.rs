@@ -16,7 +16,10 @@ pub enum ParameterValueError {
         name: String,
     },
     /// The value does not parse as the declared type.
-    #[error("parameter {name} has value {value:?}, which is not a valid {expected}: {detail}")]
+    #[error(
+        "parameter {name} has value {}, which is not a valid {expected}: {detail}",
+        preview(value)
+    )]
     WrongType {
         /// Parameter name.
         name: String,
@@ -28,7 +31,7 @@ pub enum ParameterValueError {
         detail: String,
     },
     /// The value is not one of the declared enum values.
-    #[error("parameter {name} has value {value:?}, but only allowed values are [{}]", allowed.join(", "))]
+    #[error("parameter {name} has value {}, but only allowed values are [{}]", preview(value), allowed.join(", "))]
     NotInEnum {
         /// Parameter name.
         name: String,
@@ -37,6 +40,39 @@ pub enum ParameterValueError {
         /// The allowed values.
         allowed: Vec<String>,
     },
+}
+
+/// Values longer than this many characters are shown in messages as a
+/// prefix of [`PREVIEW_PREFIX_CHARS`] characters and their total length.
+pub const PREVIEW_MAX_CHARS: usize = 80;
+/// How many characters of a long value a message shows.
+pub const PREVIEW_PREFIX_CHARS: usize = 40;
+
+/// A value as a message shows it: quoted in full when short, else its
+/// first characters and its total length, e.g. `"aaaa"… (5242880 bytes)`,
+/// so a 5 MB parameter value never fills a terminal or an API response.
+pub fn preview(value: &str) -> Preview<'_> {
+    Preview(value)
+}
+
+/// See [`preview`].
+#[derive(Clone, Copy, Debug)]
+pub struct Preview<'a>(&'a str);
+
+impl std::fmt::Display for Preview<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = self.0;
+        match value.char_indices().nth(PREVIEW_MAX_CHARS) {
+            None => write!(f, "{value:?}"),
+            Some(_) => {
+                let cut = value
+                    .char_indices()
+                    .nth(PREVIEW_PREFIX_CHARS)
+                    .map_or(value.len(), |(at, _)| at);
+                write!(f, "{:?}… ({} bytes)", &value[..cut], value.len())
+            }
+        }
+    }
 }
 
 /// Go `strconv.ParseBool` forms.
@@ -148,6 +184,23 @@ pub fn validate_parameter_values<'v>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_values_are_shown_whole_and_long_ones_as_a_prefix_with_the_length() {
+        assert_eq!(preview("abc").to_string(), "\"abc\"");
+        let long = "é".repeat(3_000_000);
+        let shown = preview(&long).to_string();
+        assert_eq!(shown, format!("{:?}… (6000000 bytes)", "é".repeat(40)));
+    }
+
+    #[test]
+    fn a_huge_wrong_value_is_not_echoed_whole() {
+        let def = param(ParameterType::Integer);
+        let huge = "x".repeat(5 * 1024 * 1024);
+        let text = def.validate_value(&huge).unwrap_err().to_string();
+        assert!(text.len() < 300, "{} bytes", text.len());
+        assert!(text.contains("(5242880 bytes)"), "{text}");
+    }
 
     fn param(kind: ParameterType) -> Parameter {
         Parameter {
