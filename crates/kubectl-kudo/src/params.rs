@@ -4,29 +4,48 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use kudo_api::preview;
 use serde_json::Value;
 
 use crate::cli::ParamArgs;
 use crate::error::{CliError, Result};
 
 /// Splits `KEY=VALUE` at the first `=`; empty keys and values are refused.
+/// Messages show a long argument as a prefix and its length.
 pub fn parse_flag(raw: &str) -> Result<(String, String)> {
     let Some((key, value)) = raw.split_once('=') else {
         return Err(CliError::Usage(format!(
-            "parameter {raw:?} has no '='; write -p KEY=VALUE"
+            "parameter {} has no '='; write -p KEY=VALUE",
+            preview(raw)
         )));
     };
     if key.trim().is_empty() {
         return Err(CliError::Usage(format!(
-            "parameter {raw:?} has an empty name; write -p KEY=VALUE"
+            "parameter {} has an empty name; write -p KEY=VALUE",
+            preview(raw)
         )));
     }
     if value.is_empty() {
+        let key = shown_name(key.trim());
         return Err(CliError::Usage(format!(
             "parameter {key} has an empty value; write -p {key}=VALUE"
         )));
     }
     Ok((key.trim().to_string(), value.to_string()))
+}
+
+/// A parameter name as messages show it: as is, or as a [`preview`] when
+/// it is too long to be a name.
+fn shown_name(name: &str) -> String {
+    if name
+        .chars()
+        .nth(kudo_api::param_value::PREVIEW_MAX_CHARS)
+        .is_some()
+    {
+        preview(name).to_string()
+    } else {
+        name.to_string()
+    }
 }
 
 /// Parses the text of a `-P` file: a YAML map of names to values. Scalars
@@ -36,8 +55,7 @@ pub fn parse_file_text(path: &Path, text: &str) -> Result<BTreeMap<String, Strin
         path: path.to_path_buf(),
         message,
     };
-    let doc: Value =
-        serde_saphyr::from_str(text).map_err(|e| file_err(format!("not valid YAML: {e}")))?;
+    let doc = one_document(text).map_err(|e| file_err(yaml_problem(&e)))?;
     let map = match doc {
         Value::Object(map) => map,
         Value::Null => return Ok(BTreeMap::new()),
@@ -52,19 +70,95 @@ pub fn parse_file_text(path: &Path, text: &str) -> Result<BTreeMap<String, Strin
         let text = match value {
             Value::Null => {
                 return Err(file_err(format!(
-                    "parameter {key} has no value (null); give it a value or remove it"
+                    "parameter {} has no value (null); give it a value or remove it",
+                    shown_name(&key)
                 )));
             }
             Value::String(s) => s,
             Value::Bool(b) => b.to_string(),
             Value::Number(n) => n.to_string(),
             nested @ (Value::Array(_) | Value::Object(_)) => serde_saphyr::to_string(&nested)
-                .map_err(|e| file_err(format!("cannot write parameter {key} as YAML: {e}")))?,
+                .map_err(|e| {
+                    file_err(format!(
+                        "cannot write parameter {} as YAML: {e}",
+                        shown_name(&key)
+                    ))
+                })?,
         };
         out.insert(key, text);
     }
     Ok(out)
 }
+
+/// The one YAML document of a file; empty documents around it (a trailing
+/// `---`) are ignored, a second non-empty one is an error.
+fn one_document(text: &str) -> std::result::Result<Value, serde_saphyr::Error> {
+    match serde_saphyr::from_str(text) {
+        Err(e)
+            if matches!(
+                e.without_snippet(),
+                serde_saphyr::Error::MultipleDocuments { .. }
+            ) =>
+        {
+            let mut docs = serde_saphyr::from_multiple::<Value>(text)?
+                .into_iter()
+                .filter(|doc| !doc.is_null());
+            match (docs.next(), docs.next()) {
+                (first, None) => Ok(first.unwrap_or(Value::Null)),
+                _ => Err(e),
+            }
+        }
+        parsed => parsed,
+    }
+}
+
+/// What is wrong with a `-P` file that is not one YAML map, in our words:
+/// the parser's own messages advise calls of its API (`from_str_multiple`,
+/// `DuplicateKeyPolicy`) and quote source lines.
+fn yaml_problem(e: &serde_saphyr::Error) -> String {
+    use serde_saphyr::Error as E;
+    let line = |location: &serde_saphyr::Location| match location.line() {
+        0 => String::new(),
+        n => format!(" (line {n})"),
+    };
+    match e.without_snippet() {
+        E::DuplicateMappingKey {
+            key: Some(key),
+            location,
+        } => format!(
+            "key {} appears twice{}; keep one of them",
+            shown_name(key),
+            line(location)
+        ),
+        E::DuplicateMappingKey {
+            key: None,
+            location,
+        } => {
+            format!("a key appears twice{}; keep one of them", line(location))
+        }
+        E::MultipleDocuments { location, .. } => {
+            let second = match location.line() {
+                0 => String::new(),
+                n => format!(" (the second starts at line {n})"),
+            };
+            format!(
+                "the file holds more than one YAML document{second}; \
+                 put all parameters into one map, without `---` lines"
+            )
+        }
+        other => {
+            let text = other.to_string();
+            let detail = match text.char_indices().nth(MAX_DETAIL_CHARS) {
+                Some((cut, _)) => format!("{}…", &text[..cut]),
+                None => text,
+            };
+            format!("not valid YAML: {detail}")
+        }
+    }
+}
+
+/// Parser messages longer than this are cut.
+const MAX_DETAIL_CHARS: usize = 200;
 
 /// All values given on the command line: files in order, then `-p` flags,
 /// which win.
@@ -124,6 +218,60 @@ mod tests {
             text.contains("p.yaml") && text.contains("parameter B"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_key_given_twice_is_named_in_our_words() {
+        let err = parse_file_text(Path::new("params.yaml"), "A: 1\nREPLICAS: 2\nREPLICAS: 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("params.yaml: key REPLICAS appears twice (line 3)"),
+            "{err}"
+        );
+        assert!(!err.contains("DuplicateKeyPolicy"), "{err}");
+    }
+
+    #[test]
+    fn a_second_yaml_document_is_refused_in_our_words() {
+        let err = parse_file_text(Path::new("params.yaml"), "A: 1\n---\nB: 2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "params.yaml: the file holds more than one YAML document \
+                 (the second starts at line 3)"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("from_str_multiple"), "{err}");
+    }
+
+    #[test]
+    fn empty_documents_around_the_map_are_ignored() {
+        let values = parse_file_text(Path::new("p.yaml"), "---\nA: 1\n---\n").unwrap();
+        assert_eq!(values["A"], "1");
+    }
+
+    #[test]
+    fn yaml_syntax_errors_leave_out_the_quoted_source() {
+        let huge = "x".repeat(5 * 1024 * 1024);
+        let text = format!("A: [{huge}\n{huge}\n");
+        let err = parse_file_text(Path::new("params.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(err.len() < 400, "{} bytes: {}", err.len(), &err[..400]);
+        assert!(err.contains("not valid YAML"), "{err}");
+    }
+
+    #[test]
+    fn a_huge_flag_argument_is_echoed_as_a_prefix_with_its_length() {
+        let huge = "x".repeat(5 * 1024 * 1024);
+        for raw in [huge.clone(), format!("={huge}"), format!("{huge}=")] {
+            let err = parse_flag(&raw).unwrap_err().to_string();
+            assert!(err.len() < 300, "{} bytes", err.len());
+            assert!(err.contains("bytes)"), "{err}");
+        }
     }
 
     #[test]

@@ -42,7 +42,9 @@ fn check_immutable(
             let current = def.effective_value(instance.spec.parameter(name));
             (def.is_immutable() && current != value).then(|| {
                 format!(
-                    "parameter {name} is immutable and cannot change from {current:?} to {value:?}"
+                    "parameter {name} is immutable and cannot change from {} to {}",
+                    kudo_api::preview(current),
+                    kudo_api::preview(value)
                 )
             })
         })
@@ -273,4 +275,32 @@ pub async fn rollback(ctx: &KubeContext, args: &RollbackArgs) -> Result<()> {
         .await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_value_for_an_immutable_parameter_is_echoed_as_a_prefix() {
+        let ov: OperatorVersion = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
+            "metadata": {"name": "op-0.1.0"},
+            "spec": {"parameters": [{"name": "DISK", "immutable": true, "default": "1Gi"}]}
+        }))
+        .unwrap();
+        let instance: Instance = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+            "metadata": {"name": "i"},
+            "spec": {"operatorVersion": {"name": "op-0.1.0"}}
+        }))
+        .unwrap();
+        let changes = BTreeMap::from([("DISK".to_string(), "x".repeat(5 * 1024 * 1024))]);
+        let err = check_immutable(&ov, &instance, &changes)
+            .unwrap_err()
+            .to_string();
+        assert!(err.len() < 300, "{} bytes", err.len());
+        assert!(err.contains("from \"1Gi\" to \"xxxx"), "{err}");
+        assert!(err.contains("(5242880 bytes)"), "{err}");
+    }
 }
