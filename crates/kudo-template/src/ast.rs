@@ -14,8 +14,8 @@ pub type List = Vec<Node>;
 /// A template node.
 #[derive(Debug, Clone)]
 pub enum Node {
-    /// Literal text.
-    Text(String),
+    /// Literal text and where it is.
+    Text(String, Span),
     /// `{{ pipeline }}`
     Action(Pipe),
     /// `{{ if }}` / `{{ with }}`.

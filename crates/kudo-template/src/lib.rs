@@ -8,6 +8,13 @@
 //! Pure: no IO. Input data is a [`serde_json::Value`]; numbers that are
 //! floats (`is_f64`) print with Go's `%v` float rules, integers as integers.
 //!
+//! Every render runs within [`Limits`]: an output budget (4 MiB by default)
+//! counted before text is written, and a budget for the strings, lists and
+//! maps functions build (16 MiB), checked before a function allocates
+//! (`repeat`, `indent`, `printf` widths, `until`, ...). Going over either is
+//! an [`Error`] of kind [`ErrorKind::OutputBudget`] or
+//! [`ErrorKind::ValueBudget`] naming the template, line and function.
+//!
 //! [`yaml::to_yaml_v2`] writes JSON with the bytes of Go's `gopkg.in/yaml.v2`
 //! (the emitter behind `toYaml`), for callers that hash or compare that text.
 //!
@@ -22,15 +29,18 @@ mod ast;
 mod exec;
 mod funcs;
 mod lex;
+mod limits;
 mod parse;
 mod refs;
 mod sha256;
 mod value;
+mod walk;
 pub mod yaml;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
+pub use limits::{DEFAULT_MAX_OUTPUT, DEFAULT_MAX_VALUES, Limits};
 pub use value::{Value, format_float_g as format_go_float};
 
 /// A parsed template.
@@ -56,6 +66,21 @@ pub struct Error {
     pub column: usize,
     /// What went wrong, naming the action.
     pub message: String,
+    /// Which kind of failure.
+    pub kind: ErrorKind,
+}
+
+/// What kind of failure an [`Error`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The template text does not parse.
+    Parse,
+    /// Go's text/template or a function refused the data.
+    Execute,
+    /// The output would pass [`Limits::max_output`].
+    OutputBudget,
+    /// A function would build more than is left of [`Limits::max_values`].
+    ValueBudget,
 }
 
 impl fmt::Display for Error {
@@ -88,6 +113,7 @@ impl Template {
                 line,
                 column,
                 message,
+                kind: ErrorKind::Parse,
             }
         };
         let tokens = lex::lex(text).map_err(|e| error(e.pos, e.message))?;
@@ -124,15 +150,15 @@ impl Template {
         &self.name
     }
 
-    /// Executes the template against `data`.
+    /// Executes the template against `data` within the default [`Limits`].
     pub fn render(&self, data: &serde_json::Value) -> Result<String, Error> {
+        self.render_with(data, &Limits::default())
+    }
+
+    /// Executes the template against `data` within `limits`.
+    pub fn render_with(&self, data: &serde_json::Value, limits: &Limits) -> Result<String, Error> {
         let root = Value::from_json(data);
-        let mut exec = exec::Exec::new(
-            &self.source,
-            &self.defines,
-            root.clone(),
-            self.source.len() + 64,
-        );
+        let mut exec = exec::Exec::new(&self.source, &self.defines, root.clone(), *limits);
         match exec.run(&self.root, &root) {
             Ok(()) => Ok(exec.out),
             Err(e) => {
@@ -148,6 +174,7 @@ impl Template {
                     line,
                     column,
                     message: format!("executing {:?} at <{}>: {}", self.name, context, e.message),
+                    kind: e.kind,
                 })
             }
         }

@@ -32,7 +32,7 @@ impl Refs {
 pub fn walk(list: &List, root_dot: bool, refs: &mut Refs) {
     for node in list {
         match node {
-            Node::Text(_) | Node::Break | Node::Continue => {}
+            Node::Text(..) | Node::Break | Node::Continue => {}
             Node::Action(pipe) => walk_pipe(pipe, root_dot, refs),
             Node::Template { pipe, .. } => {
                 if let Some(p) = pipe {

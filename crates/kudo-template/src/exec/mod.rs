@@ -1,12 +1,18 @@
 //! Evaluator: walks the parse tree against the data with Go semantics
-//! (`missingkey=error`, sorted map ranges, non-short-circuit and/or).
+//! (`missingkey=error`, sorted map ranges, non-short-circuit and/or), within
+//! the render's [`Limits`]: output is counted before it is written, values
+//! built by functions as they are built.
+
+mod call;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::ErrorKind;
 use crate::ast::{Arg, BranchKind, Cmd, List, Node, Pipe, Span};
-use crate::funcs::{FuncDef, FuncError};
-use crate::value::{Value, write_go};
+use crate::limits::Limits;
+use crate::value::Value;
+use crate::walk::{Overflow, write_go};
 
 /// Template invocations may nest this deep before we refuse (Go allows more,
 /// but we must never overflow the stack).
@@ -19,6 +25,8 @@ pub struct ExecError {
     pub message: String,
     /// For argument type errors: which argument and the Go type it needed.
     pub arg_type: Option<(usize, &'static str)>,
+    /// Which kind of failure (a budget, or Go's own errors).
+    pub kind: ErrorKind,
 }
 
 type Res<T> = Result<T, ExecError>;
@@ -28,6 +36,7 @@ fn fail<T>(span: Span, message: impl Into<String>) -> Res<T> {
         span,
         message: message.into(),
         arg_type: None,
+        kind: ErrorKind::Execute,
     })
 }
 
@@ -37,12 +46,25 @@ enum Flow {
     Continue,
 }
 
+/// What a `range` walks over.
+enum Items<'a> {
+    /// A list, read element by element (not copied).
+    List(Value<'a>),
+    /// Map entries in key order.
+    Map(Vec<(String, Value<'a>)>),
+    /// `range N`: 0..N, never materialised.
+    Count(i64),
+}
+
 /// Execution state for one render.
 pub struct Exec<'a> {
     source: &'a str,
     defines: &'a HashMap<String, List>,
     vars: Vec<(&'a str, Value<'a>)>,
     depth: usize,
+    limits: Limits,
+    /// Bytes of values functions built so far.
+    built: usize,
     pub out: String,
 }
 
@@ -52,14 +74,16 @@ impl<'a> Exec<'a> {
         source: &'a str,
         defines: &'a HashMap<String, List>,
         root: Value<'a>,
-        capacity: usize,
+        limits: Limits,
     ) -> Self {
         Exec {
             source,
             defines,
             vars: vec![("$", root)],
             depth: 0,
-            out: String::with_capacity(capacity),
+            limits,
+            built: 0,
+            out: String::with_capacity((source.len() + 64).min(limits.max_output)),
         }
     }
 
@@ -78,16 +102,66 @@ impl<'a> Exec<'a> {
         Ok(Flow::Normal)
     }
 
+    /// The output budget error for writing `adding` more bytes at `span`.
+    fn over_output(&self, span: Span, adding: Option<usize>) -> ExecError {
+        let max = self.limits.max_output;
+        let message = match adding {
+            Some(n) => format!(
+                "output budget exceeded: writing {n} more bytes would bring the output to {} bytes, \
+                 over the limit of {max} bytes",
+                self.out.len() as u128 + n as u128
+            ),
+            None => format!(
+                "output budget exceeded: writing this value would bring the output over the limit \
+                 of {max} bytes"
+            ),
+        };
+        ExecError {
+            span,
+            message,
+            arg_type: None,
+            kind: ErrorKind::OutputBudget,
+        }
+    }
+
+    /// Appends `text` unless it would pass the output budget. The buffer
+    /// grows by doubling, but never past the budget.
+    fn emit(&mut self, span: Span, text: &str) -> Res<()> {
+        let needed = self.out.len() as u128 + text.len() as u128;
+        if needed > self.limits.max_output as u128 {
+            return Err(self.over_output(span, Some(text.len())));
+        }
+        let needed = needed as usize;
+        if needed > self.out.capacity() {
+            let target = (self.out.capacity() * 2)
+                .max(needed)
+                .min(self.limits.max_output);
+            self.out.reserve_exact(target - self.out.len());
+        }
+        self.out.push_str(text);
+        Ok(())
+    }
+
     fn node(&mut self, node: &'a Node, dot: &Value<'a>) -> Res<Flow> {
         match node {
-            Node::Text(t) => self.out.push_str(t),
+            Node::Text(t, span) => self.emit(*span, t)?,
             Node::Action(pipe) => {
                 let v = self.pipe(pipe, dot)?;
                 if pipe.vars.is_empty() {
                     match v {
-                        Value::Nil => self.out.push_str("<no value>"),
-                        Value::Str(s) => self.out.push_str(&s),
-                        other => write_go(&mut self.out, &other),
+                        Value::Nil => self.emit(pipe.span, "<no value>")?,
+                        Value::Str(s) => self.emit(pipe.span, &s)?,
+                        other => {
+                            let start = self.out.len();
+                            let written = write_go(&mut self.out, &other, self.limits.max_output);
+                            if let Err(overflow) = written {
+                                self.out.truncate(start);
+                                return match overflow {
+                                    Overflow::TooLong => Err(self.over_output(pipe.span, None)),
+                                    Overflow::TooDeep => fail(pipe.span, overflow.describe()),
+                                };
+                            }
+                        }
                     }
                 }
             }
@@ -155,16 +229,10 @@ impl<'a> Exec<'a> {
     ) -> Res<Flow> {
         let mark = self.vars.len();
         let v = self.pipe_value(pipe, dot)?;
-        let items: Vec<(Value<'a>, Value<'a>)> = if let Some(list) = v.list_items() {
-            list.into_iter()
-                .enumerate()
-                .map(|(i, item)| (Value::Int(i as i64), item))
-                .collect()
+        let items = if v.is_list() {
+            Items::List(v)
         } else if let Some(entries) = v.map_entries() {
-            entries
-                .into_iter()
-                .map(|(k, item)| (Value::Str(Cow::Owned(k)), item))
-                .collect()
+            Items::Map(entries)
         } else {
             match v {
                 Value::Int(n) => {
@@ -174,50 +242,81 @@ impl<'a> Exec<'a> {
                             format!("can't use {} to iterate over {n}", pipe.vars.join(", ")),
                         );
                     }
-                    (0..n.max(0))
-                        .map(|i| (Value::Int(i), Value::Int(i)))
-                        .collect()
+                    Items::Count(n.max(0))
                 }
-                Value::Nil => Vec::new(),
+                Value::Nil => Items::Count(0),
                 other => {
                     return fail(
                         pipe.span,
                         format!(
                             "range can't iterate over {}",
-                            crate::value::go_string(&other)
+                            crate::walk::go_string(&other)
                         ),
                     );
                 }
             }
         };
-        if items.is_empty() {
+        let empty = match &items {
+            Items::List(list) => list.is_empty(),
+            Items::Map(entries) => entries.is_empty(),
+            Items::Count(n) => *n == 0,
+        };
+        if empty {
             let flow = match otherwise {
                 Some(list) => self.walk(list, dot)?,
                 None => Flow::Normal,
             };
             self.vars.truncate(mark);
-            return Ok(if matches!(flow, Flow::Normal) {
-                Flow::Normal
-            } else {
-                flow
-            });
+            return Ok(flow);
         }
-        for (key, item) in items {
-            match pipe.vars.as_slice() {
-                [] => {}
-                [one] => self.vars.push((one, item.clone())),
-                [k, v, ..] => {
-                    self.vars.push((k, key));
-                    self.vars.push((v, item.clone()));
+        match items {
+            Items::List(list) => {
+                for i in 0..list.len().unwrap_or(0) {
+                    let Some(item) = list.list_get(i) else { break };
+                    if self.iteration(pipe, then, Value::Int(i as i64), item, mark)? {
+                        break;
+                    }
                 }
             }
-            let flow = self.walk(then, &item)?;
-            self.vars.truncate(mark);
-            if let Flow::Break = flow {
-                break;
+            Items::Map(entries) => {
+                for (key, item) in entries {
+                    let key = Value::Str(Cow::Owned(key));
+                    if self.iteration(pipe, then, key, item, mark)? {
+                        break;
+                    }
+                }
+            }
+            Items::Count(n) => {
+                for i in 0..n {
+                    if self.iteration(pipe, then, Value::Int(i), Value::Int(i), mark)? {
+                        break;
+                    }
+                }
             }
         }
         Ok(Flow::Normal)
+    }
+
+    /// One pass of a `range` body; true when it ends with `break`.
+    fn iteration(
+        &mut self,
+        pipe: &'a Pipe,
+        then: &'a List,
+        key: Value<'a>,
+        item: Value<'a>,
+        mark: usize,
+    ) -> Res<bool> {
+        match pipe.vars.as_slice() {
+            [] => {}
+            [one] => self.vars.push((one, item.clone())),
+            [k, v, ..] => {
+                self.vars.push((k, key));
+                self.vars.push((v, item.clone()));
+            }
+        }
+        let flow = self.walk(then, &item)?;
+        self.vars.truncate(mark);
+        Ok(matches!(flow, Flow::Break))
     }
 
     /// Evaluates a pipeline and binds/assigns its variables.
@@ -258,7 +357,8 @@ impl<'a> Exec<'a> {
             if let Some(p) = piped {
                 args.push(p);
             }
-            return call(name, def, &args, cmd.span)
+            return self
+                .call(name, def, &args, cmd.span)
                 .map_err(|e| self.locate_arg_error(e, &cmd.args[1..]));
         }
         if cmd.args.len() > 1 || piped.is_some() {
@@ -288,56 +388,6 @@ impl<'a> Exec<'a> {
         self.arg(first, dot)
     }
 
-    /// Go reports a bad argument at the argument itself, and literals with
-    /// their own wording (`expected string; found 5`).
-    fn locate_arg_error(&self, mut e: ExecError, explicit: &[Arg]) -> ExecError {
-        let Some((index, expected)) = e.arg_type else {
-            return e;
-        };
-        let Some(node) = explicit.get(index) else {
-            return e;
-        };
-        let span = node.span();
-        e.span = span;
-        let text = self.source.get(span.start..span.end).unwrap_or("");
-        let literal = matches!(
-            node,
-            Arg::Str(..) | Arg::Int(..) | Arg::Float(..) | Arg::Bool(..) | Arg::Nil(..)
-        );
-        if literal {
-            e.message = match (node, expected) {
-                (Arg::Nil(_), _) => format!("cannot assign nil to {expected}"),
-                (_, "string") => format!("expected string; found {text}"),
-                (_, "int") => format!("expected integer; found {text}"),
-                (_, "bool") => format!("expected bool; found {text}"),
-                _ => format!("can't handle {text} for arg of type {expected}"),
-            };
-        }
-        e
-    }
-
-    fn describe(&self, arg: &Arg) -> String {
-        match arg {
-            Arg::Field(names, _) => format!(".{}", names.join(".")),
-            Arg::Var(name, fields, _) => {
-                let mut s = name.clone();
-                for f in fields {
-                    s.push('.');
-                    s.push_str(f);
-                }
-                s
-            }
-            Arg::Str(s, _) => format!("{s:?}"),
-            Arg::Int(i, _) => i.to_string(),
-            Arg::Float(f, _) => crate::value::format_float_g(*f),
-            Arg::Bool(b, _) => b.to_string(),
-            Arg::Dot(_) => ".".into(),
-            Arg::Nil(_) => "nil".into(),
-            Arg::Func(n, _, _) => n.clone(),
-            Arg::Sub(..) => "(pipeline)".into(),
-        }
-    }
-
     fn arg(&mut self, arg: &'a Arg, dot: &Value<'a>) -> Res<Value<'a>> {
         match arg {
             Arg::Dot(_) => Ok(dot.clone()),
@@ -346,87 +396,18 @@ impl<'a> Exec<'a> {
             Arg::Int(i, _) => Ok(Value::Int(*i)),
             Arg::Float(f, _) => Ok(Value::Float(*f)),
             Arg::Str(s, _) => Ok(Value::Str(Cow::Borrowed(s))),
-            Arg::Func(name, def, span) => call(name, def, &[], *span),
-            Arg::Field(names, span) => fields(dot.clone(), names, *span),
+            Arg::Func(name, def, span) => self.call(name, def, &[], *span),
+            Arg::Field(names, span) => call::fields(dot.clone(), names, *span),
             Arg::Var(name, names, span) => {
                 let Some((_, v)) = self.vars.iter().rev().find(|(n, _)| n == name) else {
                     return fail(*span, format!("undefined variable: {name}"));
                 };
-                fields(v.clone(), names, *span)
+                call::fields(v.clone(), names, *span)
             }
             Arg::Sub(pipe, names, span) => {
                 let v = self.pipe_value(pipe, dot)?;
-                fields(v, names, *span)
+                call::fields(v, names, *span)
             }
         }
     }
-}
-
-/// Follows a field chain with `missingkey=error`.
-fn fields<'a>(mut v: Value<'a>, names: &[String], span: Span) -> Res<Value<'a>> {
-    for name in names {
-        v = match &v {
-            m if m.is_map() => match m.map_get(name) {
-                Some(next) => next,
-                None => return fail(span, format!("map has no entry for key {name:?}")),
-            },
-            Value::Nil => {
-                return fail(
-                    span,
-                    format!("nil pointer evaluating interface {{}}.{name}"),
-                );
-            }
-            other => {
-                return fail(
-                    span,
-                    format!("can't evaluate field {name} in type {}", other.type_name()),
-                );
-            }
-        };
-    }
-    Ok(v)
-}
-
-fn call<'a>(name: &str, def: &FuncDef, args: &[Value<'a>], span: Span) -> Res<Value<'a>> {
-    if args.len() < def.min || def.max.is_some_and(|m| args.len() > m) {
-        let message = match def.max {
-            Some(m) if m == def.min => format!(
-                "wrong number of args for {name}: want {m} got {}",
-                args.len()
-            ),
-            Some(m) if args.len() > m => {
-                format!(
-                    "wrong number of args for {name}: want at most {m} got {}",
-                    args.len()
-                )
-            }
-            _ => format!(
-                "wrong number of args for {name}: want at least {} got {}",
-                def.min,
-                args.len()
-            ),
-        };
-        return fail(span, message);
-    }
-    (def.f)(args).map_err(|e| match e {
-        FuncError::Arg(message) => ExecError {
-            span,
-            message,
-            arg_type: None,
-        },
-        FuncError::Type {
-            index,
-            expected,
-            message,
-        } => ExecError {
-            span,
-            message,
-            arg_type: Some((index, expected)),
-        },
-        FuncError::Call(m) => ExecError {
-            span,
-            message: format!("error calling {name}: {m}"),
-            arg_type: None,
-        },
-    })
 }

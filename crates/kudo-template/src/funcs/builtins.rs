@@ -3,8 +3,10 @@
 
 use std::cmp::Ordering;
 
-use super::{Entry, FuncError, FuncResult, arg};
-use crate::value::{Value, go_string, write_go};
+use super::{Entry, FuncError, FuncResult, SizedEntry, arg};
+use crate::limits::Meter;
+use crate::value::Value;
+use crate::walk::{go_string, write_go};
 
 pub const TABLE: &[Entry] = &[
     ("and", 1, None, and),
@@ -19,9 +21,13 @@ pub const TABLE: &[Entry] = &[
     ("le", 2, Some(2), le),
     ("gt", 2, Some(2), gt),
     ("ge", 2, Some(2), ge),
+];
+
+/// Functions that write values as text: the text is refused once it would
+/// pass what is left of the value budget.
+pub const SIZED: &[SizedEntry] = &[
     ("print", 0, None, print),
     ("println", 0, None, println),
-    ("printf", 1, None, super::printf::printf),
     ("html", 0, None, html),
     ("js", 0, None, js),
     ("urlquery", 0, None, urlquery),
@@ -272,43 +278,43 @@ fn ge<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
 }
 
 /// `fmt.Sprint`: a space between operands when neither is a string.
-pub fn sprint(args: &[Value<'_>]) -> String {
+pub fn sprint(args: &[Value<'_>], meter: &Meter) -> Result<String, FuncError> {
     let mut out = String::new();
     for (i, v) in args.iter().enumerate() {
         if i > 0 && !matches!(v, Value::Str(_)) && !matches!(args[i - 1], Value::Str(_)) {
             out.push(' ');
         }
-        write_go(&mut out, v);
+        write_go(&mut out, v, meter.left())?;
     }
-    out
+    Ok(out)
 }
 
-fn print<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    Ok(Value::string(sprint(args)))
+fn print<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    Ok(Value::string(sprint(args, meter)?))
 }
 
-fn println<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+fn println<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
     let mut out = String::new();
     for (i, v) in args.iter().enumerate() {
         if i > 0 {
             out.push(' ');
         }
-        write_go(&mut out, v);
+        write_go(&mut out, v, meter.left())?;
     }
     out.push('\n');
     Ok(Value::string(out))
 }
 
 /// Go's evalArgs for html/js/urlquery: one string as is, else `fmt.Sprint`.
-fn joined(args: &[Value<'_>]) -> String {
+fn joined(args: &[Value<'_>], meter: &Meter) -> Result<String, FuncError> {
     match args {
-        [Value::Str(s)] => s.to_string(),
-        _ => sprint(args),
+        [Value::Str(s)] => Ok(s.to_string()),
+        _ => sprint(args, meter),
     }
 }
 
-fn html<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    let s = joined(args);
+fn html<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    let s = joined(args, meter)?;
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -324,8 +330,8 @@ fn html<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
     Ok(Value::string(out))
 }
 
-fn js<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    let s = joined(args);
+fn js<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    let s = joined(args, meter)?;
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -346,8 +352,8 @@ fn js<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
     Ok(Value::string(out))
 }
 
-fn urlquery<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    let s = joined(args);
+fn urlquery<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    let s = joined(args, meter)?;
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {

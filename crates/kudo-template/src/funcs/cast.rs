@@ -1,6 +1,9 @@
 //! Sprig's loose conversions (spf13/cast): bad input becomes 0, never an error.
 
-use crate::value::{Value, go_string};
+use super::FuncError;
+use crate::limits::Meter;
+use crate::value::Value;
+use crate::walk::go_text;
 
 /// Go `strconv.ParseInt(s, 0, 64)`: sign, then 0x/0o/0b/leading-0 octal or decimal.
 pub fn parse_go_int(s: &str) -> Option<i64> {
@@ -104,9 +107,10 @@ pub fn parse_go_float(s: &str) -> Option<f64> {
     s.parse().ok()
 }
 
-/// Sprig `strval`: strings as is, everything else `fmt.Sprintf("%v")` (nil is `<nil>`).
-pub fn strval(v: &Value<'_>) -> String {
-    go_string(v)
+/// Sprig `strval`: strings as is, everything else `fmt.Sprintf("%v")` (nil
+/// is `<nil>`); refused when the text would not fit what `meter` has left.
+pub fn strval(v: &Value<'_>, meter: &Meter) -> Result<String, FuncError> {
+    Ok(go_text(v, meter.left())?)
 }
 
 #[cfg(test)]

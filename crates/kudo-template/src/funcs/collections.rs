@@ -4,10 +4,12 @@ use std::collections::BTreeMap;
 
 use super::strings::strslice;
 use super::{
-    Entry, FuncError, FuncResult, arg, arg_bool, arg_int, arg_map, arg_str, kind_name, strval,
-    to_f64, to_i64,
+    Entry, FuncError, FuncResult, SizedEntry, arg, arg_bool, arg_int, arg_map, arg_str, kind_name,
+    strval, to_f64, to_i64,
 };
+use crate::limits::{ELEMENT, ENTRY, Meter, copied_bytes};
 use crate::value::Value;
+use crate::walk::{deep_equal, each_item};
 
 pub const TABLE: &[Entry] = &[
     ("int", 1, Some(1), int),
@@ -22,12 +24,8 @@ pub const TABLE: &[Entry] = &[
     ("mod", 2, Some(2), modulo),
     ("min", 1, None, min),
     ("max", 1, None, max),
-    ("until", 1, Some(1), until),
-    ("untilStep", 3, Some(3), until_step),
     ("list", 0, None, list),
-    ("dict", 0, None, dict),
     ("get", 2, Some(2), get),
-    ("set", 3, Some(3), set),
     ("hasKey", 2, Some(2), has_key),
     ("keys", 0, None, keys),
     ("first", 1, Some(1), first),
@@ -36,9 +34,6 @@ pub const TABLE: &[Entry] = &[
     ("initial", 1, Some(1), initial),
     ("has", 2, Some(2), has),
     ("uniq", 1, Some(1), uniq),
-    ("sortAlpha", 1, Some(1), sort_alpha),
-    ("append", 2, Some(2), append),
-    ("prepend", 2, Some(2), prepend),
     ("reverse", 1, Some(1), reverse),
     ("compact", 1, Some(1), compact),
     ("default", 1, None, default),
@@ -47,6 +42,18 @@ pub const TABLE: &[Entry] = &[
     ("ternary", 3, Some(3), ternary),
     ("required", 2, Some(2), required),
     ("fail", 1, Some(1), fail),
+];
+
+/// Functions whose result size comes from an argument (`until 1e12`) or
+/// that copy a list: they check the size against the value budget first.
+pub const SIZED: &[SizedEntry] = &[
+    ("until", 1, Some(1), until),
+    ("untilStep", 3, Some(3), until_step),
+    ("dict", 0, None, dict),
+    ("set", 3, Some(3), set),
+    ("sortAlpha", 1, Some(1), sort_alpha),
+    ("append", 2, Some(2), append),
+    ("prepend", 2, Some(2), prepend),
 ];
 
 fn int<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
@@ -121,46 +128,45 @@ fn max<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
     Ok(Value::Int(args.iter().map(to_i64).max().unwrap_or(0)))
 }
 
-/// Lists longer than this are refused rather than exhausting memory.
-const MAX_LIST: i64 = 1_000_000;
-
-fn step_list<'a>(start: i64, stop: i64, step: i64) -> FuncResult<'a> {
-    let mut out = Vec::new();
+/// Sprig `untilStep`: from `start` towards `stop` (excluded) by `step`;
+/// empty when `step` does not lead there. The length is computed first and
+/// checked against the value budget.
+fn step_list<'a>(start: i64, stop: i64, step: i64, meter: &Meter) -> FuncResult<'a> {
     if (stop < start && step >= 0) || (stop >= start && step <= 0) {
-        return Ok(Value::list(out));
+        return Ok(Value::list(Vec::new()));
     }
-    let count = (stop.abs_diff(start) / step.unsigned_abs()) as i64;
-    if count > MAX_LIST {
-        return Err(FuncError::Call(format!(
-            "refusing to build a list of {count} elements"
-        )));
-    }
-    let mut i = start;
-    while (step > 0 && i < stop) || (step < 0 && i > stop) {
-        out.push(Value::Int(i));
-        i += step;
-    }
+    let count = stop.abs_diff(start).div_ceil(step.unsigned_abs());
+    meter.check(u128::from(count) * ELEMENT as u128)?;
+    // Every element lies between start and stop, so it fits an i64.
+    let out = (0..count)
+        .map(|k| Value::Int((i128::from(start) + i128::from(k) * i128::from(step)) as i64))
+        .collect();
     Ok(Value::list(out))
 }
 
-fn until<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+fn until<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
     let n = arg_int(args, 0)?;
-    step_list(0, n, if n < 0 { -1 } else { 1 })
+    step_list(0, n, if n < 0 { -1 } else { 1 }, meter)
 }
 
-fn until_step<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    step_list(arg_int(args, 0)?, arg_int(args, 1)?, arg_int(args, 2)?)
+fn until_step<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    step_list(
+        arg_int(args, 0)?,
+        arg_int(args, 1)?,
+        arg_int(args, 2)?,
+        meter,
+    )
 }
 
 fn list<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
     Ok(Value::list(args.to_vec()))
 }
 
-fn dict<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+fn dict<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
     let mut map = BTreeMap::new();
     for pair in args.chunks(2) {
         let value = pair.get(1).cloned().unwrap_or_else(|| Value::string(""));
-        map.insert(strval(&pair[0]), value);
+        map.insert(strval(&pair[0], meter)?, value);
     }
     Ok(Value::map(map))
 }
@@ -173,12 +179,14 @@ fn get<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
 
 /// Mutates maps built during rendering (Go maps are references); a map from
 /// the input data is copied instead, so the caller's data stays untouched.
-fn set<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+fn set<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
     let map = arg_map(args, 0)?;
     let key = arg_str(args, 1)?.to_string();
     let value = arg(args, 2);
     match map {
         Value::Map(m) => {
+            // The map is shared, so the entry is counted here.
+            meter.charge(ENTRY + key.len() + copied_bytes(&value))?;
             m.borrow_mut().insert(key, value);
             Ok(map.clone())
         }
@@ -253,38 +261,65 @@ fn has<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
         return Ok(Value::Bool(false));
     }
     let items = list_arg("has", &haystack)?;
-    Ok(Value::Bool(items.iter().any(|i| i.deep_equal(&needle))))
+    for item in &items {
+        if deep_equal(item, &needle)? {
+            return Ok(Value::Bool(true));
+        }
+    }
+    Ok(Value::Bool(false))
 }
 
 fn uniq<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
     let items = list_arg("uniq", &arg(args, 0))?;
     let mut out: Vec<Value<'a>> = Vec::new();
     for item in items {
-        if !out.iter().any(|o| o.deep_equal(&item)) {
+        let mut seen = false;
+        for o in &out {
+            if deep_equal(o, &item)? {
+                seen = true;
+                break;
+            }
+        }
+        if !seen {
             out.push(item);
         }
     }
     Ok(Value::list(out))
 }
 
-fn sort_alpha<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+fn sort_alpha<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
     let v = arg(args, 0);
     let mut items = if v.is_list() {
-        strslice(&v)
+        strslice(&v, meter)?
     } else {
-        vec![strval(&v)]
+        vec![strval(&v, meter)?]
     };
     items.sort();
     Ok(Value::list(items.into_iter().map(Value::string).collect()))
 }
 
-fn append<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+/// Bytes a copy of `list` with `extra` added takes (Go copies the list on
+/// every `append`/`prepend`, so a list grown in a loop costs its square).
+fn grown_copy(list: &Value<'_>, extra: &Value<'_>, meter: &Meter) -> Result<(), FuncError> {
+    let mut bytes = (ELEMENT + copied_bytes(extra)) as u128;
+    if let Some(done) = each_item(list, |item| {
+        bytes += (ELEMENT + copied_bytes(item)) as u128;
+        Ok::<(), FuncError>(())
+    }) {
+        done?;
+    }
+    meter.check(bytes)
+}
+
+fn append<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    grown_copy(&arg(args, 0), &arg(args, 1), meter)?;
     let mut items = list_arg("append", &arg(args, 0))?;
     items.push(arg(args, 1));
     Ok(Value::list(items))
 }
 
-fn prepend<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+fn prepend<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    grown_copy(&arg(args, 0), &arg(args, 1), meter)?;
     let mut items = list_arg("prepend", &arg(args, 0))?;
     items.insert(0, arg(args, 1));
     Ok(Value::list(items))

@@ -1,12 +1,19 @@
 //! Encoding functions: base64, sha256sum, toJson/toPrettyJson and KUDO's toYaml.
 
-use super::{Entry, FuncResult, arg, arg_str};
+use super::{Entry, FuncError, FuncResult, SizedEntry, arg, arg_str};
+use crate::limits::Meter;
 use crate::value::{Value, format_float_json};
+use crate::walk::{MAX_NESTING, Overflow, each_entry, each_item};
 
 pub const TABLE: &[Entry] = &[
     ("b64enc", 1, Some(1), b64enc),
     ("b64dec", 1, Some(1), b64dec),
     ("sha256sum", 1, Some(1), sha256sum),
+];
+
+/// Encoders write nested values whose parts may be shared many times: the
+/// text is refused once it passes what is left of the value budget.
+pub const SIZED: &[SizedEntry] = &[
     ("toJson", 1, Some(1), to_json),
     ("toPrettyJson", 1, Some(1), to_pretty_json),
     ("toYaml", 1, Some(1), to_yaml),
@@ -107,46 +114,47 @@ fn sha256sum<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
     ))
 }
 
-/// Go's json.Marshal fails on NaN/Inf; sprig then returns "".
-fn has_non_finite(v: &Value<'_>) -> bool {
-    match v {
-        Value::Float(f) => !f.is_finite(),
-        list if list.is_list() => list
-            .list_items()
-            .unwrap_or_default()
-            .iter()
-            .any(has_non_finite),
-        map if map.is_map() => map
-            .map_entries()
-            .unwrap_or_default()
-            .iter()
-            .any(|(_, v)| has_non_finite(v)),
-        _ => false,
-    }
+/// Why JSON writing stopped.
+enum JsonStop {
+    /// NaN or ±Inf: Go's json.Marshal fails and sprig returns "".
+    NonFinite,
+    /// Past the cap or too deep.
+    Overflow(Overflow),
 }
 
-fn json_text<'a>(v: &Value<'a>, indent: Option<&str>) -> FuncResult<'a> {
+fn json_text<'a>(v: &Value<'a>, indent: Option<&str>, meter: &Meter) -> FuncResult<'a> {
     let mut out = String::new();
-    if !has_non_finite(v) {
-        write_json(&mut out, v, indent, 0);
+    match write_json(&mut out, v, indent, 0, meter.left()) {
+        Ok(()) => Ok(Value::string(out)),
+        Err(JsonStop::NonFinite) => Ok(Value::string("")),
+        Err(JsonStop::Overflow(overflow)) => Err(FuncError::from(overflow)),
     }
-    Ok(Value::string(out))
 }
 
-fn to_json<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    json_text(&arg(args, 0), None)
+fn to_json<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    json_text(&arg(args, 0), None, meter)
 }
 
-fn to_pretty_json<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    json_text(&arg(args, 0), Some("  "))
+fn to_pretty_json<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    json_text(&arg(args, 0), Some("  "), meter)
 }
 
-fn to_yaml<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    Ok(Value::string(crate::yaml::to_yaml(&arg(args, 0))))
+fn to_yaml<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
+    Ok(Value::string(crate::yaml::to_yaml(
+        &arg(args, 0),
+        meter.left(),
+    )?))
 }
 
-/// Go `encoding/json` output: sorted keys, HTML-safe escaping, Go float format.
-pub fn write_json(out: &mut String, v: &Value<'_>, indent: Option<&str>, level: usize) {
+/// Go `encoding/json` output: sorted keys, HTML-safe escaping, Go float
+/// format; stops past `cap` bytes or [`MAX_NESTING`] levels.
+fn write_json(
+    out: &mut String,
+    v: &Value<'_>,
+    indent: Option<&str>,
+    level: usize,
+    cap: usize,
+) -> Result<(), JsonStop> {
     let newline = |out: &mut String, level: usize| {
         if let Some(unit) = indent {
             out.push('\n');
@@ -155,48 +163,68 @@ pub fn write_json(out: &mut String, v: &Value<'_>, indent: Option<&str>, level: 
             }
         }
     };
+    let enter = |out: &String| {
+        if level >= MAX_NESTING {
+            Err(JsonStop::Overflow(Overflow::TooDeep))
+        } else if out.len() > cap {
+            Err(JsonStop::Overflow(Overflow::TooLong))
+        } else {
+            Ok(())
+        }
+    };
     match v {
         Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Float(f) if !f.is_finite() => return Err(JsonStop::NonFinite),
         Value::Float(f) => out.push_str(&format_float_json(*f)),
         Value::Str(s) => json_string(out, s),
         list if list.is_list() => {
-            let items = list.list_items().unwrap_or_default();
+            enter(out)?;
             out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
+            let mut count = 0;
+            each_item(list, |item| {
+                if count > 0 {
                     out.push(',');
                 }
+                count += 1;
                 newline(out, level + 1);
-                write_json(out, item, indent, level + 1);
-            }
-            if !items.is_empty() {
+                write_json(out, item, indent, level + 1, cap)
+            })
+            .unwrap_or(Ok(()))?;
+            if count > 0 {
                 newline(out, level);
             }
             out.push(']');
         }
         map => {
-            let entries = map.map_entries().unwrap_or_default();
+            enter(out)?;
             out.push('{');
-            for (i, (k, item)) in entries.iter().enumerate() {
-                if i > 0 {
+            let mut count = 0;
+            each_entry(map, |k, item| {
+                if count > 0 {
                     out.push(',');
                 }
+                count += 1;
                 newline(out, level + 1);
                 json_string(out, k);
                 out.push(':');
                 if indent.is_some() {
                     out.push(' ');
                 }
-                write_json(out, item, indent, level + 1);
-            }
-            if !entries.is_empty() {
+                write_json(out, item, indent, level + 1, cap)
+            })
+            .unwrap_or(Ok(()))?;
+            if count > 0 {
                 newline(out, level);
             }
             out.push('}');
         }
     }
+    if out.len() > cap {
+        return Err(JsonStop::Overflow(Overflow::TooLong));
+    }
+    Ok(())
 }
 
 fn json_string(out: &mut String, s: &str) {

@@ -13,7 +13,9 @@ mod strings;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crate::limits::Meter;
 use crate::value::Value;
+use crate::walk::Overflow;
 
 pub use cast::{parse_go_float as parse_float, parse_go_int as parse_int, strval, to_f64, to_i64};
 
@@ -34,10 +36,42 @@ pub enum FuncError {
     },
     /// The function itself returned an error or would have panicked in Go.
     Call(String),
+    /// The result would not fit in what is left of the render's value
+    /// budget; `bytes` is its size when known before building it.
+    TooLarge {
+        /// Size of the refused result.
+        bytes: Option<u128>,
+    },
+}
+
+impl From<Overflow> for FuncError {
+    fn from(overflow: Overflow) -> Self {
+        match overflow {
+            Overflow::TooLong => FuncError::TooLarge { bytes: None },
+            Overflow::TooDeep => FuncError::Call(overflow.describe().to_string()),
+        }
+    }
 }
 
 /// Result of a template function.
 pub type FuncResult<'a> = Result<Value<'a>, FuncError>;
+
+/// A function whose result is at most a small multiple of its arguments.
+pub type PlainFn = for<'a> fn(&[Value<'a>]) -> FuncResult<'a>;
+
+/// A function whose result size comes from an argument (`repeat 1e12`) or
+/// from shared parts written out (`toJson`): it checks the size against the
+/// meter before building.
+pub type SizedFn = for<'a> fn(&[Value<'a>], &mut Meter) -> FuncResult<'a>;
+
+/// How a function is called.
+#[derive(Debug, Clone, Copy)]
+pub enum Imp {
+    /// Arguments only.
+    Plain(PlainFn),
+    /// Arguments and what is left of the value budget.
+    Sized(SizedFn),
+}
 
 /// A template function: Go-typed arguments are checked inside `f`.
 #[derive(Debug)]
@@ -47,15 +81,12 @@ pub struct FuncDef {
     /// Maximum number of arguments (`None` = variadic).
     pub max: Option<usize>,
     /// Implementation.
-    pub f: for<'a> fn(&[Value<'a>]) -> FuncResult<'a>,
+    pub f: Imp,
 }
 
-type Entry = (
-    &'static str,
-    usize,
-    Option<usize>,
-    for<'a> fn(&[Value<'a>]) -> FuncResult<'a>,
-);
+type Entry = (&'static str, usize, Option<usize>, PlainFn);
+
+type SizedEntry = (&'static str, usize, Option<usize>, SizedFn);
 
 fn registry() -> &'static HashMap<&'static str, FuncDef> {
     static REGISTRY: OnceLock<HashMap<&'static str, FuncDef>> = OnceLock::new();
@@ -69,6 +100,19 @@ fn registry() -> &'static HashMap<&'static str, FuncDef> {
             semver_cmp::TABLE,
         ] {
             for &(name, min, max, f) in table {
+                let f = Imp::Plain(f);
+                map.insert(name, FuncDef { min, max, f });
+            }
+        }
+        for table in [
+            builtins::SIZED,
+            strings::SIZED,
+            collections::SIZED,
+            encoding::SIZED,
+            printf::SIZED,
+        ] {
+            for &(name, min, max, f) in table {
+                let f = Imp::Sized(f);
                 map.insert(name, FuncDef { min, max, f });
             }
         }

@@ -1,8 +1,15 @@
 //! A Go `fmt.Sprintf` subset: flags `-+# 0`, width, precision and the verbs
 //! templates use (`v s d q t f e g x X o b c %`), with Go's `%!` error forms.
+//! Widths and precisions above 10^6 end the format as in Go
+//! (`%!(NOVERB)`); smaller ones are checked against the value budget before
+//! padding or digits are written.
 
-use super::{FuncResult, arg_str};
-use crate::value::{Value, format_float_g, go_string};
+use super::{FuncError, FuncResult, SizedEntry, arg_str};
+use crate::limits::Meter;
+use crate::value::{Value, format_float_g};
+use crate::walk::go_text;
+
+pub const SIZED: &[SizedEntry] = &[("printf", 1, None, printf)];
 
 #[derive(Default)]
 struct Spec {
@@ -15,13 +22,17 @@ struct Spec {
     prec: Option<usize>,
 }
 
-pub fn printf<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
+pub fn printf<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
     let format = arg_str(args, 0)?;
-    Ok(Value::string(sprintf(format, &args[1..])))
+    Ok(Value::string(sprintf(format, &args[1..], meter)?))
 }
 
-/// Formats like Go's `fmt.Sprintf`.
-pub fn sprintf(format: &str, args: &[Value<'_>]) -> String {
+/// Digits a float written with `%f`/`%e` may have before its precision
+/// (`f64::MAX` has 309), plus sign, point and exponent.
+const FLOAT_DIGITS: usize = 330;
+
+/// Formats like Go's `fmt.Sprintf`, refusing output the meter cannot hold.
+pub fn sprintf(format: &str, args: &[Value<'_>], meter: &Meter) -> Result<String, FuncError> {
     let mut out = String::new();
     let mut next = 0;
     let mut chars = format.chars().peekable();
@@ -60,29 +71,51 @@ pub fn sprintf(format: &str, args: &[Value<'_>]) -> String {
             continue;
         };
         next += 1;
-        let body = format_one(verb, value, &spec);
+        // What width and precision alone make, known before formatting.
+        let digits = match (verb, value) {
+            ('f' | 'F' | 'e', Value::Float(_)) => spec.prec.unwrap_or(6) + FLOAT_DIGITS,
+            _ => 0,
+        };
+        let planned = out.len() as u128 + spec.width.unwrap_or(0).max(digits) as u128;
+        meter.check(planned)?;
+        let left = meter.left().saturating_sub(out.len());
+        let body = format_one(verb, value, &spec, left)?;
         out.push_str(&pad(
             body,
             &spec,
             matches!(value, Value::Int(_) | Value::Float(_)),
         ));
+        meter.check(out.len() as u128)?;
     }
     if next < args.len() {
         out.push_str("%!(EXTRA ");
-        let extra: Vec<String> = args[next..]
-            .iter()
-            .map(|v| format!("{}={}", v.type_name(), go_string(v)))
-            .collect();
-        out.push_str(&extra.join(", "));
+        for (i, v) in args[next..].iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(v.type_name());
+            out.push('=');
+            let text = go_text(v, meter.left().saturating_sub(out.len()))?;
+            out.push_str(&text);
+        }
         out.push(')');
+        meter.check(out.len() as u128)?;
     }
-    out
+    Ok(out)
 }
 
+/// Go fmt's `parsenum`: a number that has passed 10^6 before its next digit
+/// is "crazy long": the rest of the format is consumed and no number is
+/// read, so the directive ends as `%!(NOVERB)`.
 fn digits(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<usize> {
+    const TOO_LARGE: usize = 1_000_000;
     let mut n: Option<usize> = None;
     while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
-        n = Some(n.unwrap_or(0).saturating_mul(10).saturating_add(d as usize));
+        if n.is_some_and(|n| n > TOO_LARGE) {
+            chars.by_ref().for_each(drop);
+            return None;
+        }
+        n = Some(n.unwrap_or(0) * 10 + d as usize);
         chars.next();
     }
     n
@@ -110,11 +143,11 @@ fn pad(body: String, spec: &Spec, numeric: bool) -> String {
     }
 }
 
-fn bad(verb: char, v: &Value<'_>) -> String {
-    match v {
+fn bad(verb: char, v: &Value<'_>, left: usize) -> Result<String, FuncError> {
+    Ok(match v {
         Value::Nil => format!("%!{verb}(<nil>)"),
-        _ => format!("%!{verb}({}={})", v.type_name(), go_string(v)),
-    }
+        _ => format!("%!{verb}({}={})", v.type_name(), go_text(v, left)?),
+    })
 }
 
 fn signed(n: String, negative: bool, spec: &Spec) -> String {
@@ -129,18 +162,20 @@ fn signed(n: String, negative: bool, spec: &Spec) -> String {
     }
 }
 
-fn format_one(verb: char, v: &Value<'_>, spec: &Spec) -> String {
-    match (verb, v) {
+/// One directive's text; values written as text are refused past `left` bytes.
+fn format_one(verb: char, v: &Value<'_>, spec: &Spec, left: usize) -> Result<String, FuncError> {
+    Ok(match (verb, v) {
         ('v', Value::Float(f)) => signed(format_float_g(*f), *f < 0.0, spec),
         ('v', Value::Int(i)) => signed(i.to_string(), *i < 0, spec),
-        ('v', _) => go_string(v),
+        ('v', _) => go_text(v, left)?,
         ('s', Value::Str(s)) => truncate(s, spec.prec),
-        ('s', Value::Int(_) | Value::Float(_) | Value::Bool(_)) => bad(verb, v),
-        ('s', _) => go_string(v),
+        ('s', Value::Int(_) | Value::Float(_) | Value::Bool(_)) => bad(verb, v, left)?,
+        ('s', _) => go_text(v, left)?,
         ('q', Value::Str(s)) => go_quote(s),
-        ('q', Value::Int(i)) => char::from_u32(*i as u32)
-            .map(|c| format!("'{c}'"))
-            .unwrap_or_else(|| bad(verb, v)),
+        ('q', Value::Int(i)) => match char::from_u32(*i as u32) {
+            Some(c) => format!("'{c}'"),
+            None => bad(verb, v, left)?,
+        },
         ('t', Value::Bool(b)) => b.to_string(),
         ('d', Value::Int(i)) => signed(i.to_string(), *i < 0, spec),
         ('x', Value::Int(i)) => radix(*i, 16, spec.sharp.then_some("0x"), false),
@@ -157,8 +192,8 @@ fn format_one(verb: char, v: &Value<'_>, spec: &Spec) -> String {
         }
         ('e', Value::Float(f)) => signed(exp_form(*f, spec.prec.unwrap_or(6)), *f < 0.0, spec),
         ('g', Value::Float(f)) => signed(format_float_g(*f), *f < 0.0, spec),
-        _ => bad(verb, v),
-    }
+        _ => bad(verb, v, left)?,
+    })
 }
 
 fn truncate(s: &str, prec: Option<usize>) -> String {

@@ -118,7 +118,13 @@ impl Parser<'_> {
         let mut nodes = Vec::new();
         while let Some(tok) = self.next() {
             match tok.kind {
-                Tok::Text(text) => nodes.push(Node::Text(text)),
+                Tok::Text(text) => {
+                    let span = Span {
+                        start: tok.pos,
+                        end: tok.end,
+                    };
+                    nodes.push(Node::Text(text, span));
+                }
                 Tok::LeftDelim => {
                     let kw = match self.peek_kind() {
                         Some(Tok::Ident(name)) => Some(name.clone()),

@@ -5,7 +5,7 @@
 //! after column 80 and a trailing newline.
 //!
 //! Two callers need these exact bytes: KUDO's `toYaml` template function
-//! ([`to_yaml`]) and the KudoOperator dependencies hash and parameter
+//! (`to_yaml`) and the KudoOperator dependencies hash and parameter
 //! wrapping in `kudo-package` ([`to_yaml_v2`]), which md5 the text.
 //!
 //! Not reproduced: keys longer than 128 bytes or spanning lines, which
@@ -19,21 +19,40 @@ mod tests;
 
 pub use order::key_order;
 
-use std::borrow::Cow;
-
 use crate::value::{Value, format_float_g};
+use crate::walk::{MAX_NESTING, Overflow};
 
 /// yaml.v2's indentation step.
 const INDENT: usize = 2;
 
-/// Marshals a template value like yaml.v2 (what KUDO's `toYaml` returns).
-pub fn to_yaml(v: &Value<'_>) -> String {
-    let mut w = Writer::default();
+/// Marshals a template value like yaml.v2 (what KUDO's `toYaml` returns),
+/// refused once the text passes `cap` bytes or nests deeper than
+/// [`MAX_NESTING`] (values built with `set` can hold themselves).
+pub(crate) fn to_yaml(v: &Value<'_>, cap: usize) -> Result<String, Overflow> {
+    marshal(v, cap, MAX_NESTING)
+}
+
+/// Marshals JSON like yaml.v2 marshals the `interface{}` Go decodes it into:
+/// integers that fit `int64` print as integers, every other number as a
+/// float64 (`1e+06`, `1.8446744073709552e+19`).
+pub fn to_yaml_v2(json: &serde_json::Value) -> String {
+    // Parsed JSON is a finite tree: neither bound can be reached.
+    marshal(&Value::from_json(json), usize::MAX, usize::MAX).unwrap_or_default()
+}
+
+fn marshal(v: &Value<'_>, cap: usize, max_depth: usize) -> Result<String, Overflow> {
+    let mut w = Writer {
+        out: String::new(),
+        column: 0,
+        cap,
+        max_depth,
+        stop: None,
+    };
     if is_collection(v) {
         if v.is_map() {
-            write_map(&mut w, v, 0, false);
+            write_map(&mut w, v, 0, false, 0);
         } else {
-            write_seq(&mut w, v, 0, false);
+            write_seq(&mut w, v, 0, false, 0);
         }
     } else {
         // A lone scalar is indented like a mapping value if it folds.
@@ -42,24 +61,40 @@ pub fn to_yaml(v: &Value<'_>) -> String {
     if w.column > 0 {
         w.out.push('\n');
     }
-    w.out
+    match w.stop {
+        Some(overflow) => Err(overflow),
+        None if w.out.len() > cap => Err(Overflow::TooLong),
+        None => Ok(w.out),
+    }
 }
 
-/// Marshals JSON like yaml.v2 marshals the `interface{}` Go decodes it into:
-/// integers that fit `int64` print as integers, every other number as a
-/// float64 (`1e+06`, `1.8446744073709552e+19`).
-pub fn to_yaml_v2(json: &serde_json::Value) -> String {
-    to_yaml(&Value::from_json(json))
-}
-
-/// Output plus the current column, which folding and line starts depend on.
-#[derive(Default)]
+/// Output plus the current column, which folding and line starts depend
+/// on, and the bounds of the walk.
 struct Writer {
     out: String,
     column: usize,
+    cap: usize,
+    max_depth: usize,
+    stop: Option<Overflow>,
 }
 
 impl Writer {
+    /// Whether the walk must stop: a bound was passed.
+    fn stopped(&mut self) -> bool {
+        if self.stop.is_none() && self.out.len() > self.cap {
+            self.stop = Some(Overflow::TooLong);
+        }
+        self.stop.is_some()
+    }
+
+    /// Whether a collection at `depth` may be written.
+    fn enter(&mut self, depth: usize) -> bool {
+        if depth >= self.max_depth {
+            self.stop = Some(Overflow::TooDeep);
+        }
+        !self.stopped()
+    }
+
     fn push(&mut self, c: char) {
         self.out.push(c);
         if c == '\n' {
@@ -100,27 +135,43 @@ fn is_collection(v: &Value<'_>) -> bool {
     (v.is_map() || v.is_list()) && v.len() != Some(0)
 }
 
-/// Map entries in yaml.v2's key order; keys of input JSON stay borrowed.
-fn sorted_entries<'a>(v: &Value<'a>) -> Vec<(Cow<'a, str>, Value<'a>)> {
-    let mut entries: Vec<(Cow<'a, str>, Value<'a>)> = match v {
-        Value::Json(serde_json::Value::Object(o)) => o
-            .iter()
-            .map(|(k, v)| (Cow::Borrowed(k.as_str()), Value::from_json(v)))
-            .collect(),
-        _ => v
-            .map_entries()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| (Cow::Owned(k), v))
-            .collect(),
-    };
-    entries.sort_by(|a, b| key_order(&a.0, &b.0));
-    entries
+/// `inline_first`: the first entry goes on the current line (after `- `).
+/// Entries go in yaml.v2's key order; values are borrowed, not copied.
+fn write_map(w: &mut Writer, v: &Value<'_>, indent: usize, inline_first: bool, depth: usize) {
+    if !w.enter(depth) {
+        return;
+    }
+    match v {
+        Value::Map(map) => {
+            let map = map.borrow();
+            let entries: Vec<(&str, &Value<'_>)> =
+                map.iter().map(|(k, item)| (k.as_str(), item)).collect();
+            write_entries(w, entries, indent, inline_first, depth);
+        }
+        Value::Json(serde_json::Value::Object(object)) => {
+            let values: Vec<(&str, Value<'_>)> = object
+                .iter()
+                .map(|(k, j)| (k.as_str(), Value::from_json(j)))
+                .collect();
+            let entries = values.iter().map(|(k, item)| (*k, item)).collect();
+            write_entries(w, entries, indent, inline_first, depth);
+        }
+        _ => {}
+    }
 }
 
-/// `inline_first`: the first entry goes on the current line (after `- `).
-fn write_map(w: &mut Writer, v: &Value<'_>, indent: usize, inline_first: bool) {
-    for (i, (key, value)) in sorted_entries(v).iter().enumerate() {
+fn write_entries(
+    w: &mut Writer,
+    mut entries: Vec<(&str, &Value<'_>)>,
+    indent: usize,
+    inline_first: bool,
+    depth: usize,
+) {
+    entries.sort_by(|a, b| key_order(a.0, b.0));
+    for (i, (key, value)) in entries.into_iter().enumerate() {
+        if w.stopped() {
+            return;
+        }
         if i > 0 || !inline_first {
             w.line(indent);
         }
@@ -130,26 +181,33 @@ fn write_map(w: &mut Writer, v: &Value<'_>, indent: usize, inline_first: bool) {
             w.push(' ');
             write_scalar(w, value, indent + INDENT);
         } else if value.is_map() {
-            write_map(w, value, indent + INDENT, false);
+            write_map(w, value, indent + INDENT, false, depth + 1);
         } else {
             // Sequences inside mappings are not indented.
-            write_seq(w, value, indent, false);
+            write_seq(w, value, indent, false, depth + 1);
         }
     }
 }
 
-fn write_seq(w: &mut Writer, v: &Value<'_>, indent: usize, inline_first: bool) {
-    for (i, item) in v.list_items().unwrap_or_default().iter().enumerate() {
+fn write_seq(w: &mut Writer, v: &Value<'_>, indent: usize, inline_first: bool, depth: usize) {
+    if !w.enter(depth) {
+        return;
+    }
+    for i in 0..v.len().unwrap_or(0) {
+        let Some(item) = v.list_get(i) else { break };
+        if w.stopped() {
+            return;
+        }
         if i > 0 || !inline_first {
             w.line(indent);
         }
         w.write("- ");
-        if !is_collection(item) {
-            write_scalar(w, item, indent + INDENT);
+        if !is_collection(&item) {
+            write_scalar(w, &item, indent + INDENT);
         } else if item.is_map() {
-            write_map(w, item, indent + INDENT, true);
+            write_map(w, &item, indent + INDENT, true, depth + 1);
         } else {
-            write_seq(w, item, indent + INDENT, true);
+            write_seq(w, &item, indent + INDENT, true, depth + 1);
         }
     }
 }
