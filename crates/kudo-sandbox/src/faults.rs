@@ -26,6 +26,22 @@ pub enum Verb {
     DeleteCollection,
 }
 
+impl Verb {
+    /// The verb as RBAC names it.
+    pub fn rbac(self) -> &'static str {
+        match self {
+            Self::Get => "get",
+            Self::List => "list",
+            Self::Watch => "watch",
+            Self::Create => "create",
+            Self::Update => "update",
+            Self::Patch => "patch",
+            Self::Delete => "delete",
+            Self::DeleteCollection => "deletecollection",
+        }
+    }
+}
+
 /// One error rule: `fraction` of the requests with `verb` get `code`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FaultRule {

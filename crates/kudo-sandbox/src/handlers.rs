@@ -9,6 +9,8 @@ use http::{Method, Response};
 use serde_json::{Value, json};
 
 use crate::admission;
+use crate::authz::{self, Attributes, Caller};
+use crate::faults::Verb;
 use crate::http::{Body, ObjectPath, Query, json_response};
 use crate::patch::PatchKind;
 use crate::registry::ResourceInfo;
@@ -22,6 +24,10 @@ use crate::watch;
 /// Everything a resource handler needs from the request.
 #[derive(Debug)]
 pub struct RequestCtx {
+    /// What the request does, as RBAC and fault rules name it.
+    pub verb: Verb,
+    /// The impersonated caller, if the request impersonates anyone.
+    pub caller: Option<Caller>,
     /// HTTP method.
     pub method: Method,
     /// Parsed path.
@@ -67,6 +73,9 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
             "{} is not namespaced",
             res.plural
         )));
+    }
+    if let Some(caller) = &ctx.caller {
+        authorize(inner, caller, &res, &ctx)?;
     }
     let status_only = match p.subresource.as_deref() {
         None => false,
@@ -215,6 +224,50 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
             ctx.method, res.plural
         ))),
     }
+}
+
+/// RBAC for an impersonated caller: the verb itself, `create` too when an
+/// apply would create the object, and the escalation check on RBAC writes.
+fn authorize(
+    inner: &Arc<Inner>,
+    caller: &Caller,
+    res: &ResourceInfo,
+    ctx: &RequestCtx,
+) -> Result<(), ApiError> {
+    let p = &ctx.path;
+    let namespace = p.namespace.as_deref().unwrap_or_default();
+    let mut attrs = Attributes {
+        verb: ctx.verb.rbac(),
+        group: &res.group,
+        resource: &res.plural,
+        subresource: p.subresource.as_deref(),
+        namespace,
+        name: p.name.as_deref(),
+    };
+    let st = inner.lock();
+    authz::authorize(&st, caller, &attrs)?;
+    let creates = match ctx.verb {
+        Verb::Create => true,
+        Verb::Patch => {
+            PatchKind::from_content_type(&ctx.content_type).ok() == Some(PatchKind::Apply)
+                && p.name.as_deref().is_some_and(|name| {
+                    st.store
+                        .get(&res.group, &res.plural, namespace, name)
+                        .is_none()
+                })
+        }
+        _ => false,
+    };
+    if creates && ctx.verb != Verb::Create {
+        attrs.verb = "create";
+        authz::authorize(&st, caller, &attrs)?;
+    }
+    let writes = matches!(ctx.verb, Verb::Create | Verb::Update | Verb::Patch);
+    if writes && p.subresource.is_none() && res.group == "rbac.authorization.k8s.io" {
+        let object = parse_body(&ctx.body)?;
+        authz::check_escalation(&st, caller, &res.plural, namespace, &object)?;
+    }
+    Ok(())
 }
 
 /// Plans, admits and commits a write, planning again if the object changed

@@ -18,6 +18,7 @@
 //! ```
 
 mod admission;
+mod authz;
 mod defaults;
 mod discovery;
 mod error;

@@ -207,10 +207,13 @@ async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Response<Body> {
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or_default()
                         .to_string();
+                    let caller = crate::authz::Caller::from_headers(req.headers());
                     let body = crate::http::read_body(req.into_body()).await;
                     match body {
                         Ok(body) => {
                             let ctx = handlers::RequestCtx {
+                                verb,
+                                caller,
                                 method,
                                 path: p,
                                 query,
