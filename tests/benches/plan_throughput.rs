@@ -286,6 +286,7 @@ fn bench(c: &mut Criterion) {
         ControllerConfig {
             engine: kudo_engine_config(),
             concurrency: 0,
+            ..ControllerConfig::default()
         },
         env.metrics.clone(),
         Readiness::default(),

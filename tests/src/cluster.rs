@@ -292,6 +292,7 @@ async fn teardown(config: Config, namespace: &str) -> Result<()> {
             ControllerConfig {
                 engine: crate::kudo_engine_config(),
                 concurrency: 0,
+                ..ControllerConfig::default()
             },
             Metrics::new(),
             Readiness::default(),

@@ -134,14 +134,19 @@ impl Env {
 
     /// Start the controller (in-process) if it is not running.
     pub fn start_controller(&mut self) {
+        self.start_controller_with(ControllerConfig {
+            engine: kudo_engine_config(),
+            concurrency: 0,
+            ..ControllerConfig::default()
+        });
+    }
+
+    /// Start the controller with these settings if it is not running.
+    pub fn start_controller_with(&mut self, config: ControllerConfig) {
         if self.controller.is_some() {
             return;
         }
         let stop = CancellationToken::new();
-        let config = ControllerConfig {
-            engine: kudo_engine_config(),
-            concurrency: 0,
-        };
         let handle = tokio::spawn(controller::run(
             self.client.clone(),
             config,

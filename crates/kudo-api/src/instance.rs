@@ -49,6 +49,12 @@ pub struct InstanceSpec {
     /// Manual suppression windows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suppressions: Vec<Suppression>,
+    /// ServiceAccount of the Instance's namespace that the manager
+    /// impersonates to apply and delete its objects, so the Instance can
+    /// create only what that account may. Unset: the manager's
+    /// `--default-service-account`, or the manager itself when that is unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
 }
 
 impl InstanceSpec {

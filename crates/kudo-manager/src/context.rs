@@ -14,6 +14,7 @@ use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::EngineConfig;
 
 use crate::discovery::ApiCache;
+use crate::identity::Writers;
 use crate::metrics::Metrics;
 
 /// An Instance as we last wrote it, with the resourceVersions our writes
@@ -47,6 +48,9 @@ pub struct Context {
     pub(crate) own_instance_writes: OwnWrites,
     /// Server-side applies this manager made (owned objects, child Instances).
     pub(crate) own_applies: OwnWrites,
+    /// The clients that write Instances' objects (impersonating their
+    /// ServiceAccounts).
+    pub writers: Writers,
 }
 
 /// Object versions this manager wrote itself, so that the watch event each
@@ -182,7 +186,16 @@ impl Context {
             running: Mutex::default(),
             own_instance_writes: OwnWrites::default(),
             own_applies: OwnWrites::default(),
+            writers: Writers::default(),
         }
+    }
+
+    /// Write Instances' objects as this ServiceAccount of their namespace
+    /// unless they name their own (None: as the manager).
+    #[must_use]
+    pub fn with_default_service_account(mut self, name: Option<String>) -> Self {
+        self.writers = Writers::new(name);
+        self
     }
 
     /// The OperatorVersion an Instance names (namespace defaults to the Instance's).

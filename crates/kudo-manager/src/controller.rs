@@ -20,7 +20,7 @@ use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::EngineConfig;
 use serde::de::DeserializeOwned;
 
-use crate::admin::Readiness;
+use crate::admin::{ControllerState, Readiness};
 use crate::context::Context;
 use crate::metrics::Metrics;
 use crate::reconcile::{error_policy, reconcile};
@@ -38,6 +38,9 @@ pub struct ControllerConfig {
     pub engine: EngineConfig,
     /// Reconciles run at the same time (0 = unbounded).
     pub concurrency: u16,
+    /// ServiceAccount (of each Instance's namespace) that writes the
+    /// objects of Instances that name none; None: the manager itself.
+    pub default_service_account: Option<String>,
 }
 
 /// Fail with a clear message when the kudo.dev CRDs are not installed.
@@ -73,23 +76,24 @@ pub async fn run(
 ) -> Result<()> {
     check_crds(&client).await?;
 
+    ready.set_controller(ControllerState::Syncing);
+    let synced = CacheSync::new(ready.clone());
     let (ov_store, ov_writer) = reflector::store::<OperatorVersion>();
     let ov_events = reflector::reflector(
         ov_writer,
         watcher(
             Api::<OperatorVersion>::all(client.clone()),
             watcher::Config::default(),
-        ),
+        )
+        .inspect_ok(synced.marker(Cache::OperatorVersions)),
     )
     .default_backoff()
     .touched_objects();
 
-    let ctx = Arc::new(Context::new(
-        client.clone(),
-        metrics,
-        config.engine,
-        ov_store.clone(),
-    ));
+    let ctx = Arc::new(
+        Context::new(client.clone(), metrics, config.engine, ov_store.clone())
+            .with_default_service_account(config.default_service_account),
+    );
     let (instances, instance_writer) = reflector::store::<Instance>();
     // Our own status writes update the cache but trigger nothing. The cache
     // is updated before the filter, so events may be judged concurrently
@@ -98,6 +102,7 @@ pub async fn run(
         Api::<Instance>::all(client.clone()),
         watcher::Config::default(),
     )
+    .inspect_ok(synced.marker(Cache::Instances))
     .default_backoff()
     .reflect(instance_writer)
     .applied_objects()
@@ -122,18 +127,6 @@ pub async fn run(
     .try_filter_map(|i| std::future::ready(Ok(i)));
     let controller = Controller::for_stream(instance_events, instances.clone())
         .with_config(kube::runtime::controller::Config::default().concurrency(config.concurrency));
-
-    {
-        let (instances, ov_store, ready) = (instances.clone(), ov_store.clone(), ready.clone());
-        tokio::spawn(async move {
-            if instances.wait_until_ready().await.is_ok()
-                && ov_store.wait_until_ready().await.is_ok()
-            {
-                tracing::info!("caches synced; ready");
-                ready.set(true);
-            }
-        });
-    }
 
     let by_ov = instances.clone();
     // Owned kinds whose health can change after they are applied. Kinds
@@ -177,8 +170,53 @@ pub async fn run(
             }
         })
         .await;
-    ready.set(false);
+    ready.set_controller(ControllerState::Standby);
     Ok(())
+}
+
+/// The caches whose first complete list makes the controller ready.
+#[derive(Clone, Copy)]
+enum Cache {
+    Instances = 0b01,
+    OperatorVersions = 0b10,
+}
+
+/// Marks the controller ready once every cache has seen the end of its
+/// first list (`InitDone`). Read from the watch streams themselves:
+/// `Store::wait_until_ready` wakes only the last of several waiters, and
+/// the Controller waits on the same store, so a second waiter never woke.
+#[derive(Clone)]
+struct CacheSync {
+    seen: Arc<std::sync::atomic::AtomicU8>,
+    ready: Readiness,
+}
+
+impl CacheSync {
+    fn new(ready: Readiness) -> Self {
+        Self {
+            seen: Arc::default(),
+            ready,
+        }
+    }
+
+    fn marker<K>(&self, cache: Cache) -> impl FnMut(&watcher::Event<K>) + use<K> {
+        let this = self.clone();
+        move |event| {
+            if matches!(event, watcher::Event::InitDone) {
+                this.listed(cache);
+            }
+        }
+    }
+
+    fn listed(&self, cache: Cache) {
+        use std::sync::atomic::Ordering;
+        let all = Cache::Instances as u8 | Cache::OperatorVersions as u8;
+        let before = self.seen.fetch_or(cache as u8, Ordering::SeqCst);
+        if before != all && before | cache as u8 == all {
+            tracing::info!("caches synced; ready");
+            self.ready.set_controller(ControllerState::Synced);
+        }
+    }
 }
 
 /// Metadata events of objects of kind `K` labelled `heritage=kudo`, except
@@ -268,6 +306,25 @@ mod tests {
         );
         i.metadata.namespace = Some(ns.into());
         i
+    }
+
+    #[test]
+    fn controller_is_ready_only_after_both_caches_listed_once() {
+        let ready = Readiness::new(false);
+        let sync = CacheSync::new(ready.clone());
+        ready.set_controller(ControllerState::Syncing);
+        let mut instances = sync.marker::<Instance>(Cache::Instances);
+        let mut ovs = sync.marker::<OperatorVersion>(Cache::OperatorVersions);
+        instances(&watcher::Event::Init);
+        instances(&watcher::Event::InitDone);
+        assert!(!ready.get(), "the OperatorVersion cache has not listed yet");
+        ovs(&watcher::Event::Init);
+        assert!(!ready.get());
+        ovs(&watcher::Event::InitDone);
+        assert!(ready.get());
+        // A relist later (watch expired) keeps the cache serving: still ready.
+        instances(&watcher::Event::Init);
+        assert!(ready.get());
     }
 
     #[test]

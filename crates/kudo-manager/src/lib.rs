@@ -15,6 +15,7 @@
 pub mod classify;
 pub mod error;
 pub mod health;
+pub mod identity;
 pub mod webhook;
 
 pub use error::{Error, Result};

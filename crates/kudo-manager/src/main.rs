@@ -62,6 +62,10 @@ struct RunArgs {
     /// Reconciles run at the same time (0 = unbounded).
     #[arg(long, default_value_t = 16)]
     concurrency: u16,
+    /// Apply the objects of Instances without spec.serviceAccountName as this
+    /// ServiceAccount of their namespace (impersonation); unset: as the manager.
+    #[arg(long, value_name = "NAME")]
+    default_service_account: Option<String>,
     #[command(flatten)]
     engine: EngineFlags,
 }
@@ -136,6 +140,8 @@ async fn run(
     shutdown: tokio_util::sync::CancellationToken,
 ) -> kudo_manager::Result<()> {
     let engine = args.engine.engine_config()?;
+    kudo_manager::identity::service_account_of(None, args.default_service_account.as_deref())
+        .map_err(|e| kudo_manager::Error::Config(format!("--default-service-account: {e}")))?;
     let client = kube::Client::try_default().await.map_err(|e| {
         kudo_manager::Error::Config(format!("no usable kubeconfig or in-cluster config: {e}"))
     })?;
@@ -160,6 +166,7 @@ async fn run(
         controller: ControllerConfig {
             engine,
             concurrency: args.concurrency,
+            default_service_account: args.default_service_account,
         },
     };
     manager::run(client, options, shutdown).await

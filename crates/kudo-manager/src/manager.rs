@@ -55,8 +55,15 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<()> {
     let metrics = Metrics::new();
-    let ready = Readiness::default();
+    let ready = Readiness::new(!matches!(options.webhook, WebhookMode::Off));
     let stop = shutdown.child_token();
+    {
+        let (ready, stop) = (ready.clone(), stop.clone());
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            ready.set_stopping();
+        });
+    }
 
     let (admin_addr, admin) = admin::bind(options.admin_addr, metrics.clone(), ready.clone(), {
         let stop = stop.clone();
@@ -66,7 +73,7 @@ pub async fn run(
     tracing::info!(addr = %admin_addr, "admin server listening (/healthz, /readyz, /metrics)");
     let admin = tokio::spawn(admin);
 
-    let webhook = start_webhook(&client, &options.webhook, &metrics, &stop);
+    let webhook = start_webhook(&client, &options.webhook, &metrics, &ready, &stop);
 
     let mut lost_leadership = false;
     if let Some(ns) = options.leader_election_namespace.clone() {
@@ -161,6 +168,7 @@ fn start_webhook(
     client: &Client,
     mode: &WebhookMode,
     metrics: &Metrics,
+    ready: &Readiness,
     stop: &CancellationToken,
 ) -> Option<tokio::task::JoinHandle<Result<(), crate::webhook::WebhookError>>> {
     let stopped = {
@@ -171,7 +179,8 @@ fn start_webhook(
         WebhookMode::Off => None,
         WebhookMode::InCluster { addr, cert_dir } => {
             let config = crate::webhook::WebhookConfig::from_cert_dir(addr, &cert_dir)
-                .with_metrics(metrics.clone());
+                .with_metrics(metrics.clone())
+                .with_readiness(ready.clone());
             Some(tokio::spawn(crate::webhook::serve(
                 config,
                 client.clone(),
@@ -179,9 +188,13 @@ fn start_webhook(
             )))
         }
         WebhookMode::Local { port, cert_dir } => {
-            let (client, metrics) = (client.clone(), Some(metrics.clone()));
+            let (client, metrics, ready) = (client.clone(), metrics.clone(), ready.clone());
             Some(tokio::spawn(async move {
-                crate::webhook::serve_local(client, port, &cert_dir, metrics, stopped, |addr| {
+                let observe = crate::webhook::Observers {
+                    metrics: Some(metrics),
+                    readiness: Some(ready),
+                };
+                crate::webhook::serve_local(client, port, &cert_dir, observe, stopped, |addr| {
                     tracing::info!(%addr, "local admission webhook registered");
                 })
                 .await

@@ -321,7 +321,15 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
     {
         // The garbage collector removes namespaced objects (owner reference);
         // cluster-scoped ones cannot have one, so they go here.
-        crate::executor::delete_cluster_scoped(ctx, &cluster_scoped_objects(&work.status)).await;
+        match ctx.writers.for_instance(&ctx.client, inst) {
+            Ok(writer) => {
+                let objects = cluster_scoped_objects(&work.status);
+                crate::executor::delete_cluster_scoped(ctx, &writer, &objects).await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cluster-scoped objects of the removed Instance kept")
+            }
+        }
         match patch_json(&api, &name, patch).await {
             Ok(_) => {
                 tracing::info!("removed the cleanup finalizer");

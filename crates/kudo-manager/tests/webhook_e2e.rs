@@ -101,7 +101,10 @@ async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
                 client,
                 0,
                 &dir,
-                Some(metrics),
+                kudo_manager::webhook::Observers {
+                    metrics: Some(metrics),
+                    readiness: None,
+                },
                 async {
                     let _ = stopped.await;
                 },

@@ -17,6 +17,7 @@ use crate::classify::{describe_kube_error, object_label, outcome_for};
 use crate::context::Context;
 use crate::discovery::Resolved;
 use crate::health::{self, Health};
+use crate::identity::Writer;
 
 /// Identity of an object as recorded in status.
 pub fn object_identity(obj: &Value) -> AppliedObject {
@@ -42,6 +43,7 @@ fn label(id: &AppliedObject) -> String {
 /// for a kind whose CRD this task just created).
 async fn api_for(
     ctx: &Context,
+    client: &kube::Client,
     id: &AppliedObject,
     wait: Option<Duration>,
 ) -> Result<(Api<DynamicObject>, Resolved), TaskOutcome> {
@@ -52,9 +54,9 @@ async fn api_for(
             Ok(Some(resolved)) => {
                 let api = match (&id.namespace, resolved.namespaced) {
                     (Some(ns), true) => {
-                        Api::namespaced_with(ctx.client.clone(), ns, &resolved.resource)
+                        Api::namespaced_with(client.clone(), ns, &resolved.resource)
                     }
-                    _ => Api::all_with(ctx.client.clone(), &resolved.resource),
+                    _ => Api::all_with(client.clone(), &resolved.resource),
                 };
                 return Ok((api, resolved));
             }
@@ -89,10 +91,11 @@ async fn api_for(
 /// and its version is remembered so its watch event triggers nothing.
 pub async fn apply_object(
     ctx: &Context,
+    writer: &Writer,
     obj: &Value,
     wait_for_kind: Option<Duration>,
 ) -> Result<Value, TaskOutcome> {
-    apply_as::<Value>(ctx, obj, wait_for_kind).await
+    apply_as::<Value>(ctx, writer, obj, wait_for_kind).await
 }
 
 /// What an apply response is read into: at least the stored object's
@@ -137,24 +140,25 @@ impl StoredObject for StoredIdentity {
 
 async fn apply_as<T: StoredObject>(
     ctx: &Context,
+    writer: &Writer,
     obj: &Value,
     wait_for_kind: Option<Duration>,
 ) -> Result<T, TaskOutcome> {
     let id = object_identity(obj);
-    let (api, _) = api_for(ctx, &id, wait_for_kind).await?;
+    let (api, _) = api_for(ctx, &writer.client, &id, wait_for_kind).await?;
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let request = kube::core::Request::new(api.resource_url())
         .patch(&id.name, &params, &Patch::Apply(obj))
         .map_err(|e| TaskOutcome::Fatal {
             message: format!("{}: cannot build the apply request: {e}", label(&id)),
         })?;
-    match ctx.client.request::<T>(request).await {
+    match writer.client.request::<T>(request).await {
         Ok(stored) => {
             ctx.own_applies
                 .record(stored.uid(), stored.resource_version());
             Ok(stored)
         }
-        Err(e) => Err(outcome_for(&label(&id), &e)),
+        Err(e) => Err(writer.explain(outcome_for(&label(&id), &e), &e)),
     }
 }
 
@@ -165,7 +169,7 @@ async fn wait_established(
     mut current: Value,
 ) -> Result<Value, TaskOutcome> {
     let deadline = tokio::time::Instant::now() + ctx.crd_timeout;
-    let (api, _) = api_for(ctx, id, None).await?;
+    let (api, _) = api_for(ctx, &ctx.client, id, None).await?;
     let mut delay = Duration::from_millis(50);
     loop {
         if health::evaluate(&current).is_healthy() {
@@ -197,7 +201,7 @@ async fn stamp_hash(ctx: &Context, objects: &mut [Value]) -> Result<(), TaskOutc
             namespace: Some(r.namespace.clone()).filter(|n| !n.is_empty()),
             name: r.name.clone(),
         };
-        let (api, _) = api_for(ctx, &id, None).await?;
+        let (api, _) = api_for(ctx, &ctx.client, &id, None).await?;
         match api.get_opt(&r.name).await {
             Ok(Some(obj)) => {
                 if let Ok(v) = serde_json::to_value(&obj) {
@@ -217,6 +221,7 @@ async fn stamp_hash(ctx: &Context, objects: &mut [Value]) -> Result<(), TaskOutc
 /// applied before but no longer renders.
 pub(super) async fn run(
     ctx: &Context,
+    writer: &Writer,
     mut objects: Vec<Value>,
     previously_applied: &[AppliedObject],
 ) -> TaskResult {
@@ -249,9 +254,9 @@ pub(super) async fn run(
             .then_some(ctx.crd_timeout);
         // Objects healthy once applied need nothing more from the response.
         let applied_now = if health::depends_on_stored_object(obj) {
-            apply_as::<Value>(ctx, obj, wait).await.map(Some)
+            apply_as::<Value>(ctx, writer, obj, wait).await.map(Some)
         } else {
-            apply_as::<StoredIdentity>(ctx, obj, wait)
+            apply_as::<StoredIdentity>(ctx, writer, obj, wait)
                 .await
                 .map(|_| None)
         };
@@ -293,7 +298,7 @@ pub(super) async fn run(
             }
         }
     }
-    if let Err(outcome) = prune(ctx, previously_applied, &applied).await {
+    if let Err(outcome) = prune(ctx, writer, previously_applied, &applied).await {
         return TaskResult {
             outcome,
             objects: applied,
@@ -315,11 +320,12 @@ pub(super) async fn run(
 /// Delete (background propagation) objects applied before but not now.
 async fn prune(
     ctx: &Context,
+    writer: &Writer,
     before: &[AppliedObject],
     now: &[AppliedObject],
 ) -> Result<(), TaskOutcome> {
     for gone in before.iter().filter(|b| !now.contains(b)) {
-        let (api, _) = match api_for(ctx, gone, None).await {
+        let (api, _) = match api_for(ctx, &writer.client, gone, None).await {
             Ok(a) => a,
             // The kind itself is gone (its CRD was removed): nothing to prune.
             Err(TaskOutcome::Fatal { .. }) => continue,
@@ -330,7 +336,7 @@ async fn prune(
                 tracing::info!(object = %label(gone), "pruned an object the step no longer renders")
             }
             Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(outcome_for(&label(gone), &e)),
+            Err(e) => return Err(writer.explain(outcome_for(&label(gone), &e), &e)),
         }
     }
     Ok(())

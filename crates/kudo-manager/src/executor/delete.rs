@@ -7,8 +7,9 @@ use serde_json::Value;
 use super::apply::object_identity;
 use crate::classify::{object_label, outcome_for};
 use crate::context::Context;
+use crate::identity::Writer;
 
-pub(super) async fn run(ctx: &Context, objects: &[Value]) -> TaskResult {
+pub(super) async fn run(ctx: &Context, writer: &Writer, objects: &[Value]) -> TaskResult {
     let mut remaining = Vec::new();
     for obj in objects {
         let id = object_identity(obj);
@@ -21,14 +22,14 @@ pub(super) async fn run(ctx: &Context, objects: &[Value]) -> TaskResult {
         };
         let api: kube::Api<kube::api::DynamicObject> = match (&id.namespace, resolved.namespaced) {
             (Some(ns), true) => {
-                kube::Api::namespaced_with(ctx.client.clone(), ns, &resolved.resource)
+                kube::Api::namespaced_with(writer.client.clone(), ns, &resolved.resource)
             }
-            _ => kube::Api::all_with(ctx.client.clone(), &resolved.resource),
+            _ => kube::Api::all_with(writer.client.clone(), &resolved.resource),
         };
         match api.delete(&id.name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => continue,
-            Err(e) => return failed(outcome_for(&label, &e)),
+            Err(e) => return failed(writer.explain(outcome_for(&label, &e), &e)),
         }
         match api.get_opt(&id.name).await {
             Ok(Some(_)) => remaining.push(label),
@@ -59,7 +60,11 @@ fn failed(outcome: TaskOutcome) -> TaskResult {
 /// Delete cluster-scoped objects an Instance owned (by label; they cannot
 /// carry an owner reference to a namespaced Instance). Best effort: failures
 /// are logged, the Instance still goes.
-pub async fn delete_cluster_scoped(ctx: &Context, objects: &[kudo_api::AppliedObject]) {
+pub async fn delete_cluster_scoped(
+    ctx: &Context,
+    writer: &Writer,
+    objects: &[kudo_api::AppliedObject],
+) {
     for id in objects {
         let label = object_label(&id.kind, None, &id.name);
         let Ok(Some(resolved)) = ctx.api.resolve(&id.api_version, &id.kind).await else {
@@ -69,7 +74,7 @@ pub async fn delete_cluster_scoped(ctx: &Context, objects: &[kudo_api::AppliedOb
             continue;
         }
         let api: kube::Api<kube::api::DynamicObject> =
-            kube::Api::all_with(ctx.client.clone(), &resolved.resource);
+            kube::Api::all_with(writer.client.clone(), &resolved.resource);
         match api.delete(&id.name, &DeleteParams::background()).await {
             Ok(_) => {
                 tracing::info!(object = %label, "deleted a cluster-scoped object of the removed Instance")

@@ -18,6 +18,7 @@ use tracing::Instrument;
 
 use crate::context::Context;
 
+pub use crate::identity::Writer;
 pub use apply::{apply_object, object_identity};
 pub use delete::delete_cluster_scoped;
 
@@ -49,20 +50,37 @@ async fn run_task_inner(
     key: &TaskKey,
     previously_applied: &[AppliedObject],
 ) -> TaskResult {
+    let writer = match ctx.writers.for_instance(&ctx.client, inst) {
+        Ok(w) => w,
+        Err(message) => return result(TaskOutcome::Fatal { message }, Vec::new()),
+    };
     let rendered = match render(ctx, inst, ov, key).await {
         Ok(r) => r,
         Err(outcome) => return result(outcome, Vec::new()),
     };
     let res = match rendered {
-        RenderedTask::Apply { objects } => apply::run(ctx, objects, previously_applied).await,
-        RenderedTask::Delete { objects } => delete::run(ctx, &objects).await,
+        RenderedTask::Apply { objects } => {
+            apply::run(ctx, &writer, objects, previously_applied).await
+        }
+        RenderedTask::Delete { objects } => delete::run(ctx, &writer, &objects).await,
         RenderedTask::Dummy {
             want_err,
             fatal,
             done,
         } => result(dummy_outcome(want_err, fatal, done, key.task()), Vec::new()),
-        RenderedTask::KudoOperator { instance } => child::run(ctx, instance).await,
-        RenderedTask::Pipe { pod, files } => pipe::run(ctx, inst, ov, key, pod, files).await,
+        RenderedTask::KudoOperator { mut instance } => {
+            // A child writes as its parent's account unless it names one.
+            if instance.spec.service_account_name.is_none() {
+                instance
+                    .spec
+                    .service_account_name
+                    .clone_from(&inst.spec.service_account_name);
+            }
+            child::run(ctx, instance).await
+        }
+        RenderedTask::Pipe { pod, files } => {
+            pipe::run(ctx, &writer, inst, ov, key, pod, files).await
+        }
     };
     match &res.outcome {
         TaskOutcome::Done => tracing::info!("task done"),

@@ -19,10 +19,12 @@ use super::pipe_exec::{KubeExec, PodExec, copy_files};
 use super::pipe_state::{PipeAction, artifacts_matter, next_action, pod_label, stamped_with};
 use crate::classify::{object_label, outcome_for};
 use crate::context::Context;
+use crate::identity::Writer;
 
 /// Runs one pass of a Pipe task.
 pub(super) async fn run(
     ctx: &Context,
+    writer: &Writer,
     inst: &Instance,
     ov: &OperatorVersion,
     key: &TaskKey,
@@ -32,7 +34,7 @@ pub(super) async fn run(
     let exec = KubeExec::new(ctx.client.clone());
     let pod_id = object_identity(&pod);
     let artifacts = artifact_ids(&pod_id, &files);
-    match pass(ctx, &exec, inst, ov, key, &pod, &files).await {
+    match pass(ctx, writer, &exec, inst, ov, key, &pod, &files).await {
         Ok(Progress::Done) => TaskResult {
             outcome: TaskOutcome::Done,
             objects: artifacts,
@@ -43,7 +45,7 @@ pub(super) async fn run(
         },
         Err(outcome) => {
             if matches!(outcome, TaskOutcome::Fatal { .. }) {
-                discard_pod(ctx, &pod_id).await;
+                discard_pod(writer, &pod_id).await;
             }
             TaskResult {
                 outcome,
@@ -56,9 +58,9 @@ pub(super) async fn run(
 /// After a fatal failure the pod goes too, so that restarting the step runs
 /// the init container again instead of failing on the same pod (the
 /// failure's details are in the step message). Best effort.
-async fn discard_pod(ctx: &Context, pod: &AppliedObject) {
+async fn discard_pod(writer: &Writer, pod: &AppliedObject) {
     let ns = pod.namespace.clone().unwrap_or_default();
-    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let pods: Api<Pod> = Api::namespaced(writer.client.clone(), &ns);
     let label = object_label("Pod", Some(&ns), &pod.name);
     if let Err(outcome) = delete_pod(&pods, &pod.name, &label).await {
         tracing::warn!(pod = %label, ?outcome, "could not delete the pipe pod of a failed step");
@@ -82,8 +84,10 @@ fn artifact_ids(pod: &AppliedObject, files: &[PipeFile]) -> Vec<AppliedObject> {
         .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn pass<E: PodExec>(
     ctx: &Context,
+    writer: &Writer,
     exec: &E,
     inst: &Instance,
     ov: &OperatorVersion,
@@ -94,6 +98,8 @@ async fn pass<E: PodExec>(
     let id = object_identity(pod);
     let ns = id.namespace.clone().unwrap_or_default();
     let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    // The pod is created and deleted as the Instance's account; reads are the manager's.
+    let writer_pods: Api<Pod> = Api::namespaced(writer.client.clone(), &ns);
     let label = pod_label(pod);
     let live = match pods.get_opt(&id.name).await {
         Ok(p) => p.and_then(|p| serde_json::to_value(p).ok()),
@@ -102,7 +108,7 @@ async fn pass<E: PodExec>(
     let copied = artifacts_matter(live.as_ref()) && copied_in(ctx, &ns, files, key.uid()).await?;
     let mut action = next_action(live.as_ref(), key.uid(), copied);
     if action == PipeAction::CreatePod {
-        let stored = apply_object(ctx, pod, None).await?;
+        let stored = apply_object(ctx, writer, pod, None).await?;
         tracing::info!(pod = %label, "created the pipe pod");
         action = next_action(Some(&stored), key.uid(), false);
     }
@@ -112,13 +118,13 @@ async fn pass<E: PodExec>(
         PipeAction::Wait(message) => Ok(Progress::Waiting(message)),
         PipeAction::Fail(message) => Err(TaskOutcome::Fatal { message }),
         PipeAction::DeletePod(message) => {
-            delete_pod(&pods, &id.name, &label).await?;
+            delete_pod(&writer_pods, &id.name, &label).await?;
             Ok(Progress::Waiting(message))
         }
         PipeAction::Copy => {
             let contents = copy_files(exec, &ns, &id.name, files).await?;
-            store_artifacts(ctx, inst, ov, key, files, contents).await?;
-            delete_pod(&pods, &id.name, &label).await?;
+            store_artifacts(ctx, writer, inst, ov, key, files, contents).await?;
+            delete_pod(&writer_pods, &id.name, &label).await?;
             tracing::info!(pod = %label, files = files.len(), "copied the pipe files and deleted the pipe pod");
             Ok(Progress::Done)
         }
@@ -158,6 +164,7 @@ async fn copied_in(
 /// applies the artifacts.
 async fn store_artifacts(
     ctx: &Context,
+    writer: &Writer,
     inst: &Instance,
     ov: &OperatorVersion,
     key: &TaskKey,
@@ -170,7 +177,7 @@ async fn store_artifacts(
             message: format!("task {}: {why}", key.task()),
         })?;
         enhance_object(&mut artifact, &rctx, true, EnhanceMode::Apply);
-        apply_object(ctx, &artifact, None).await?;
+        apply_object(ctx, writer, &artifact, None).await?;
     }
     Ok(())
 }

@@ -45,5 +45,5 @@ pub use register::{
     unregister_local_webhook, write_local_tls,
 };
 pub use review::Reviewer;
-pub use server::{MAX_BODY_BYTES, WebhookConfig, serve, serve_listener};
+pub use server::{MAX_BODY_BYTES, Observers, WebhookConfig, serve, serve_listener};
 pub use tls::{ReloadingCertResolver, server_config};

@@ -12,8 +12,7 @@ use kube::api::{DeleteParams, PostParams};
 use tokio::net::TcpListener;
 
 use super::WebhookError;
-use super::server::{WebhookConfig, serve_listener};
-use crate::metrics::Metrics;
+use super::server::{Observers, WebhookConfig, serve_listener};
 use kudo_certs::{
     CertificateAuthority, LOCAL_WEBHOOK_CONFIGURATION_NAME, WebhookTarget, local_sans,
     webhook_configuration,
@@ -167,7 +166,7 @@ pub async fn serve_local(
     client: kube::Client,
     port: u16,
     cert_dir: &Path,
-    metrics: Option<Metrics>,
+    observe: Observers,
     shutdown: impl Future<Output = ()> + Send,
     on_ready: impl FnOnce(SocketAddr) + Send,
 ) -> Result<(), WebhookError> {
@@ -184,7 +183,8 @@ pub async fn serve_local(
         source,
     })?;
     let config = WebhookConfig {
-        metrics,
+        metrics: observe.metrics,
+        readiness: observe.readiness,
         ..WebhookConfig::new(addr, &tls.cert_path, &tls.key_path)
     };
     register_local_webhook(&client, addr.port(), &tls.ca_pem).await?;

@@ -27,6 +27,7 @@ use super::lazy_timeout::lazy_timeout;
 use super::ov_source::OperatorVersionSource;
 use super::review::Reviewer;
 use super::{WebhookError, tls};
+use crate::admin::Readiness;
 use crate::metrics::Metrics;
 
 /// Largest request body accepted (the API server's own limit for an object
@@ -57,6 +58,17 @@ pub struct WebhookConfig {
     pub idle_period: Duration,
     /// Where reviews are counted and timed (the manager's `/metrics`).
     pub metrics: Option<Metrics>,
+    /// Told when the server serves (certificate loaded, listening) and stops.
+    pub readiness: Option<Readiness>,
+}
+
+/// Who watches the webhook server: metrics and `/readyz`.
+#[derive(Clone, Default)]
+pub struct Observers {
+    /// Where reviews are counted and timed.
+    pub metrics: Option<Metrics>,
+    /// Told when the server serves and stops.
+    pub readiness: Option<Readiness>,
 }
 
 impl WebhookConfig {
@@ -77,6 +89,7 @@ impl WebhookConfig {
             shutdown_grace: Duration::from_secs(5),
             idle_period: IDLE_PERIOD,
             metrics: None,
+            readiness: None,
         }
     }
 
@@ -84,6 +97,13 @@ impl WebhookConfig {
     #[must_use]
     pub fn with_metrics(mut self, metrics: Metrics) -> Self {
         self.metrics = Some(metrics);
+        self
+    }
+
+    /// Tell `readiness` when the server serves and when it stops.
+    #[must_use]
+    pub fn with_readiness(mut self, readiness: Readiness) -> Self {
+        self.readiness = Some(readiness);
         self
     }
 
@@ -110,6 +130,27 @@ pub async fn serve<S: OperatorVersionSource>(
     serve_listener(listener, config, source, shutdown).await
 }
 
+/// Marks the webhook serving in `/readyz` for as long as it lives, so an
+/// early return or a panic in the accept loop takes the replica out too.
+struct Serving(Option<Readiness>);
+
+impl Serving {
+    fn start(readiness: Option<Readiness>) -> Self {
+        if let Some(r) = &readiness {
+            r.set_webhook_serving(true);
+        }
+        Self(readiness)
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(r) = &self.0 {
+            r.set_webhook_serving(false);
+        }
+    }
+}
+
 /// As [`serve`], on a listener the caller bound (port 0 in tests; the
 /// caller reads the port before registering the webhook).
 pub async fn serve_listener<S: OperatorVersionSource>(
@@ -128,6 +169,7 @@ pub async fn serve_listener<S: OperatorVersionSource>(
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, path = WEBHOOK_PATH, "admission webhook listening (HTTPS)");
     }
+    let _serving = Serving::start(config.readiness.clone());
 
     // No hyper timer: slow or idle connections are closed by `watch_idle`.
     let http = auto::Builder::new(TokioExecutor::new());

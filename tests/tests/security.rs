@@ -1,0 +1,141 @@
+//! A parameter cannot make the manager create what the Instance's
+//! ServiceAccount may not: objects are applied by impersonation.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
+use kube::api::PostParams;
+use kudo_api::ExecutionStatus as S;
+use kudo_e2e::{Env, fixture, kudo_engine_config, plan_status};
+use kudo_manager::controller::ControllerConfig;
+use serde_json::json;
+
+const DEPLOYER: &str = "deployer";
+
+/// A parameter that ends the ConfigMap document and starts a binding of
+/// its own to cluster-admin.
+fn hostile_note(ns: &str) -> String {
+    format!(
+        "hi\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n\
+         metadata:\n  name: kudo-e2e-grab\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  \
+         kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- kind: ServiceAccount\n  \
+         name: {DEPLOYER}\n  namespace: {ns}\n"
+    )
+}
+
+/// The deployer account may manage ConfigMaps in the test namespace, nothing else.
+async fn grant_configmaps(env: &Env) {
+    let role: Role = serde_json::from_value(json!({
+        "metadata": {"name": DEPLOYER},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                   "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}],
+    }))
+    .unwrap();
+    env.api::<Role>()
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap();
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": DEPLOYER},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": DEPLOYER},
+        "subjects": [{"kind": "ServiceAccount", "name": DEPLOYER, "namespace": env.ns}],
+    }))
+    .unwrap();
+    env.api::<RoleBinding>()
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_injected_cluster_role_binding_is_refused_and_the_rest_applies() {
+    let mut env = Env::start_without_controller().await.unwrap();
+    grant_configmaps(&env).await;
+    env.start_controller_with(ControllerConfig {
+        engine: kudo_engine_config(),
+        default_service_account: Some(DEPLOYER.into()),
+        ..ControllerConfig::default()
+    });
+
+    // What the account may do still works.
+    env.install(fixture("note-op"), "friendly", &[("NOTE", "hello")])
+        .await
+        .unwrap();
+    env.wait_for(
+        "friendly",
+        "deploy COMPLETE",
+        Duration::from_secs(60),
+        |i| plan_status(i, "deploy") == Some(S::Complete),
+    )
+    .await
+    .unwrap();
+    let note = env.api::<ConfigMap>().get("friendly-note").await.unwrap();
+    assert_eq!(note.data.unwrap()["note"], "hello");
+
+    // The smuggled binding is refused by the API server, as the account.
+    let note = hostile_note(&env.ns);
+    env.install(fixture("note-op"), "hostile", &[("NOTE", &note)])
+        .await
+        .unwrap();
+    let failed = env
+        .wait_for(
+            "hostile",
+            "deploy FATAL_ERROR",
+            Duration::from_secs(60),
+            |i| plan_status(i, "deploy") == Some(S::FatalError),
+        )
+        .await
+        .unwrap();
+    // Plan, phase and step messages, wherever the reason is said.
+    let message = serde_json::to_string(&failed.status.unwrap().plan_status["deploy"]).unwrap();
+    let user = format!("system:serviceaccount:{}:{DEPLOYER}", env.ns);
+    assert!(message.contains("forbidden"), "{message}");
+    assert!(message.contains(&user), "{message}");
+    assert!(
+        message.contains("spec.serviceAccountName"),
+        "says what to do: {message}"
+    );
+    let grabbed = kube::Api::<ClusterRoleBinding>::all(env.client.clone())
+        .get_opt("kudo-e2e-grab")
+        .await
+        .unwrap();
+    assert!(
+        grabbed.is_none(),
+        "the binding to cluster-admin was created"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_names_an_account_writes_as_that_account() {
+    // The manager itself may write anything here; the Instance's account may not.
+    let env = Env::start().await.unwrap();
+    let ov = env
+        .install_operator_version(fixture("note-op"))
+        .await
+        .unwrap();
+    let inst: kudo_api::Instance = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+        "metadata": {"name": "nobody", "namespace": env.ns},
+        "spec": {"operatorVersion": {"name": ov}, "serviceAccountName": "nobody"},
+    }))
+    .unwrap();
+    env.instances()
+        .create(&PostParams::default(), &inst)
+        .await
+        .unwrap();
+    let failed = env
+        .wait_for(
+            "nobody",
+            "deploy FATAL_ERROR",
+            Duration::from_secs(60),
+            |i| plan_status(i, "deploy") == Some(S::FatalError),
+        )
+        .await
+        .unwrap();
+    // Plan, phase and step messages, wherever the reason is said.
+    let message = serde_json::to_string(&failed.status.unwrap().plan_status["deploy"]).unwrap();
+    let user = format!("system:serviceaccount:{}:nobody", env.ns);
+    assert!(message.contains(&user), "{message}");
+}
