@@ -22,7 +22,6 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use crate::Sandbox;
 use crate::exec_fs::{self, CommandOutput, PodFs};
 use crate::exec_protocol::{self, ExecRequest};
-use crate::faults::{Verb, roll};
 use crate::http::{Body, ObjectPath, error_response};
 use crate::server::Inner;
 use crate::status::{ApiError, Subject};
@@ -85,15 +84,8 @@ pub fn is_exec(p: &ObjectPath) -> bool {
 
 /// Answers a `pods/{name}/exec` request: API errors before the upgrade, or
 /// `101 Switching Protocols` and the command's output on the WebSocket.
+/// Injected faults are the caller's (the server checks them as for `create`).
 pub async fn serve(inner: Arc<Inner>, req: Request<Incoming>, p: &ObjectPath) -> Response<Body> {
-    let faults = inner.faults();
-    if !faults.latency.is_zero() {
-        tokio::time::sleep(faults.latency).await;
-    }
-    // A real API server authorizes exec as `create pods/exec`.
-    if let Some(e) = faults.error_for(Verb::Create, roll()) {
-        return error_response(&e);
-    }
     match prepare(&inner, &req, p) {
         Ok((exec, protocol, accept)) => {
             let output = exec_fs::run(&exec.command, &exec.fs);

@@ -1,6 +1,8 @@
 //! Fault injection for reliability tests: errors per verb, added latency,
 //! watches closed after a number of events.
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::status::ApiError;
@@ -49,14 +51,16 @@ pub struct FaultRule {
     pub verb: Option<Verb>,
     /// Share of matching requests that fail, 0.0 to 1.0.
     pub fraction: f64,
-    /// HTTP status to answer with: 409, 429 or 500 (others are sent as 500).
+    /// HTTP status to answer with: 409, 429, 500 or 503 (others are sent as 500).
     pub code: u16,
 }
 
 /// The faults to inject. The default injects none.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Faults {
-    /// Error rules, checked in order.
+    /// Error rules. Each rule matching a request takes its own share of the
+    /// rolls, in order: `fail_all(0.05, 500).fail_all(0.05, 503)` answers
+    /// 5% with 500, another 5% with 503.
     pub rules: Vec<FaultRule>,
     /// Delay added before every API request is handled.
     pub latency: Duration,
@@ -70,7 +74,7 @@ impl Faults {
         Self::default()
     }
 
-    /// Answers `fraction` of `verb` requests with `code` (409, 429 or 500).
+    /// Answers `fraction` of `verb` requests with `code` (409, 429, 500 or 503).
     pub fn fail(mut self, verb: Verb, fraction: f64, code: u16) -> Self {
         self.rules.push(FaultRule {
             verb: Some(verb),
@@ -104,13 +108,15 @@ impl Faults {
 
     /// The injected error for a request, given a uniform random number in [0, 1).
     pub fn error_for(&self, verb: Verb, roll: f64) -> Option<ApiError> {
+        let mut share = 0.0;
         let rule = self
             .rules
             .iter()
-            .find(|r| r.verb.is_none_or(|v| v == verb))?;
-        if roll >= rule.fraction {
-            return None;
-        }
+            .filter(|r| r.verb.is_none_or(|v| v == verb))
+            .find(|r| {
+                share += r.fraction;
+                roll < share
+            })?;
         Some(match rule.code {
             409 => ApiError::conflict(
                 crate::status::Subject {
@@ -121,8 +127,50 @@ impl Faults {
                 "the object has been modified (injected fault); please apply your changes to the latest version and try again",
             ),
             429 => ApiError::too_many_requests(),
+            503 => ApiError::service_unavailable(),
             _ => ApiError::internal("Internal error occurred: injected fault"),
         })
+    }
+}
+
+/// What fault injection has done so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FaultStats {
+    /// Injected error answers, by HTTP status code.
+    pub errors: BTreeMap<u16, u64>,
+    /// Watch streams closed by `close_watches_after`.
+    pub watches_closed: u64,
+}
+
+impl FaultStats {
+    /// All injected error answers.
+    pub fn total_errors(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// The running counts behind [`FaultStats`].
+#[derive(Debug, Default)]
+pub struct FaultCounter(Mutex<FaultStats>);
+
+impl FaultCounter {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FaultStats> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts one injected error answer.
+    pub fn error(&self, code: u16) {
+        *self.lock().errors.entry(code).or_default() += 1;
+    }
+
+    /// Counts one watch closed by fault injection.
+    pub fn watch_closed(&self) {
+        self.lock().watches_closed += 1;
+    }
+
+    /// The counts so far.
+    pub fn stats(&self) -> FaultStats {
+        self.lock().clone()
     }
 }
 
@@ -144,6 +192,25 @@ mod tests {
         assert_eq!(f.error_for(Verb::Create, 0.2).map(|e| e.code), Some(429));
         assert!(f.error_for(Verb::Create, 0.7).is_none());
         assert!(f.error_for(Verb::Get, 0.0).is_none());
+    }
+
+    #[test]
+    fn matching_rules_take_consecutive_shares() {
+        let f = Faults::none()
+            .fail(Verb::Get, 0.1, 409)
+            .fail_all(0.1, 503)
+            .fail_all(0.1, 500);
+        let code = |verb, roll| f.error_for(verb, roll).map(|e| e.code);
+        assert_eq!(code(Verb::Get, 0.05), Some(409));
+        assert_eq!(code(Verb::Get, 0.15), Some(503));
+        assert_eq!(code(Verb::Get, 0.25), Some(500));
+        assert_eq!(code(Verb::Get, 0.35), None);
+        // The Get-only rule does not take a share of other verbs.
+        assert_eq!(code(Verb::Patch, 0.05), Some(503));
+        assert_eq!(code(Verb::Patch, 0.15), Some(500));
+        assert_eq!(code(Verb::Patch, 0.25), None);
+        let unavailable = f.error_for(Verb::List, 0.05).unwrap();
+        assert_eq!(unavailable.reason, "ServiceUnavailable");
     }
 
     #[test]

@@ -182,7 +182,7 @@ pub fn json_response(code: u16, value: &Value) -> Response<Body> {
 /// A Status error response.
 pub fn error_response(e: &ApiError) -> Response<Body> {
     let mut resp = json_response(e.code, &e.to_status());
-    if e.code == 429 {
+    if e.code == 429 || e.code == 503 {
         resp.headers_mut()
             .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
     }

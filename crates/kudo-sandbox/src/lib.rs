@@ -36,6 +36,7 @@ mod patch;
 mod persist;
 mod protobuf;
 mod registry;
+mod request_log;
 mod selector;
 mod server;
 mod ssa;
@@ -56,8 +57,9 @@ use tokio::sync::watch as signal;
 use tokio::task::JoinHandle;
 
 pub use error::SandboxError;
-pub use faults::{FaultRule, Faults, Verb};
+pub use faults::{FaultRule, FaultStats, Faults, Verb};
 pub use kubeconfig::NAME as KUBECONFIG_NAME;
+pub use request_log::{ObjectIdentity, RequestRecord};
 pub use workloads::FAIL_ANNOTATION;
 
 use server::{Inner, Settings};
@@ -72,6 +74,7 @@ pub struct SandboxBuilder {
     bookmark_interval: Duration,
     event_log_capacity: usize,
     faults: Faults,
+    request_log: usize,
 }
 
 impl Default for SandboxBuilder {
@@ -83,6 +86,7 @@ impl Default for SandboxBuilder {
             bookmark_interval: Duration::from_secs(1),
             event_log_capacity: 50_000,
             faults: Faults::none(),
+            request_log: 0,
         }
     }
 }
@@ -125,6 +129,14 @@ impl SandboxBuilder {
         self
     }
 
+    /// Logs the last `capacity` API requests (method, path, verb,
+    /// fieldManager, object, response code), readable with
+    /// [`Sandbox::requests`]; 0 (the default) logs nothing.
+    pub fn request_log(mut self, capacity: usize) -> Self {
+        self.request_log = capacity;
+        self
+    }
+
     /// Starts the server on 127.0.0.1.
     pub async fn start(self) -> Result<Sandbox, SandboxError> {
         let mut state = State::new(self.event_log_capacity);
@@ -151,6 +163,7 @@ impl SandboxBuilder {
             bookmark_interval: self.bookmark_interval,
         };
         let inner = Arc::new(Inner::new(state, self.faults, settings, addr, shutdown_rx));
+        inner.requests.set_capacity(self.request_log);
         let mut tasks = vec![
             tokio::spawn(server::serve(listener, inner.clone())),
             tokio::spawn(workloads::run(inner.clone())),
@@ -247,6 +260,35 @@ impl Sandbox {
     /// The injected faults.
     pub fn faults(&self) -> Faults {
         self.inner.faults()
+    }
+
+    /// What fault injection has done since the start: error answers by
+    /// code, watches closed.
+    pub fn fault_stats(&self) -> FaultStats {
+        self.inner.injected.stats()
+    }
+
+    /// The logged requests, oldest first (empty unless
+    /// [`SandboxBuilder::request_log`] or [`Sandbox::set_request_log`] turned
+    /// the log on). A request is logged when its answer is ready.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.inner.requests.records()
+    }
+
+    /// How many requests the log dropped because it was full (since the
+    /// last [`Sandbox::clear_requests`]).
+    pub fn requests_dropped(&self) -> u64 {
+        self.inner.requests.dropped()
+    }
+
+    /// Empties the request log.
+    pub fn clear_requests(&self) {
+        self.inner.requests.clear();
+    }
+
+    /// Changes how many requests the log keeps (0 turns it off).
+    pub fn set_request_log(&self, capacity: usize) {
+        self.inner.requests.set_capacity(capacity);
     }
 
     /// The current resourceVersion of the store.

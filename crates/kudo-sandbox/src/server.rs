@@ -14,10 +14,11 @@ use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 
 use crate::discovery;
-use crate::faults::{Faults, Verb, roll};
+use crate::faults::{FaultCounter, Faults, Verb, roll};
 use crate::handlers;
 use crate::http::{Body, Query, Route, error_response, json_response, route};
 use crate::openapi;
+use crate::request_log::{ObjectIdentity, RequestLog, RequestRecord, body_name};
 use crate::state::State;
 use crate::status::ApiError;
 
@@ -46,6 +47,10 @@ pub struct Inner {
     pub shutdown: watch::Receiver<bool>,
     /// Files the fake `pods/exec` answers from.
     pub exec_files: crate::exec::PodFiles,
+    /// The opt-in request log.
+    pub requests: RequestLog,
+    /// What fault injection did.
+    pub injected: FaultCounter,
 }
 
 impl std::fmt::Debug for Inner {
@@ -75,6 +80,8 @@ impl Inner {
             dirty: Notify::new(),
             shutdown,
             exec_files: crate::exec::PodFiles::default(),
+            requests: RequestLog::default(),
+            injected: FaultCounter::default(),
         }
     }
 
@@ -151,7 +158,56 @@ fn verb_of(method: &Method, has_name: bool, watch: bool) -> Verb {
     }
 }
 
+/// What [`dispatch`] learnt that the request log needs.
+#[derive(Default)]
+struct Seen {
+    injected: bool,
+    body_name: Option<String>,
+}
+
 async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Response<Body> {
+    if !inner.requests.enabled() {
+        return dispatch(inner, req, &mut Seen::default()).await;
+    }
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let query = Query::parse(req.uri().query());
+    let impersonated_user = req
+        .headers()
+        .get("impersonate-user")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut seen = Seen::default();
+    let resp = dispatch(inner.clone(), req, &mut seen).await;
+    let object = match route(&path) {
+        Some(Route::Object(p)) => Some(p),
+        _ => None,
+    };
+    inner.requests.push(RequestRecord {
+        seq: 0,
+        verb: object
+            .as_ref()
+            .map(|p| verb_of(&method, p.name.is_some(), query.flag("watch"))),
+        object: object.map(|p| ObjectIdentity {
+            name: p.name.or(seen.body_name),
+            group: p.group,
+            version: p.version,
+            resource: p.plural,
+            namespace: p.namespace,
+            subresource: p.subresource,
+        }),
+        method: method.to_string(),
+        path,
+        field_manager: query.non_empty("fieldManager").map(str::to_string),
+        dry_run: query.non_empty("dryRun").is_some(),
+        impersonated_user,
+        code: resp.status().as_u16(),
+        injected: seen.injected,
+    });
+    resp
+}
+
+async fn dispatch(inner: Arc<Inner>, req: Request<Incoming>, seen: &mut Seen) -> Response<Body> {
     let path = req.uri().path().to_string();
     let query = Query::parse(req.uri().query());
     let method = req.method().clone();
@@ -162,6 +218,16 @@ async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Response<Body> {
     if let Route::Object(p) = &route
         && crate::exec::is_exec(p)
     {
+        let faults = inner.faults();
+        if !faults.latency.is_zero() {
+            tokio::time::sleep(faults.latency).await;
+        }
+        // A real API server authorizes exec as `create pods/exec`.
+        if let Some(e) = faults.error_for(Verb::Create, roll()) {
+            seen.injected = true;
+            inner.injected.error(e.code);
+            return error_response(&e);
+        }
         return crate::exec::serve(inner, req, p).await;
     }
     let result = match route {
@@ -193,7 +259,11 @@ async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Response<Body> {
             }
             let verb = verb_of(&method, p.name.is_some(), query.flag("watch"));
             match faults.error_for(verb, roll()) {
-                Some(e) => Err(e),
+                Some(e) => {
+                    seen.injected = true;
+                    inner.injected.error(e.code);
+                    Err(e)
+                }
                 None => {
                     let accept = req
                         .headers()
@@ -211,6 +281,9 @@ async fn handle(inner: Arc<Inner>, req: Request<Incoming>) -> Response<Body> {
                     let body = crate::http::read_body(req.into_body()).await;
                     match body {
                         Ok(body) => {
+                            if method == Method::POST && inner.requests.enabled() {
+                                seen.body_name = body_name(&body);
+                            }
                             let ctx = handlers::RequestCtx {
                                 verb,
                                 caller,

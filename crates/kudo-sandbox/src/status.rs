@@ -173,6 +173,15 @@ impl ApiError {
         )
     }
 
+    /// 503 injected by fault injection (kube's client retries it, as 429).
+    pub fn service_unavailable() -> Self {
+        Self::new(
+            503,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request (injected fault)",
+        )
+    }
+
     /// 500 for an internal problem.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(500, "InternalError", message)

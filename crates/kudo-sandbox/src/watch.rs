@@ -224,7 +224,13 @@ pub fn serve(
         }
         let mut first = true;
         let mut sent: u64 = 0;
-        let limit_hit = |sent: u64| close_after.is_some_and(|n| sent >= n);
+        let limit_hit = |sent: u64| {
+            let hit = close_after.is_some_and(|n| sent >= n);
+            if hit {
+                inner.injected.watch_closed();
+            }
+            hit
+        };
         for (kind, obj, change) in &backlog {
             let shared = change.as_ref().map(|c| &c.presented);
             if !send(&tx, filter.frame(kind, obj, &mut first, shared)).await {

@@ -77,4 +77,21 @@ async fn watches_close_after_n_events() {
             .unwrap()
             .unwrap();
     assert_eq!(events.len(), 2);
+    assert_eq!(sb.fault_stats().watches_closed, 1);
+}
+
+#[tokio::test]
+async fn service_unavailable_is_retried_by_the_kube_client() {
+    let (sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    api.create(&PostParams::default(), &configmap("a", "1"))
+        .await
+        .unwrap();
+    // Half the reads answer 503; kube's default retry policy hides most.
+    sb.set_faults(Faults::none().fail(Verb::Get, 0.5, 503));
+    for _ in 0..20 {
+        let _ = api.get("a").await;
+    }
+    let injected = sb.fault_stats().errors.get(&503).copied().unwrap_or(0);
+    assert!(injected > 0, "no 503 was injected in 20+ reads");
 }

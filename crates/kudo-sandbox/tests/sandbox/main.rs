@@ -11,6 +11,7 @@ mod kubectl;
 mod lifecycle;
 mod patch;
 mod persist;
+mod requests;
 mod watch;
 mod workloads;
 
