@@ -82,6 +82,22 @@ pub enum PackageError {
         /// The OperatorVersions around the circle, `a-0.1.0 -> b-0.1.0 -> a-0.1.0`.
         chain: String,
     },
+    /// The OperatorVersion is bigger than an API server stores.
+    #[error(
+        "OperatorVersion {name} would be {size} bytes, {} bytes over the {limit}-byte limit of \
+         what an API server stores (etcd refuses bigger objects); largest templates: {largest}",
+        size - limit
+    )]
+    TooLarge {
+        /// `namespace/name` of the OperatorVersion.
+        name: String,
+        /// Its size as JSON.
+        size: usize,
+        /// The limit ([`crate::render::MAX_OBJECT_BYTES`]).
+        limit: usize,
+        /// The biggest templates with their sizes.
+        largest: String,
+    },
 }
 
 /// A parameter value cannot be turned into what templates see.
@@ -217,6 +233,30 @@ pub enum RenderError {
     /// User parameter values are invalid.
     #[error("invalid parameters:\n{0}")]
     InvalidParameters(crate::params::ParamsErrors),
+    /// A template rendered more than its budget allows (output or values
+    /// built by functions), see [`crate::render::RenderLimits`].
+    #[error("task {task}: {detail}")]
+    Budget {
+        /// Task name.
+        task: String,
+        /// The engine's error (template, line, function) and the budget.
+        detail: String,
+    },
+    /// A rendered object is bigger than an API server stores.
+    #[error(
+        "task {task}: {object} is {size} bytes, over the {limit}-byte limit of what an API \
+         server stores (etcd refuses bigger objects); make it smaller or split it"
+    )]
+    ObjectTooLarge {
+        /// Task name.
+        task: String,
+        /// `Kind namespace/name` of the object.
+        object: String,
+        /// Its size as JSON.
+        size: usize,
+        /// The limit ([`crate::render::MAX_OBJECT_BYTES`]).
+        limit: usize,
+    },
     /// The dependencies hash could not be computed (bad live object).
     #[error("dependencies hash of {object}: {detail}")]
     Hash {
@@ -230,7 +270,8 @@ pub enum RenderError {
 impl RenderError {
     /// Whether the error is FATAL (retrying cannot help). Every render error
     /// is, as in KUDO, except a dependencies-hash failure, which depends on
-    /// live objects and is transient.
+    /// live objects and is transient. Budget and size errors are FATAL: the
+    /// same templates and parameters render the same size again.
     pub fn is_fatal(&self) -> bool {
         !matches!(self, Self::Hash { .. })
     }

@@ -14,6 +14,7 @@ pub(crate) fn render_kudo_operator(
     ov: &OperatorVersion,
     task_name: &str,
     ctx: &RenderContext,
+    budget: &mut super::StepBudget,
 ) -> Result<RenderedTask, RenderError> {
     let invalid = invalid_task(task_name);
     let task = find_task(ov, task_name)?;
@@ -29,7 +30,7 @@ pub(crate) fn render_kudo_operator(
     let ov_name =
         crate::operator_version_name(package, non_empty(&spec.app_version), operator_version);
     let parameters = match non_empty(&spec.parameter_file) {
-        Some(file) => Some(child_parameters(ov, task_name, file, ctx)?),
+        Some(file) => Some(child_parameters(ov, task_name, file, ctx, budget)?),
         None => None,
     };
     let owner = ctx.instance_uid.as_ref().map(|uid| OwnerReference {
@@ -75,6 +76,7 @@ fn child_parameters(
     task: &str,
     file: &str,
     ctx: &RenderContext,
+    budget: &mut super::StepBudget,
 ) -> Result<BTreeMap<String, String>, RenderError> {
     let data = json!({
         "OperatorName": ctx.operator_name,
@@ -84,7 +86,7 @@ fn child_parameters(
         "OperatorVersion": ctx.operator_version,
         "Params": Value::Object(ctx.params.clone()),
     });
-    let text = super::render_template(ov, task, file, &data)?;
+    let text = budget.render_template(ov, task, file, &data)?;
     let yaml_err = |detail: String| RenderError::Yaml {
         task: task.to_string(),
         template: file.to_string(),

@@ -5,7 +5,12 @@
 //! Objects come out in template order (the order of `resources`, then the
 //! order inside each file), with CustomResourceDefinitions and Namespaces
 //! moved first, instead of KUDO's random order.
+//!
+//! Rendering runs within [`RenderLimits`] (4 MiB of output per template,
+//! 16 MiB per step, 16 MiB of values built per template), and objects
+//! bigger than [`MAX_OBJECT_BYTES`] are refused before any request.
 
+mod budget;
 mod discovery;
 mod enhance;
 mod kudo_operator;
@@ -21,6 +26,11 @@ use serde_json::{Map, Value, json};
 
 use crate::RenderError;
 
+pub use budget::{
+    DEFAULT_MAX_STEP_OUTPUT, DEFAULT_MAX_TEMPLATE_OUTPUT, DEFAULT_MAX_TEMPLATE_VALUES,
+    MAX_OBJECT_BYTES, RenderLimits, json_size,
+};
+pub(crate) use budget::{StepBudget, describe_object};
 pub use discovery::{AssumeNamespaced, Discovery, StaticDiscovery, api_group};
 pub use enhance::{EnhanceMode, enhance_object};
 pub(crate) use enhance::{
@@ -62,6 +72,8 @@ pub struct RenderContext {
     pub params: Map<String, Value>,
     /// `.Pipes`: pipe key → artifact name (see [`pipe_artifact_names`]).
     pub pipes: BTreeMap<String, String>,
+    /// Budgets of the render (defaults: 4 MiB per template, 16 MiB per step).
+    pub limits: RenderLimits,
 }
 
 impl RenderContext {
@@ -168,13 +180,55 @@ fn invalid_task(task_name: &str) -> impl Fn(String) -> RenderError + '_ {
     }
 }
 
-/// Renders one task of `ov` for the step described by `ctx`. Toggle tasks
-/// are resolved here into Apply or Delete.
+/// Renders one task of `ov` for the step described by `ctx`, within
+/// `ctx.limits` (the task's templates share the step budget). Toggle tasks
+/// are resolved here into Apply or Delete. Objects bigger than
+/// [`MAX_OBJECT_BYTES`] are refused.
 pub fn render_task(
     ov: &OperatorVersion,
     task_name: &str,
     ctx: &RenderContext,
     discovery: &dyn Discovery,
+) -> Result<RenderedTask, RenderError> {
+    render_task_in(
+        ov,
+        task_name,
+        ctx,
+        discovery,
+        &mut StepBudget::new(ctx.limits),
+    )
+}
+
+/// [`render_task`] drawing on a step budget shared with other tasks.
+pub(crate) fn render_task_in(
+    ov: &OperatorVersion,
+    task_name: &str,
+    ctx: &RenderContext,
+    discovery: &dyn Discovery,
+    budget: &mut StepBudget,
+) -> Result<RenderedTask, RenderError> {
+    let rendered = render_unchecked(ov, task_name, ctx, discovery, budget)?;
+    match &rendered {
+        RenderedTask::Apply { objects } => objects
+            .iter()
+            .try_for_each(|o| budget::check_object_size(task_name, o))?,
+        RenderedTask::Pipe { pod, .. } => budget::check_object_size(task_name, pod)?,
+        RenderedTask::KudoOperator { instance } => {
+            let instance = serde_json::to_value(instance).unwrap_or(Value::Null);
+            budget::check_object_size(task_name, &instance)?;
+        }
+        // Deletions send no bodies; Dummy tasks send nothing.
+        RenderedTask::Delete { .. } | RenderedTask::Dummy { .. } => {}
+    }
+    Ok(rendered)
+}
+
+fn render_unchecked(
+    ov: &OperatorVersion,
+    task_name: &str,
+    ctx: &RenderContext,
+    discovery: &dyn Discovery,
+    budget: &mut StepBudget,
 ) -> Result<RenderedTask, RenderError> {
     let task = find_task(ov, task_name)?;
     let invalid = invalid_task(task_name);
@@ -197,7 +251,7 @@ pub fn render_task(
                 TaskKind::Delete => false,
                 _ => toggle_value(task_name, spec.parameter.as_deref(), &ctx.params)?,
             };
-            let objects = render_resources(ov, task_name, &spec.resources, ctx)?;
+            let objects = render_resources(ov, task_name, &spec.resources, ctx, budget)?;
             if apply {
                 let objects = enhance::enhance_all(
                     order_for_apply(objects),
@@ -218,34 +272,9 @@ pub fn render_task(
             fatal: spec.fatal.unwrap_or(false),
             done: spec.done.unwrap_or(false),
         }),
-        TaskKind::Pipe => pipe::render_pipe(ov, task_name, ctx, discovery),
-        TaskKind::KudoOperator => kudo_operator::render_kudo_operator(ov, task_name, ctx),
+        TaskKind::Pipe => pipe::render_pipe(ov, task_name, ctx, discovery, budget),
+        TaskKind::KudoOperator => kudo_operator::render_kudo_operator(ov, task_name, ctx, budget),
     }
-}
-
-/// Renders a template by name with the context's data.
-pub(crate) fn render_template(
-    ov: &OperatorVersion,
-    task: &str,
-    template: &str,
-    data: &Value,
-) -> Result<String, RenderError> {
-    let text = ov
-        .spec
-        .templates
-        .get(template)
-        .ok_or_else(|| RenderError::MissingTemplate {
-            task: task.to_string(),
-            template: template.to_string(),
-        })?;
-    let to_err = |e: kudo_template::Error| RenderError::Template {
-        task: task.to_string(),
-        detail: e.to_string(),
-    };
-    kudo_template::Template::parse(template, text)
-        .map_err(to_err)?
-        .render(data)
-        .map_err(to_err)
 }
 
 /// Renders and parses templates into objects in order; every document must
@@ -255,11 +284,12 @@ pub(crate) fn render_resources(
     task: &str,
     resources: &[String],
     ctx: &RenderContext,
+    budget: &mut StepBudget,
 ) -> Result<Vec<Value>, RenderError> {
     let data = ctx.template_data();
     let mut objects = Vec::new();
     for template in resources {
-        let text = render_template(ov, task, template, &data)?;
+        let text = budget.render_template(ov, task, template, &data)?;
         objects.extend(parse_objects(task, template, &text)?);
     }
     Ok(objects)
@@ -394,5 +424,7 @@ pub fn pipe_artifact_names(
     out
 }
 
+#[cfg(test)]
+mod budget_tests;
 #[cfg(test)]
 mod tests;

@@ -107,6 +107,7 @@ pub(crate) fn render_pipe(
     task_name: &str,
     ctx: &RenderContext,
     discovery: &dyn Discovery,
+    budget: &mut super::StepBudget,
 ) -> Result<RenderedTask, RenderError> {
     let err = |detail: String| RenderError::Pipe {
         task: task_name.to_string(),
@@ -122,7 +123,7 @@ pub(crate) fn render_pipe(
     validate_pipe_specs(&task.spec.pipe).map_err(err)?;
     // Not `render_resources`: KUDO names the pipe pod itself, so packages
     // (cowsay, for one) leave metadata.name out of the template.
-    let text = super::render_template(ov, task_name, pod_template, &ctx.template_data())?;
+    let text = budget.render_template(ov, task_name, pod_template, &ctx.template_data())?;
     let mut objects = crate::yaml::parse_documents(&text).map_err(|detail| RenderError::Yaml {
         task: task_name.to_string(),
         template: pod_template.to_string(),

@@ -7,7 +7,10 @@ use std::fmt::Write as _;
 use kudo_api::OperatorVersion;
 use serde_json::Value;
 
-use super::{Discovery, RenderContext, RenderedTask, pipe_artifact_names, render_task};
+use super::{
+    Discovery, RenderContext, RenderLimits, RenderedTask, StepBudget, pipe_artifact_names,
+    render_task_in,
+};
 use crate::RenderError;
 use crate::hash::{ObjectRef, stamp_dependencies_hash};
 
@@ -60,23 +63,32 @@ pub struct RenderedStep {
 
 /// Renders every task of every step of a plan, in plan order, as a fresh
 /// install would see it: parameters are validated, `.Pipes` is filled, and
-/// dependencies hashes see the objects of earlier steps as live.
+/// dependencies hashes see the objects of earlier steps as live. Renders
+/// within the default [`RenderLimits`].
 pub fn render_plan(
     ov: &OperatorVersion,
     options: &PlanRenderOptions,
     discovery: &dyn Discovery,
 ) -> Result<Vec<RenderedStep>, RenderError> {
-    render_plan_with(ov, options, discovery, BTreeMap::new())
+    render_plan_with(
+        ov,
+        options,
+        discovery,
+        BTreeMap::new(),
+        &RenderLimits::default(),
+    )
 }
 
 /// [`render_plan`] with objects already live in the cluster, used for the
 /// dependencies hash of objects whose ConfigMaps/Secrets are not rendered
-/// by the plan.
+/// by the plan, and with the given limits (the tasks of a step share the
+/// step budget).
 pub fn render_plan_with(
     ov: &OperatorVersion,
     options: &PlanRenderOptions,
     discovery: &dyn Discovery,
     mut live: BTreeMap<ObjectRef, Value>,
+    limits: &RenderLimits,
 ) -> Result<Vec<RenderedStep>, RenderError> {
     let plan = ov
         .spec
@@ -101,18 +113,20 @@ pub fn render_plan_with(
         plan_uid: options.plan_uid.clone(),
         params,
         pipes: pipe_artifact_names(ov, &options.plan, &options.instance_name),
+        limits: *limits,
         ..RenderContext::for_operator_version(ov)
     };
     let mut out = Vec::new();
     for phase in &plan.phases {
         for step in &phase.steps {
+            let mut budget = StepBudget::new(*limits);
             for task in &step.tasks {
                 let ctx = RenderContext {
                     phase: phase.name.clone(),
                     step: step.name.clone(),
                     ..base.clone()
                 };
-                let mut rendered = render_task(ov, task, &ctx, discovery)?;
+                let mut rendered = render_task_in(ov, task, &ctx, discovery, &mut budget)?;
                 if let RenderedTask::Apply { objects } = &mut rendered {
                     stamp_dependencies_hash(objects, &live)?;
                 }
