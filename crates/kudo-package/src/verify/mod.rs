@@ -4,8 +4,10 @@
 
 mod operator;
 mod parameters;
+mod size;
 mod templates;
 
+pub use size::check_operator_version_size;
 pub use templates::ROOT_FIELDS;
 
 use std::fmt;
@@ -107,6 +109,7 @@ pub(crate) fn verify(pkg: &Package) -> Report {
     let mut report = Report::default();
     operator::verify_operator(pkg, &mut report);
     parameters::verify_parameters(pkg, &mut report);
+    size::verify_size(pkg, &mut report);
     templates::verify_templates(pkg, &mut report);
     report
 }

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::{OPERATOR_FILE, PARAMS_FILE, Report};
 use crate::Package;
+use crate::render::{MAX_OBJECT_BYTES, describe_object, json_size};
 
 /// Top-level fields templates may use (reference §4.2).
 pub const ROOT_FIELDS: &[&str] = &[
@@ -81,6 +82,12 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
                 &file,
                 "template is not used by any task; remove it or reference it from a task",
             );
+        }
+        if text.len() > MAX_OBJECT_BYTES {
+            // The OperatorVersion size check reports it; parsing and
+            // rendering it would only take time.
+            all_parsed = false;
+            continue;
         }
         let template = match kudo_template::Template::parse(name, text) {
             Ok(t) => t,
@@ -168,6 +175,20 @@ fn check_rendered(
             return;
         }
     };
+    for object in &objects {
+        let size = json_size(object);
+        if size > MAX_OBJECT_BYTES {
+            r.error(
+                file,
+                format!(
+                    "renders {} of {size} bytes with default parameter values, over the \
+                     {MAX_OBJECT_BYTES}-byte limit of what an API server stores (etcd refuses \
+                     bigger objects)",
+                    describe_object(object)
+                ),
+            );
+        }
+    }
     let namespaces = objects
         .iter()
         .filter(|o| o.get("kind").and_then(Value::as_str) == Some("Namespace"))
