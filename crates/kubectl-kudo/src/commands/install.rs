@@ -74,11 +74,16 @@ async fn ensure_namespace(ctx: &KubeContext, namespace: serde_json::Value) -> Re
     }
 }
 
-/// Creates the package's Operator and OperatorVersion when missing.
+/// Creates the package's Operator and OperatorVersion when missing. An
+/// OperatorVersion bigger than an API server stores is refused before
+/// either is written.
 pub(super) async fn install_operator(
     ctx: &KubeContext,
     package: &kudo_package::Package,
 ) -> Result<OperatorVersion> {
+    let operator_version = package.to_operator_version(&ctx.namespace);
+    kudo_package::verify::check_operator_version_size(&operator_version)
+        .map_err(|e| CliError::Package(e.to_string()))?;
     let operators: Api<Operator> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     create_if_missing(
         &operators,
@@ -90,7 +95,7 @@ pub(super) async fn install_operator(
     let versions: Api<OperatorVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     create_if_missing(
         &versions,
-        &package.to_operator_version(&ctx.namespace),
+        &operator_version,
         "operatorversion",
         &ctx.namespace,
     )
