@@ -134,8 +134,12 @@ pub struct InitArgs {
     #[arg(long)]
     pub crd_only: bool,
     /// Give the manager cluster-admin-like rights instead of the least-privilege role
-    #[arg(long)]
+    #[arg(long, conflicts_with = "default_service_account")]
     pub broad_rbac: bool,
+    /// Write every Instance's objects as this ServiceAccount of its namespace
+    /// (unless the Instance names another); the manager then gets no rights on them
+    #[arg(long, value_name = "NAME")]
+    pub default_service_account: Option<String>,
     /// Let cert-manager issue the webhook certificate and inject the CA
     #[arg(long)]
     pub cert_manager: bool,

@@ -30,6 +30,9 @@ pub struct InitOptions {
     pub broad_rbac: bool,
     /// Only the CRDs.
     pub crd_only: bool,
+    /// The manager's `--default-service-account`: every Instance's objects
+    /// are written by impersonation, so the manager needs no rights on them.
+    pub default_service_account: Option<String>,
 }
 
 /// Webhook TLS material when kudo-rs manages it (not cert-manager).
@@ -62,30 +65,63 @@ fn pod_labels() -> Map<String, Value> {
         .collect()
 }
 
-/// Rules of the least-privilege ClusterRole: kudo.dev, the kinds packages
-/// commonly create, events, leases, and reading CRDs.
-fn least_privilege_rules() -> Value {
+/// Rules the manager needs whoever writes the Instances' objects: kudo.dev
+/// (child Instances too), events, leases, impersonating ServiceAccounts,
+/// and reading what it watches for health (CRDs until Established).
+fn manager_rules() -> Vec<Value> {
     let all = [
         "get", "list", "watch", "create", "update", "patch", "delete",
     ];
     let read = ["get", "list", "watch"];
-    json!([
-        {"apiGroups": ["kudo.dev"], "resources": ["operators", "operatorversions", "instances"], "verbs": all},
-        {"apiGroups": ["kudo.dev"], "resources": ["instances/status", "instances/finalizers"], "verbs": ["get", "update", "patch"]},
+    vec![
+        json!({"apiGroups": ["kudo.dev"], "resources": ["operators", "operatorversions", "instances"], "verbs": all}),
+        json!({"apiGroups": ["kudo.dev"], "resources": ["instances/status", "instances/finalizers"], "verbs": ["get", "update", "patch"]}),
+        json!({"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]}),
+        json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update", "patch"]}),
+        json!({"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]}),
+        json!({"apiGroups": [""], "resources": ["pods", "services", "namespaces"], "verbs": read}),
+        json!({"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets"], "verbs": read}),
+        json!({"apiGroups": ["batch"], "resources": ["jobs"], "verbs": read}),
+        json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": read}),
+    ]
+}
+
+/// Rules of the ClusterRole: with a default ServiceAccount only what the
+/// manager itself needs; otherwise also every right on the kinds packages
+/// commonly create, since it writes them itself (KUDO's model).
+fn manager_role_rules(options: &InitOptions) -> Value {
+    if options.broad_rbac {
+        return broad_rules();
+    }
+    let mut rules = manager_rules();
+    if options.default_service_account.is_none() {
+        rules.extend(object_rules());
+    }
+    Value::Array(rules)
+}
+
+/// Rights on the kinds packages commonly create, for a manager that writes
+/// Instances' objects as itself.
+fn object_rules() -> Vec<Value> {
+    let all = [
+        "get", "list", "watch", "create", "update", "patch", "delete",
+    ];
+    let read = ["get", "list", "watch"];
+    let Value::Array(rules) = json!([
         {"apiGroups": [""], "resources": ["configmaps", "secrets", "services", "serviceaccounts", "persistentvolumeclaims", "pods"], "verbs": all},
         {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
         {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
-        {"apiGroups": [""], "resources": ["namespaces", "nodes", "endpoints"], "verbs": read},
-        {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+        {"apiGroups": [""], "resources": ["nodes", "endpoints"], "verbs": read},
         {"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets"], "verbs": all},
         {"apiGroups": ["apps"], "resources": ["replicasets", "controllerrevisions"], "verbs": read},
         {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": all},
         {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": all},
         {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "networkpolicies"], "verbs": all},
         {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": all},
-        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update", "patch"]},
-        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": read},
-    ])
+    ]) else {
+        return Vec::new();
+    };
+    rules
 }
 
 fn broad_rules() -> Value {
@@ -122,7 +158,7 @@ pub fn manifests(options: &InitOptions, certs: &CertMode) -> Vec<Value> {
     objects.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": MANAGER_NAME, "labels": labels()},
-        "rules": if options.broad_rbac { broad_rules() } else { least_privilege_rules() },
+        "rules": manager_role_rules(options),
     }));
     objects.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -180,12 +216,7 @@ fn deployment(options: &InitOptions) -> Value {
                         "name": "manager",
                         "image": options.image,
                         "imagePullPolicy": options.image_pull_policy,
-                        "args": [
-                            "run",
-                            format!("--webhook-cert-dir={CERT_MOUNT_PATH}"),
-                            format!("--webhook-port={DEFAULT_WEBHOOK_PORT}"),
-                            format!("--admin-addr=0.0.0.0:{ADMIN_PORT}"),
-                        ],
+                        "args": manager_args(options),
                         "env": [{"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
                         "ports": [
                             {"name": WEBHOOK_PORT_NAME, "containerPort": DEFAULT_WEBHOOK_PORT, "protocol": "TCP"},
@@ -206,6 +237,19 @@ fn deployment(options: &InitOptions) -> Value {
             },
         },
     })
+}
+
+fn manager_args(options: &InitOptions) -> Vec<String> {
+    let mut args = vec![
+        "run".to_string(),
+        format!("--webhook-cert-dir={CERT_MOUNT_PATH}"),
+        format!("--webhook-port={DEFAULT_WEBHOOK_PORT}"),
+        format!("--admin-addr=0.0.0.0:{ADMIN_PORT}"),
+    ];
+    if let Some(sa) = &options.default_service_account {
+        args.push(format!("--default-service-account={sa}"));
+    }
+    args
 }
 
 /// `plural` and whether namespaced, for every kind init writes.
@@ -242,6 +286,7 @@ mod tests {
             image_pull_policy: "IfNotPresent".into(),
             broad_rbac: false,
             crd_only: false,
+            default_service_account: None,
         }
     }
 
@@ -305,9 +350,80 @@ mod tests {
         assert_eq!(String::from_utf8(bundle.0).unwrap(), tls.ca.cert_pem());
     }
 
+    fn role_rules(opts: &InitOptions) -> Vec<Value> {
+        let objects = manifests(opts, &self_managed());
+        let role = objects.iter().find(|o| o["kind"] == "ClusterRole").unwrap();
+        role["rules"].as_array().unwrap().clone()
+    }
+
+    /// Whether a rule grants `verb` on `resource` of `group`.
+    fn grants(rules: &[Value], group: &str, resource: &str, verb: &str) -> bool {
+        let has = |rule: &Value, field: &str, want: &str| {
+            rule[field]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|v| v == want || v == "*"))
+        };
+        rules.iter().any(|r| {
+            has(r, "apiGroups", group) && has(r, "resources", resource) && has(r, "verbs", verb)
+        })
+    }
+
+    #[test]
+    fn with_a_default_service_account_the_manager_cannot_write_workloads_secrets_or_rbac() {
+        let mut opts = options();
+        opts.default_service_account = Some("kudo-deployer".into());
+        let rules = role_rules(&opts);
+        let rbac = "rbac.authorization.k8s.io";
+        for (group, resource, verb) in [
+            ("", "secrets", "get"),
+            ("", "secrets", "create"),
+            ("", "configmaps", "patch"),
+            ("", "pods/exec", "create"),
+            ("", "pods", "delete"),
+            ("apps", "deployments", "patch"),
+            (rbac, "rolebindings", "create"),
+            (rbac, "clusterrolebindings", "create"),
+        ] {
+            assert!(
+                !grants(&rules, group, resource, verb),
+                "{verb} {group}/{resource}"
+            );
+        }
+        assert!(grants(&rules, "", "serviceaccounts", "impersonate"));
+        assert!(grants(&rules, "kudo.dev", "instances/status", "patch"));
+        assert!(
+            grants(&rules, "apps", "deployments", "watch"),
+            "health needs watches"
+        );
+        let deployment = manifests(&opts, &self_managed())
+            .into_iter()
+            .find(|o| o["kind"] == "Deployment")
+            .unwrap();
+        let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"].clone();
+        assert!(
+            args.as_array()
+                .unwrap()
+                .contains(&json!("--default-service-account=kudo-deployer")),
+            "{args}"
+        );
+    }
+
+    #[test]
+    fn without_a_default_service_account_the_manager_may_impersonate_and_write_common_kinds() {
+        let rules = role_rules(&options());
+        assert!(grants(&rules, "", "serviceaccounts", "impersonate"));
+        assert!(grants(&rules, "apps", "deployments", "patch"));
+        assert!(!grants(
+            &rules,
+            "rbac.authorization.k8s.io",
+            "clusterrolebindings",
+            "create"
+        ));
+    }
+
     #[test]
     fn least_privilege_role_has_no_wildcards_and_broad_role_does() {
-        let narrow = least_privilege_rules().to_string();
+        let narrow = Value::Array(role_rules(&options())).to_string();
         assert!(!narrow.contains("\"*\""), "{narrow}");
         let mut opts = options();
         opts.broad_rbac = true;

@@ -34,6 +34,7 @@ fn options(global: &GlobalArgs, args: &InitArgs) -> InitOptions {
         image_pull_policy: args.image_pull_policy.clone(),
         broad_rbac: args.broad_rbac,
         crd_only: args.crd_only,
+        default_service_account: args.default_service_account.clone(),
     }
 }
 

@@ -191,7 +191,11 @@ async fn wait_established(
 
 /// Fetch the ConfigMaps/Secrets that pod templates reference but the task
 /// does not render, and stamp the dependencies hash.
-async fn stamp_hash(ctx: &Context, objects: &mut [Value]) -> Result<(), TaskOutcome> {
+async fn stamp_hash(
+    ctx: &Context,
+    writer: &Writer,
+    objects: &mut [Value],
+) -> Result<(), TaskOutcome> {
     let refs = dependency_refs(objects);
     let mut live: BTreeMap<ObjectRef, Value> = BTreeMap::new();
     for r in refs {
@@ -201,7 +205,8 @@ async fn stamp_hash(ctx: &Context, objects: &mut [Value]) -> Result<(), TaskOutc
             namespace: Some(r.namespace.clone()).filter(|n| !n.is_empty()),
             name: r.name.clone(),
         };
-        let (api, _) = api_for(ctx, &ctx.client, &id, None).await?;
+        // Read as the Instance's account: the manager needs no Secret access.
+        let (api, _) = api_for(ctx, &writer.client, &id, None).await?;
         match api.get_opt(&r.name).await {
             Ok(Some(obj)) => {
                 if let Ok(v) = serde_json::to_value(&obj) {
@@ -209,7 +214,7 @@ async fn stamp_hash(ctx: &Context, objects: &mut [Value]) -> Result<(), TaskOutc
                 }
             }
             Ok(None) => {}
-            Err(e) => return Err(outcome_for(&label(&id), &e)),
+            Err(e) => return Err(writer.explain(outcome_for(&label(&id), &e), &e)),
         }
     }
     stamp_dependencies_hash(objects, &live).map_err(|e| TaskOutcome::Transient {
@@ -226,7 +231,7 @@ pub(super) async fn run(
     previously_applied: &[AppliedObject],
 ) -> TaskResult {
     let mut applied = Vec::with_capacity(objects.len());
-    if let Err(outcome) = stamp_hash(ctx, &mut objects).await {
+    if let Err(outcome) = stamp_hash(ctx, writer, &mut objects).await {
         return TaskResult {
             outcome,
             objects: applied,

@@ -31,7 +31,8 @@ pub(super) async fn run(
     pod: Value,
     files: Vec<PipeFile>,
 ) -> TaskResult {
-    let exec = KubeExec::new(ctx.client.clone());
+    // Exec and the artifact reads run as the Instance's account too.
+    let exec = KubeExec::new(writer.client.clone());
     let pod_id = object_identity(&pod);
     let artifacts = artifact_ids(&pod_id, &files);
     match pass(ctx, writer, &exec, inst, ov, key, &pod, &files).await {
@@ -105,7 +106,8 @@ async fn pass<E: PodExec>(
         Ok(p) => p.and_then(|p| serde_json::to_value(p).ok()),
         Err(e) => return Err(outcome_for(&label, &e)),
     };
-    let copied = artifacts_matter(live.as_ref()) && copied_in(ctx, &ns, files, key.uid()).await?;
+    let copied =
+        artifacts_matter(live.as_ref()) && copied_in(writer, &ns, files, key.uid()).await?;
     let mut action = next_action(live.as_ref(), key.uid(), copied);
     if action == PipeAction::CreatePod {
         let stored = apply_object(ctx, writer, pod, None).await?;
@@ -133,7 +135,7 @@ async fn pass<E: PodExec>(
 
 /// Whether every artifact exists and was written in this plan execution.
 async fn copied_in(
-    ctx: &Context,
+    writer: &Writer,
     ns: &str,
     files: &[PipeFile],
     plan_uid: &str,
@@ -141,12 +143,12 @@ async fn copied_in(
     for f in files {
         let label = object_label(&f.kind, Some(ns), &f.artifact_name);
         let found = if f.kind == "Secret" {
-            Api::<Secret>::namespaced(ctx.client.clone(), ns)
+            Api::<Secret>::namespaced(writer.client.clone(), ns)
                 .get_opt(&f.artifact_name)
                 .await
                 .map(|o| o.and_then(|o| serde_json::to_value(o).ok()))
         } else {
-            Api::<ConfigMap>::namespaced(ctx.client.clone(), ns)
+            Api::<ConfigMap>::namespaced(writer.client.clone(), ns)
                 .get_opt(&f.artifact_name)
                 .await
                 .map(|o| o.and_then(|o| serde_json::to_value(o).ok()))
