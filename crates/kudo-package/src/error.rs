@@ -187,6 +187,25 @@ pub enum RenderError {
         /// Object name.
         name: String,
     },
+    /// A namespaced object names a namespace other than the Instance's:
+    /// an Instance writes only into its own namespace.
+    #[error(
+        "task {task}: {kind} {name} names namespace {namespace:?}, but the Instance is in \
+         {instance_namespace:?}; an Instance's namespaced objects live in its own namespace \
+         (drop metadata.namespace or use {{{{ .Namespace }}}})"
+    )]
+    ForeignNamespace {
+        /// Task name.
+        task: String,
+        /// Kind of the object.
+        kind: String,
+        /// Object name.
+        name: String,
+        /// The namespace the template asked for.
+        namespace: String,
+        /// The Instance's namespace.
+        instance_namespace: String,
+    },
     /// The `namespaceManifest` template does not render one Namespace.
     #[error("namespace manifest {template}: {detail}")]
     NamespaceManifest {

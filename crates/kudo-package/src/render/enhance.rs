@@ -60,10 +60,39 @@ pub(crate) fn enhance_all(
                 name: object_name(&obj),
             });
         };
+        if namespaced {
+            check_namespace(&obj, task, &kind, ctx)?;
+        }
         enhance_object(&mut obj, ctx, namespaced, mode);
         out.push(obj);
     }
     Ok(out)
+}
+
+/// A namespaced object may leave its namespace out or name the Instance's;
+/// naming another would let a parameter write into (or delete from) any
+/// namespace the writing account reaches. KUDO silently moved such objects.
+fn check_namespace(
+    obj: &Value,
+    task: &str,
+    kind: &str,
+    ctx: &RenderContext,
+) -> Result<(), RenderError> {
+    let namespace = obj
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if namespace.is_empty() || namespace == ctx.namespace {
+        return Ok(());
+    }
+    Err(RenderError::ForeignNamespace {
+        task: task.to_string(),
+        kind: kind.to_string(),
+        name: object_name(obj),
+        namespace: namespace.to_string(),
+        instance_namespace: ctx.namespace.clone(),
+    })
 }
 
 fn crd_scopes(objects: &[Value]) -> BTreeMap<(String, String), bool> {
@@ -267,7 +296,7 @@ mod tests {
 
     #[test]
     fn namespaced_objects_get_labels_annotations_namespace_and_controller_reference() {
-        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "other"}});
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
         let out = enhance(vec![obj], EnhanceMode::Apply).unwrap();
         let m = &out[0]["metadata"];
         assert_eq!(m["namespace"], "data");
@@ -285,6 +314,24 @@ mod tests {
             m["ownerReferences"],
             json!([{"apiVersion": "kudo.dev/v1beta1", "kind": "Instance", "name": "zk", "uid": "uid-1", "controller": true, "blockOwnerDeletion": true}])
         );
+    }
+
+    #[test]
+    fn a_namespaced_object_naming_another_namespace_is_refused_to_apply_and_to_delete() {
+        for mode in [EnhanceMode::Apply, EnhanceMode::Delete] {
+            let obj = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "kube-system"}});
+            let err = enhance(vec![obj], mode).unwrap_err();
+            assert!(err.is_fatal());
+            let text = err.to_string();
+            assert!(
+                text.contains("Secret s names namespace \"kube-system\"")
+                    && text.contains("Instance is in \"data\"")
+                    && text.contains("{{ .Namespace }}"),
+                "{text}"
+            );
+        }
+        let own = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "data"}});
+        assert!(enhance(vec![own], EnhanceMode::Apply).is_ok());
     }
 
     #[test]
