@@ -4,6 +4,7 @@
 
 mod operator;
 mod parameters;
+mod quoting;
 mod size;
 mod templates;
 
@@ -111,6 +112,7 @@ pub(crate) fn verify(pkg: &Package) -> Report {
     parameters::verify_parameters(pkg, &mut report);
     size::verify_size(pkg, &mut report);
     templates::verify_templates(pkg, &mut report);
+    quoting::verify_quoting(pkg, &mut report);
     report
 }
 
