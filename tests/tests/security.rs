@@ -139,3 +139,103 @@ async fn an_instance_that_names_an_account_writes_as_that_account() {
     let user = format!("system:serviceaccount:{}:nobody", env.ns);
     assert!(message.contains(&user), "{message}");
 }
+
+/// Deploy plan's FATAL_ERROR with every message of the plan, as one text.
+async fn fails_with(env: &Env, instance: &str) -> String {
+    let failed = env
+        .wait_for(
+            instance,
+            "deploy FATAL_ERROR",
+            Duration::from_secs(60),
+            |i| plan_status(i, "deploy") == Some(S::FatalError),
+        )
+        .await
+        .unwrap();
+    serde_json::to_string(&failed.status.unwrap().plan_status["deploy"]).unwrap()
+}
+
+async fn completes(env: &Env, instance: &str) {
+    env.wait_for(instance, "deploy COMPLETE", Duration::from_secs(60), |i| {
+        plan_status(i, "deploy") == Some(S::Complete)
+    })
+    .await
+    .unwrap();
+}
+
+fn owner_of(cm: &ConfigMap) -> String {
+    cm.metadata.owner_references.as_ref().unwrap()[0]
+        .name
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_cannot_take_over_another_instances_object() {
+    let env = Env::start().await.unwrap();
+    env.install(
+        fixture("note-op"),
+        "first",
+        &[("NOTE_NAME", "shared"), ("NOTE", "one")],
+    )
+    .await
+    .unwrap();
+    completes(&env, "first").await;
+    env.install(
+        fixture("note-op"),
+        "second",
+        &[("NOTE_NAME", "shared"), ("NOTE", "two")],
+    )
+    .await
+    .unwrap();
+    let message = fails_with(&env, "second").await;
+    assert!(
+        message.contains(&format!(
+            "ConfigMap {}/shared is controlled by Instance {}/first",
+            env.ns, env.ns
+        )),
+        "{message}"
+    );
+    let shared = env.api::<ConfigMap>().get("shared").await.unwrap();
+    assert_eq!(owner_of(&shared), "first");
+    assert_eq!(shared.data.unwrap()["note"], "one");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_kudo_did_not_create_is_taken_over_only_when_handed_over() {
+    let env = Env::start().await.unwrap();
+    let handmade = |name: &str, adopt_by: Option<String>| {
+        let mut cm: ConfigMap =
+            serde_json::from_value(json!({"metadata": {"name": name}, "data": {"note": "mine"}}))
+                .unwrap();
+        if let Some(to) = adopt_by {
+            cm.metadata.annotations = Some([("kudo.dev/adopt-by".to_string(), to)].into());
+        }
+        cm
+    };
+    let configmaps = env.api::<ConfigMap>();
+    configmaps
+        .create(&PostParams::default(), &handmade("handmade", None))
+        .await
+        .unwrap();
+    env.install(fixture("note-op"), "grabber", &[("NOTE_NAME", "handmade")])
+        .await
+        .unwrap();
+    let message = fails_with(&env, "grabber").await;
+    assert!(message.contains("was not created by kudo-rs"), "{message}");
+    assert_eq!(
+        configmaps.get("handmade").await.unwrap().data.unwrap()["note"],
+        "mine"
+    );
+
+    let to = format!("{}/adopter", env.ns);
+    configmaps
+        .create(&PostParams::default(), &handmade("handed", Some(to)))
+        .await
+        .unwrap();
+    env.install(fixture("note-op"), "adopter", &[("NOTE_NAME", "handed")])
+        .await
+        .unwrap();
+    completes(&env, "adopter").await;
+    let handed = configmaps.get("handed").await.unwrap();
+    assert_eq!(owner_of(&handed), "adopter");
+    assert_eq!(handed.data.unwrap()["note"], "hello");
+}

@@ -45,6 +45,12 @@ pub const PIPE_POD_ANNOTATION: &str = "kudo.dev/pipepod";
 /// (kudo-rs addition, see DESIGN.md section 4).
 pub const HEALTH_ANNOTATION: &str = "kudo.dev/health";
 
+/// On a rendered object (the package opts in): an existing object of that
+/// name that kudo-rs did not create is taken over instead of refused.
+pub const ADOPT_EXISTING_ANNOTATION: &str = "kudo.dev/adopt-existing";
+/// On a live object (its owner opts in): `namespace/name` of the Instance
+/// that may take it over, even from another Instance.
+pub const ADOPT_BY_ANNOTATION: &str = "kudo.dev/adopt-by";
 /// Finalizer that holds an Instance until its `cleanup` plan has run.
 pub const CLEANUP_FINALIZER: &str = "kudo.dev.instance.cleanup";
 

@@ -64,6 +64,7 @@ pub mod error;
 mod holds;
 mod lifecycle;
 pub mod operations;
+pub mod ownership;
 pub mod params;
 pub mod ready;
 pub mod select;

@@ -18,6 +18,7 @@ use crate::context::Context;
 use crate::discovery::Resolved;
 use crate::health::{self, Health};
 use crate::identity::Writer;
+use kudo_engine::ownership::{self, Claimant};
 
 /// Identity of an object as recorded in status.
 pub fn object_identity(obj: &Value) -> AppliedObject {
@@ -227,6 +228,7 @@ async fn stamp_hash(
 pub(super) async fn run(
     ctx: &Context,
     writer: &Writer,
+    claimant: &Claimant<'_>,
     mut objects: Vec<Value>,
     previously_applied: &[AppliedObject],
 ) -> TaskResult {
@@ -257,6 +259,16 @@ pub(super) async fn run(
         let wait = task_kinds
             .contains(&(group, id.kind.clone()))
             .then_some(ctx.crd_timeout);
+        // What this step applied before is ours; anything else is checked
+        // before a forced apply could take it from its owner.
+        if !previously_applied.contains(&id)
+            && let Err(outcome) = check_ownership(ctx, writer, claimant, &id, obj, wait).await
+        {
+            return TaskResult {
+                outcome,
+                objects: applied,
+            };
+        }
         // Objects healthy once applied need nothing more from the response.
         let applied_now = if health::depends_on_stored_object(obj) {
             apply_as::<Value>(ctx, writer, obj, wait).await.map(Some)
@@ -320,6 +332,29 @@ pub(super) async fn run(
         outcome,
         objects: applied,
     }
+}
+
+/// Refuses (FATAL) to apply over an existing object that another owner
+/// controls or that kudo-rs did not create, unless adoption was opted into.
+async fn check_ownership(
+    ctx: &Context,
+    writer: &Writer,
+    claimant: &Claimant<'_>,
+    id: &AppliedObject,
+    desired: &Value,
+    wait: Option<Duration>,
+) -> Result<(), TaskOutcome> {
+    let (api, _) = api_for(ctx, &writer.client, id, wait).await?;
+    let live = match api.get_opt(&id.name).await {
+        Ok(Some(live)) => live,
+        Ok(None) => return Ok(()),
+        // An account that may write but not read: the apply decides.
+        Err(kube::Error::Api(s)) if s.code == 403 => return Ok(()),
+        Err(e) => return Err(outcome_for(&label(id), &e)),
+    };
+    let live = serde_json::to_value(&live).unwrap_or_default();
+    ownership::may_write(&live, desired, claimant, &label(id))
+        .map_err(|message| TaskOutcome::Fatal { message })
 }
 
 /// Delete (background propagation) objects applied before but not now.

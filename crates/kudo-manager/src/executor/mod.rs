@@ -60,7 +60,12 @@ async fn run_task_inner(
     };
     let res = match rendered {
         RenderedTask::Apply { objects } => {
-            apply::run(ctx, &writer, objects, previously_applied).await
+            let claimant = kudo_engine::ownership::Claimant {
+                name: inst.metadata.name.as_deref().unwrap_or_default(),
+                namespace: inst.metadata.namespace.as_deref().unwrap_or("default"),
+                uid: inst.metadata.uid.as_deref().unwrap_or_default(),
+            };
+            apply::run(ctx, &writer, &claimant, objects, previously_applied).await
         }
         RenderedTask::Delete { objects } => delete::run(ctx, &writer, &objects).await,
         RenderedTask::Dummy {

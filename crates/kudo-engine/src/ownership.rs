@@ -1,0 +1,191 @@
+//! Whether an Instance may write an object that already exists.
+//!
+//! Server-side apply with force takes any object, so two Instances whose
+//! templates render the same name would silently fight over it (and the
+//! controller reference would move). Like Helm, kudo-rs writes only objects
+//! it created for this Instance, unless someone opts into adoption: the
+//! package (annotation `kudo.dev/adopt-existing: "true"` on the rendered
+//! object) for objects no Instance owns, or the object's owner (annotation
+//! `kudo.dev/adopt-by: <namespace>/<instance>` on the live object) for any.
+//!
+//! Namespaces and CustomResourceDefinitions are shared by design (the
+//! Instance's own namespace, a CRD that every Instance of an operator
+//! applies) and are not checked.
+
+use kudo_api::names::{
+    ADOPT_BY_ANNOTATION, ADOPT_EXISTING_ANNOTATION, API_VERSION, HERITAGE_LABEL, HERITAGE_VALUE,
+    INSTANCE_LABEL, INSTANCE_NAMESPACE_LABEL,
+};
+use serde_json::Value;
+
+/// The Instance that wants to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claimant<'a> {
+    /// Instance name.
+    pub name: &'a str,
+    /// Instance namespace.
+    pub namespace: &'a str,
+    /// Instance uid.
+    pub uid: &'a str,
+}
+
+/// `Ok` when `writer` may apply `desired` over `live`; otherwise why not and
+/// what to do, starting with the object's label (e.g. `ConfigMap ns/x`).
+pub fn may_write(
+    live: &Value,
+    desired: &Value,
+    writer: &Claimant<'_>,
+    label: &str,
+) -> Result<(), String> {
+    let kind = desired
+        .get("kind")
+        .or_else(|| live.get("kind"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if matches!(kind, "Namespace" | "CustomResourceDefinition") {
+        return Ok(());
+    }
+    let meta = &live["metadata"];
+    let handed_to_us = meta["annotations"][ADOPT_BY_ANNOTATION].as_str()
+        == Some(format!("{}/{}", writer.namespace, writer.name).as_str());
+    let hand_over = format!(
+        "delete it, or annotate it {ADOPT_BY_ANNOTATION}={}/{} to hand it over",
+        writer.namespace, writer.name
+    );
+    if let Some(owner) = controller(meta) {
+        let ours = owner["uid"].as_str() == Some(writer.uid);
+        if ours || handed_to_us {
+            return Ok(());
+        }
+        let who = if owner["kind"] == "Instance" && owner["apiVersion"] == API_VERSION {
+            format!("Instance {}/{}", writer.namespace, str_of(owner, "name"))
+        } else {
+            format!("{} {}", str_of(owner, "kind"), str_of(owner, "name"))
+        };
+        return Err(format!(
+            "{label} is controlled by {who}; kudo-rs does not take over another owner's objects: {hand_over}"
+        ));
+    }
+    let labels = &meta["labels"];
+    if labels[HERITAGE_LABEL].as_str() == Some(HERITAGE_VALUE) {
+        let instance = labels[INSTANCE_LABEL].as_str().unwrap_or_default();
+        // Cluster-scoped objects name their Instance's namespace in a label;
+        // namespaced ones live in it.
+        let namespace = labels[INSTANCE_NAMESPACE_LABEL]
+            .as_str()
+            .or_else(|| meta["namespace"].as_str())
+            .unwrap_or_default();
+        if (instance == writer.name && namespace == writer.namespace) || handed_to_us {
+            return Ok(());
+        }
+        return Err(format!(
+            "{label} belongs to Instance {namespace}/{instance}; kudo-rs does not take over another Instance's objects: {hand_over}"
+        ));
+    }
+    let package_adopts =
+        desired["metadata"]["annotations"][ADOPT_EXISTING_ANNOTATION].as_str() == Some("true");
+    if package_adopts || handed_to_us {
+        return Ok(());
+    }
+    Err(format!(
+        "{label} already exists and was not created by kudo-rs (no {HERITAGE_LABEL}={HERITAGE_VALUE} label); \
+         it is not taken over unless the template sets the annotation {ADOPT_EXISTING_ANNOTATION}: \"true\" \
+         or the object is annotated {ADOPT_BY_ANNOTATION}={}/{}",
+        writer.namespace, writer.name
+    ))
+}
+
+fn controller(meta: &Value) -> Option<&Value> {
+    meta["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|o| o["controller"] == true)
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key].as_str().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const ME: Claimant<'static> = Claimant {
+        name: "zk",
+        namespace: "data",
+        uid: "uid-zk",
+    };
+
+    fn owned_by(name: &str, uid: &str) -> Value {
+        json!({"kind": "ConfigMap", "metadata": {"name": "c", "namespace": "data",
+            "labels": {"heritage": "kudo", "kudo.dev/instance": name},
+            "ownerReferences": [{"apiVersion": "kudo.dev/v1beta1", "kind": "Instance", "name": name, "uid": uid, "controller": true}]}})
+    }
+
+    fn check(live: &Value, desired: &Value) -> Result<(), String> {
+        may_write(live, desired, &ME, "ConfigMap data/c")
+    }
+
+    #[test]
+    fn an_object_this_instance_controls_is_written() {
+        assert_eq!(check(&owned_by("zk", "uid-zk"), &json!({})), Ok(()));
+    }
+
+    #[test]
+    fn an_object_another_instance_controls_is_refused_naming_it() {
+        let e = check(&owned_by("other", "uid-other"), &json!({})).unwrap_err();
+        assert!(
+            e.starts_with("ConfigMap data/c is controlled by Instance data/other"),
+            "{e}"
+        );
+        assert!(e.contains("kudo.dev/adopt-by=data/zk"), "{e}");
+    }
+
+    #[test]
+    fn the_package_cannot_adopt_from_another_instance_but_its_owner_can_hand_over() {
+        let desired = json!({"metadata": {"annotations": {"kudo.dev/adopt-existing": "true"}}});
+        assert!(check(&owned_by("other", "uid-other"), &desired).is_err());
+        let mut handed = owned_by("other", "uid-other");
+        handed["metadata"]["annotations"] = json!({"kudo.dev/adopt-by": "data/zk"});
+        assert_eq!(check(&handed, &json!({})), Ok(()));
+    }
+
+    #[test]
+    fn an_object_controlled_by_something_else_is_refused_naming_its_controller() {
+        let live = json!({"kind": "ConfigMap", "metadata": {"ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "u", "controller": true}]}});
+        let e = check(&live, &json!({})).unwrap_err();
+        assert!(e.contains("controlled by Deployment web"), "{e}");
+    }
+
+    #[test]
+    fn a_cluster_scoped_object_of_another_instance_is_refused() {
+        let live = json!({"kind": "ClusterRole", "metadata": {"name": "r", "labels": {
+            "heritage": "kudo", "kudo.dev/instance": "zk", "kudo.dev/instance-namespace": "other-ns"}}});
+        let e = check(&live, &json!({})).unwrap_err();
+        assert!(e.contains("belongs to Instance other-ns/zk"), "{e}");
+        let mine = json!({"kind": "ClusterRole", "metadata": {"name": "r", "labels": {
+            "heritage": "kudo", "kudo.dev/instance": "zk", "kudo.dev/instance-namespace": "data"}}});
+        assert_eq!(check(&mine, &json!({})), Ok(()));
+    }
+
+    #[test]
+    fn an_object_kudo_did_not_create_is_refused_unless_the_package_opts_in() {
+        let live = json!({"kind": "ConfigMap", "metadata": {"name": "c", "namespace": "data"}});
+        let e = check(&live, &json!({})).unwrap_err();
+        assert!(e.contains("was not created by kudo-rs"), "{e}");
+        assert!(e.contains("kudo.dev/adopt-existing: \"true\""), "{e}");
+        let desired = json!({"metadata": {"annotations": {"kudo.dev/adopt-existing": "true"}}});
+        assert_eq!(check(&live, &desired), Ok(()));
+    }
+
+    #[test]
+    fn namespaces_and_crds_are_shared() {
+        for kind in ["Namespace", "CustomResourceDefinition"] {
+            let live = json!({"kind": kind, "metadata": {"name": "x"}});
+            assert_eq!(check(&live, &json!({})), Ok(()));
+        }
+    }
+}
