@@ -192,6 +192,9 @@ fn check<'a>(
     let changed = params::changed_names(old_params, new_params);
     let upgrade = old.ov_name() != ov_name;
     let manual = new_manual_request(old, new)?;
+    if let Some(plan) = manual {
+        check_plan_exists(ov, plan, name, ov_name)?;
+    }
 
     check_operations(old, new, ov, status)?;
     check_windows_and_suppressions(new)?;
@@ -298,6 +301,24 @@ fn conflict_message(blocking: &Blocking<'_>, requested: &Request<'_>, instance: 
     message
 }
 
+/// A manual request must name a plan of the OperatorVersion; otherwise the
+/// controller would have nothing to run and the request would be ignored.
+fn check_plan_exists(
+    ov: &OperatorVersion,
+    plan: &str,
+    name: InstanceName<'_>,
+    ov_name: &str,
+) -> Result<(), String> {
+    if ov.spec.plan(plan).is_some() {
+        return Ok(());
+    }
+    let plans: Vec<&str> = ov.spec.plans.keys().map(String::as_str).collect();
+    Err(format!(
+        "Instance {name}: spec.planExecution.planName {plan:?} is not a plan of OperatorVersion {ov_name}; its plans are {}",
+        plans.join(", ")
+    ))
+}
+
 fn check_create(
     new: &InstanceView<'_>,
     ov: &OperatorVersion,
@@ -332,6 +353,7 @@ fn check_create(
                 "cannot create Instance {name}: the cleanup plan runs only when the Instance is deleted"
             ));
         }
+        check_plan_exists(ov, plan, name, ov_name)?;
         warnings.push(format!(
             "spec.planExecution ({plan}) is ignored on create: deploy runs first"
         ));

@@ -17,6 +17,24 @@ fn create_needs_a_deploy_plan() {
 }
 
 #[test]
+fn a_manual_plan_the_operator_version_does_not_have_is_denied_on_create_and_update() {
+    let o = fixture_ov("foo-operator");
+    let new = with(&instance("foo-operator"), manual("nope", "u1"));
+    let msg = denied(&review(None, &new, None, Some(&o))).to_string();
+    assert!(
+        msg.contains("planName \"nope\" is not a plan of OperatorVersion foo-operator"),
+        "{msg}"
+    );
+    let triggered = with(&idle(), manual("nope", "u2"));
+    let msg = denied(&update(&idle(), &triggered)).to_string();
+    assert!(msg.contains("\"nope\" is not a plan"), "{msg}");
+    assert!(
+        msg.contains("its plans are canary, cleanup, deploy, update"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn create_with_an_invalid_value_is_denied_naming_the_parameter() {
     let mut o = fixture_ov("foo-operator");
     o.spec.parameters[0].value_type = Some(ParameterType::Integer);
