@@ -239,3 +239,41 @@ async fn an_object_kudo_did_not_create_is_taken_over_only_when_handed_over() {
     assert_eq!(owner_of(&handed), "adopter");
     assert_eq!(handed.data.unwrap()["note"], "hello");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parameter_sizing_a_render_past_its_budget_fails_the_step_and_the_manager_lives() {
+    let mut env = Env::start_without_controller().await.unwrap();
+    env.start_controller_with(ControllerConfig {
+        engine: kudo_engine::EngineConfig {
+            auto_suppress_on_failure: false,
+            ..kudo_engine_config()
+        },
+        render_limits: kudo_package::render::RenderLimits {
+            max_template_output: 64 << 10,
+            ..Default::default()
+        },
+        ..ControllerConfig::default()
+    });
+    // 2 TB of spaces, as one parameter asked for in the field.
+    env.install(fixture("pad-op"), "huge", &[("PAD", "2000000000000")])
+        .await
+        .unwrap();
+    let message = fails_with(&env, "huge").await;
+    assert!(
+        message.contains("indent") && message.contains("pad.yaml"),
+        "names the function and template: {message}"
+    );
+    // 100 kB is within the default 4 MiB but over the configured 64 KiB.
+    env.install(fixture("pad-op"), "pad", &[("PAD", "100000")])
+        .await
+        .unwrap();
+    let message = fails_with(&env, "pad").await;
+    assert!(message.contains("pad.yaml"), "{message}");
+    // The same manager still serves: a sane value completes.
+    env.patch_spec("pad", json!({"parameters": {"PAD": "4"}}))
+        .await
+        .unwrap();
+    completes(&env, "pad").await;
+    let cm = env.api::<ConfigMap>().get("pad-pad").await.unwrap();
+    assert_eq!(cm.data.unwrap()["pad"], "    x");
+}

@@ -51,6 +51,8 @@ pub struct Context {
     /// The clients that write Instances' objects (impersonating their
     /// ServiceAccounts).
     pub writers: Writers,
+    /// Budgets of every render.
+    pub render_limits: kudo_package::render::RenderLimits,
 }
 
 /// Object versions this manager wrote itself, so that the watch event each
@@ -187,7 +189,15 @@ impl Context {
             own_instance_writes: OwnWrites::default(),
             own_applies: OwnWrites::default(),
             writers: Writers::default(),
+            render_limits: kudo_package::render::RenderLimits::default(),
         }
+    }
+
+    /// Render with these budgets.
+    #[must_use]
+    pub fn with_render_limits(mut self, limits: kudo_package::render::RenderLimits) -> Self {
+        self.render_limits = limits;
+        self
     }
 
     /// Write Instances' objects as this ServiceAccount of their namespace

@@ -41,6 +41,8 @@ pub struct ControllerConfig {
     /// ServiceAccount (of each Instance's namespace) that writes the
     /// objects of Instances that name none; None: the manager itself.
     pub default_service_account: Option<String>,
+    /// Render budgets.
+    pub render_limits: kudo_package::render::RenderLimits,
 }
 
 /// Fail with a clear message when the kudo.dev CRDs are not installed.
@@ -92,7 +94,8 @@ pub async fn run(
 
     let ctx = Arc::new(
         Context::new(client.clone(), metrics, config.engine, ov_store.clone())
-            .with_default_service_account(config.default_service_account),
+            .with_default_service_account(config.default_service_account)
+            .with_render_limits(config.render_limits),
     );
     let (instances, instance_writer) = reflector::store::<Instance>();
     // Our own status writes update the cache but trigger nothing. The cache

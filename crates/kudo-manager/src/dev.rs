@@ -27,6 +27,8 @@ pub struct DevOptions {
     pub webhook: bool,
     /// Engine settings (default maintenance windows, automatic suppression).
     pub engine: kudo_engine::EngineConfig,
+    /// Render budgets.
+    pub render_limits: kudo_package::render::RenderLimits,
 }
 
 /// Run until `shutdown`.
@@ -62,6 +64,7 @@ pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()>
         },
         controller: ControllerConfig {
             engine: options.engine.clone(),
+            render_limits: options.render_limits,
             ..ControllerConfig::default()
         },
     };

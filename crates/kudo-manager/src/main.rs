@@ -10,7 +10,7 @@ use kudo_manager::controller::ControllerConfig;
 use kudo_manager::dev::{self, DevOptions};
 use kudo_manager::logging::{self, LogFormat};
 use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
-use kudo_manager::settings::EngineFlags;
+use kudo_manager::settings::{EngineFlags, RenderFlags};
 
 /// mimalloc: the webhook and the controller allocate many small, short-lived
 /// objects across worker threads, where glibc malloc is slow.
@@ -68,6 +68,8 @@ struct RunArgs {
     default_service_account: Option<String>,
     #[command(flatten)]
     engine: EngineFlags,
+    #[command(flatten)]
+    render: RenderFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -89,6 +91,8 @@ struct DevArgs {
     install_package: Vec<PathBuf>,
     #[command(flatten)]
     engine: EngineFlags,
+    #[command(flatten)]
+    render: RenderFlags,
 }
 
 fn main() -> ExitCode {
@@ -120,6 +124,7 @@ fn main() -> ExitCode {
                     install: args.install_package,
                     webhook: !args.no_webhook,
                     engine,
+                    render_limits: args.render.limits(),
                 };
                 dev::run(options, shutdown).await
             }
@@ -167,6 +172,7 @@ async fn run(
             engine,
             concurrency: args.concurrency,
             default_service_account: args.default_service_account,
+            render_limits: args.render.limits(),
         },
     };
     manager::run(client, options, shutdown).await

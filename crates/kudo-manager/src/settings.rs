@@ -42,6 +42,56 @@ impl EngineFlags {
     }
 }
 
+/// Render budgets, shared by `run` and `dev`: a template or step that
+/// renders more fails its step (FATAL_ERROR) instead of growing the manager.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RenderFlags {
+    /// Most bytes one template may render (e.g. 4Mi).
+    #[arg(long, value_name = "SIZE", default_value = "4Mi", value_parser = parse_size)]
+    pub max_template_output: usize,
+    /// Most bytes the templates of one task may render together.
+    #[arg(long, value_name = "SIZE", default_value = "16Mi", value_parser = parse_size)]
+    pub max_step_output: usize,
+    /// Most bytes of strings, lists and maps template functions may build in one template.
+    #[arg(long, value_name = "SIZE", default_value = "16Mi", value_parser = parse_size)]
+    pub max_template_values: usize,
+}
+
+impl RenderFlags {
+    /// The limits these flags describe.
+    pub fn limits(&self) -> kudo_package::render::RenderLimits {
+        kudo_package::render::RenderLimits {
+            max_template_output: self.max_template_output,
+            max_step_output: self.max_step_output,
+            max_template_values: self.max_template_values,
+        }
+    }
+}
+
+/// Parses a byte size: a number with an optional `Ki`, `Mi` or `Gi` suffix.
+pub fn parse_size(s: &str) -> std::result::Result<usize, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let factor: usize = match unit {
+        "" => 1,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        _ => return Err(format!("size {s:?}: unit {unit:?} is not Ki, Mi or Gi")),
+    };
+    let n: usize = digits.parse().map_err(|_| {
+        format!("size {s:?}: expected a number of bytes with Ki, Mi or Gi, e.g. 4Mi")
+    })?;
+    match n.checked_mul(factor) {
+        Some(0) => Err(format!("size {s:?}: must be larger than zero")),
+        Some(bytes) => Ok(bytes),
+        None => Err(format!("size {s:?}: too large")),
+    }
+}
+
 fn display_window(w: &MaintenanceWindow) -> String {
     match &w.time_zone {
         Some(tz) => format!("{} {}-{} {tz}", w.days, w.start, w.end),
@@ -214,6 +264,18 @@ mod tests {
         assert!(e.contains("longer than zero"), "{e}");
         let e = parse_duration("h").unwrap_err();
         assert!(e.contains("a unit without a number"), "{e}");
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_units_and_refuse_the_rest() {
+        assert_eq!(parse_size("4Mi").unwrap(), 4 << 20);
+        assert_eq!(parse_size("512Ki").unwrap(), 512 << 10);
+        assert_eq!(parse_size("1Gi").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert!(parse_size("4MB").unwrap_err().contains("not Ki, Mi or Gi"));
+        assert!(parse_size("Mi").unwrap_err().contains("expected a number"));
+        assert!(parse_size("0").unwrap_err().contains("larger than zero"));
+        assert!(parse_size("99999999999999999999Gi").is_err());
     }
 
     #[test]

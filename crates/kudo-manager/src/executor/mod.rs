@@ -159,7 +159,10 @@ async fn render(
     ov: &OperatorVersion,
     key: &TaskKey,
 ) -> Result<RenderedTask, TaskOutcome> {
-    let rctx = render_context(inst, ov, key)?;
+    let rctx = RenderContext {
+        limits: ctx.render_limits,
+        ..render_context(inst, ov, key)?
+    };
     let mut asked = Vec::new();
     loop {
         match render_task(ov, key.task(), &rctx, &ctx.api) {
