@@ -61,6 +61,8 @@ pub async fn install_package(
     let operator = pkg.to_operator(namespace);
     let ov = pkg.to_operator_version(namespace);
     let ov_name = ov.metadata.name.clone().unwrap_or_default();
+    kudo_package::verify::check_operator_version_size(&ov)
+        .map_err(|e| Error::Config(format!("package {}: {e}", package.display())))?;
     apply(client, namespace, &operator).await?;
     apply(client, namespace, &ov).await?;
     let instance_name = instance
