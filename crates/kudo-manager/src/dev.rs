@@ -49,16 +49,16 @@ pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()>
     println!("kubeconfig: {}", options.kubeconfig_out.display());
     println!("  export KUBECONFIG={}", options.kubeconfig_out.display());
 
-    let cert_dir = options
-        .kubeconfig_out
-        .parent()
-        .map_or_else(std::env::temp_dir, PathBuf::from)
-        .join("kudo-dev-certs");
     let manager_options = ManagerOptions {
         admin_addr: options.admin_addr,
         leader_election_namespace: None,
         webhook: if options.webhook {
-            WebhookMode::Local { port: 0, cert_dir }
+            // A private directory of this process inside the temp dir: two
+            // dev managers never share (and overwrite) certificates.
+            WebhookMode::Local {
+                port: 0,
+                cert_dir: std::env::temp_dir(),
+            }
         } else {
             WebhookMode::Off
         },

@@ -17,6 +17,9 @@ use kudo_manager::settings::{EngineFlags, RenderFlags};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Where the mounted webhook Secret is read in a cluster (`deploy/manager.yaml`).
+const IN_CLUSTER_CERT_DIR: &str = "/tmp/cert";
+
 /// kudo-rs manager: runs the plans of KUDO operator packages.
 #[derive(Parser, Debug)]
 #[command(name = "kudo-manager", version, about)]
@@ -50,9 +53,11 @@ struct RunArgs {
     /// Webhook port.
     #[arg(long, default_value_t = 9443)]
     webhook_port: u16,
-    /// Directory with tls.crt and tls.key for the webhook (or where --local-webhook writes them).
-    #[arg(long, env = "KUDO_CERT_DIR", default_value = "/tmp/cert")]
-    webhook_cert_dir: PathBuf,
+    /// Directory with tls.crt and tls.key for the webhook [default: /tmp/cert]. With
+    /// --local-webhook: where the process makes its own private certificate directory
+    /// [default: the system temp dir].
+    #[arg(long, env = "KUDO_CERT_DIR", value_name = "DIR")]
+    webhook_cert_dir: Option<PathBuf>,
     /// Namespace of the leader-election Lease.
     #[arg(long, env = "POD_NAMESPACE", default_value = "kudo-system")]
     leader_election_namespace: String,
@@ -155,12 +160,14 @@ async fn run(
     } else if args.local_webhook {
         WebhookMode::Local {
             port: args.webhook_port,
-            cert_dir: args.webhook_cert_dir,
+            cert_dir: args.webhook_cert_dir.unwrap_or_else(std::env::temp_dir),
         }
     } else {
         WebhookMode::InCluster {
             addr: SocketAddr::from(([0, 0, 0, 0], args.webhook_port)),
-            cert_dir: args.webhook_cert_dir,
+            cert_dir: args
+                .webhook_cert_dir
+                .unwrap_or_else(|| PathBuf::from(IN_CLUSTER_CERT_DIR)),
         }
     };
     let options = ManagerOptions {

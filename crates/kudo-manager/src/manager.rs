@@ -29,7 +29,9 @@ pub enum WebhookMode {
     Local {
         /// Port (0 picks one).
         port: u16,
-        /// Where to write the certificates.
+        /// Where the process makes its own private directory for the
+        /// certificates (removed again on shutdown); see
+        /// [`crate::webhook::PrivateCertDir`].
         cert_dir: PathBuf,
     },
 }

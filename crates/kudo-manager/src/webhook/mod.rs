@@ -17,6 +17,7 @@
 //! - Certificates and the configuration object: the `kudo-certs` crate.
 
 mod answer;
+mod cert_files;
 mod decode;
 mod error;
 mod idle_watch;
@@ -35,6 +36,7 @@ mod wire;
 mod wire_status;
 
 pub use answer::ReviewVerdict;
+pub use cert_files::PrivateCertDir;
 pub use error::WebhookError;
 pub use ov_read::ReviewedOperatorVersion;
 pub use ov_source::{

@@ -12,6 +12,7 @@ use kube::api::{DeleteParams, PostParams};
 use tokio::net::TcpListener;
 
 use super::WebhookError;
+use super::cert_files::{PrivateCertDir, write_new_private_file};
 use super::server::{Observers, WebhookConfig, serve_listener};
 use kudo_certs::{
     CertificateAuthority, LOCAL_WEBHOOK_CONFIGURATION_NAME, WebhookTarget, local_sans,
@@ -30,50 +31,21 @@ pub struct LocalTls {
 }
 
 /// Generates a CA and a serving certificate for 127.0.0.1/localhost and
-/// writes `tls.crt`, `tls.key` and `ca.crt` into `dir` (created if missing).
+/// writes `tls.crt`, `tls.key` and `ca.crt` into `dir`, which must be the
+/// caller's own: each file is created new with mode 0600 and an existing
+/// one (a symlink included) is refused, never overwritten or followed.
+/// [`serve_local`] writes into a fresh [`PrivateCertDir`].
 pub fn write_local_tls(dir: &Path) -> Result<LocalTls, WebhookError> {
     let ca = CertificateAuthority::generate()?;
     let serving = ca.issue(&local_sans())?;
-    let write = |name: &str, what: &'static str, text: &str| {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|source| WebhookError::File {
-            what,
-            path: path.clone(),
-            source,
-        })?;
-        Ok::<_, WebhookError>(path)
-    };
-    std::fs::create_dir_all(dir).map_err(|source| WebhookError::File {
-        what: "creating certificate directory",
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let cert_path = write("tls.crt", "writing certificate", &serving.cert_pem)?;
-    let key_path = write("tls.key", "writing private key", &serving.key_pem)?;
-    restrict_to_owner(&key_path)?;
-    write("ca.crt", "writing CA certificate", ca.cert_pem())?;
+    let cert_path = write_new_private_file(dir, "tls.crt", &serving.cert_pem)?;
+    let key_path = write_new_private_file(dir, "tls.key", &serving.key_pem)?;
+    write_new_private_file(dir, "ca.crt", ca.cert_pem())?;
     Ok(LocalTls {
         ca_pem: ca.cert_pem().to_string(),
         cert_path,
         key_path,
     })
-}
-
-#[cfg(unix)]
-fn restrict_to_owner(path: &Path) -> Result<(), WebhookError> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|source| {
-        WebhookError::File {
-            what: "restricting permissions of private key",
-            path: path.to_path_buf(),
-            source,
-        }
-    })
-}
-
-#[cfg(not(unix))]
-fn restrict_to_owner(_path: &Path) -> Result<(), WebhookError> {
-    Ok(())
 }
 
 /// Creates or updates the ValidatingWebhookConfiguration
@@ -155,8 +127,9 @@ pub async fn unregister_local_webhook(client: &kube::Client) -> Result<(), Webho
     }
 }
 
-/// Everything local mode needs in one call: certificates into `cert_dir`,
-/// listen on 127.0.0.1:`port` (0 picks a free port), register the
+/// Everything local mode needs in one call: certificates into a fresh
+/// private directory made inside `cert_dir` (see [`PrivateCertDir`]; it is
+/// removed again when this returns), listen on 127.0.0.1:`port` (0 picks a free port), register the
 /// configuration with that port, serve with live OperatorVersion reads
 /// through `client` until `shutdown`, then unregister.
 ///
@@ -170,7 +143,9 @@ pub async fn serve_local(
     shutdown: impl Future<Output = ()> + Send,
     on_ready: impl FnOnce(SocketAddr) + Send,
 ) -> Result<(), WebhookError> {
-    let tls = write_local_tls(cert_dir)?;
+    let private = PrivateCertDir::create_in(cert_dir)?;
+    let tls = write_local_tls(private.path())?;
+    tracing::info!(dir = %private.path().display(), "local webhook certificates written");
     let requested = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let listener = TcpListener::bind(requested)
         .await
