@@ -26,6 +26,7 @@ pub mod dev;
 pub mod discovery;
 pub mod executor;
 pub mod install;
+pub mod kubeconfig;
 pub mod leader;
 pub mod logging;
 pub mod manager;

@@ -33,7 +33,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the controller (and webhook) against the cluster of KUBECONFIG or the in-cluster config.
+    /// Run the controller (and webhook) against the cluster of --kubeconfig/--context, KUBECONFIG or the in-cluster config.
     Run(RunArgs),
     /// Start the embedded sandbox API server, the controller and the webhook in one process.
     Dev(DevArgs),
@@ -41,6 +41,12 @@ enum Command {
 
 #[derive(clap::Args, Debug)]
 struct RunArgs {
+    /// Kubeconfig file (default: KUBECONFIG, ~/.kube/config, else the in-cluster config).
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the file's current context).
+    #[arg(long, value_name = "NAME")]
+    context: Option<String>,
     /// Admin server address (/healthz, /readyz, /metrics).
     #[arg(long, default_value = "0.0.0.0:8080")]
     admin_addr: SocketAddr,
@@ -152,9 +158,9 @@ async fn run(
     let engine = args.engine.engine_config()?;
     kudo_manager::identity::service_account_of(None, args.default_service_account.as_deref())
         .map_err(|e| kudo_manager::Error::Config(format!("--default-service-account: {e}")))?;
-    let client = kube::Client::try_default().await.map_err(|e| {
-        kudo_manager::Error::Config(format!("no usable kubeconfig or in-cluster config: {e}"))
-    })?;
+    let client =
+        kudo_manager::kubeconfig::client(args.kubeconfig.as_deref(), args.context.as_deref())
+            .await?;
     let webhook = if args.no_webhook {
         WebhookMode::Off
     } else if args.local_webhook {
