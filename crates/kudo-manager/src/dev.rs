@@ -51,7 +51,7 @@ pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()>
 
     let manager_options = ManagerOptions {
         admin_addr: options.admin_addr,
-        leader_election_namespace: None,
+        leader_election: None,
         webhook: if options.webhook {
             // A private directory of this process inside the temp dir: two
             // dev managers never share (and overwrite) certificates.

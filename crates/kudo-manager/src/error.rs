@@ -30,6 +30,14 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// The namespace of the leader-election Lease does not exist.
+    #[error(
+        "the leader-election namespace {0} does not exist, so no replica can ever lead; \
+         create it (`kubectl create namespace {0}`; `kubectl kudo init` creates kudo-system), \
+         or name an existing one with --leader-election-namespace \
+         (--no-leader-election for a single replica)"
+    )]
+    LeaderNamespaceMissing(String),
     /// Configuration is invalid (kubeconfig, flags).
     #[error("configuration: {0}")]
     Config(String),
@@ -62,7 +70,10 @@ impl Error {
         match self {
             Self::Kube { source, .. } => crate::classify::is_transient_kube_error(source),
             Self::Io { .. } | Self::Server(_) => true,
-            Self::CrdMissing(_) | Self::Serde { .. } | Self::Config(_) => false,
+            Self::CrdMissing(_)
+            | Self::Serde { .. }
+            | Self::Config(_)
+            | Self::LeaderNamespaceMissing(_) => false,
         }
     }
 
@@ -72,7 +83,7 @@ impl Error {
             Self::Kube { .. } => "kube",
             Self::CrdMissing(_) => "crd_missing",
             Self::Serde { .. } => "serde",
-            Self::Config(_) => "config",
+            Self::Config(_) | Self::LeaderNamespaceMissing(_) => "config",
             Self::Server(_) => "server",
             Self::Io { .. } => "io",
         }

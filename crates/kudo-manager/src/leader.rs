@@ -1,8 +1,8 @@
 //! Leader election with a `coordination.k8s.io/v1` Lease, written with
 //! create/replace and resourceVersion so two replicas never both lead.
+//! Durations and the decisions that follow from them: [`timing`].
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -10,6 +10,10 @@ use kube::api::{Api, ObjectMeta, PostParams};
 use tokio::sync::watch;
 
 use crate::{Error, Result};
+
+pub mod timing;
+
+pub use timing::{LeaderFlags, LeaderTiming};
 
 /// Lease settings.
 #[derive(Debug, Clone)]
@@ -20,24 +24,33 @@ pub struct LeaderConfig {
     pub name: String,
     /// This replica's identity (pod name + random suffix).
     pub identity: String,
-    /// How long a lease stays valid without renewal.
-    pub lease_duration: Duration,
-    /// How often the leader renews (and followers retry).
-    pub renew_every: Duration,
+    /// Lease duration, renew deadline and retry period.
+    pub timing: LeaderTiming,
 }
 
 impl LeaderConfig {
-    /// Defaults: lease `kudo-manager`, 30 s validity, renewal every 10 s.
+    /// Lease `kudo-manager` with controller-runtime's durations
+    /// ([`LeaderTiming::default`]).
     pub fn new(namespace: impl Into<String>) -> Self {
         let pod = std::env::var("POD_NAME").unwrap_or_else(|_| "kudo-manager".into());
         Self {
             namespace: namespace.into(),
             name: "kudo-manager".into(),
             identity: format!("{pod}-{}", uuid::Uuid::new_v4().simple()),
-            lease_duration: Duration::from_secs(30),
-            renew_every: Duration::from_secs(10),
+            timing: LeaderTiming::default(),
         }
     }
+}
+
+/// Whether an API answer says the namespace itself does not exist (a
+/// create in a missing namespace: 404 with details naming the namespace).
+pub fn is_missing_namespace(status: &kube::core::Status, namespace: &str) -> bool {
+    status.code == 404
+        && (status
+            .details
+            .as_ref()
+            .is_some_and(|d| d.kind == "namespaces" && d.name == namespace)
+            || status.message == format!("namespaces \"{namespace}\" not found"))
 }
 
 /// What one election round decided. Pure.
@@ -132,7 +145,7 @@ impl Elector {
                 },
                 spec: Some(LeaseSpec {
                     holder_identity: Some(self.config.identity.clone()),
-                    lease_duration_seconds: Some(self.lease_secs()),
+                    lease_duration_seconds: Some(self.config.timing.lease_seconds()),
                     acquire_time: Some(MicroTime(now)),
                     renew_time: Some(MicroTime(now)),
                     lease_transitions: Some(0),
@@ -145,14 +158,13 @@ impl Elector {
                     Ok(true)
                 }
                 Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+                Err(kube::Error::Api(s)) if is_missing_namespace(&s, &self.config.namespace) => {
+                    Err(Error::LeaderNamespaceMissing(self.config.namespace.clone()))
+                }
                 Err(e) => Err(Error::kube("creating the leader Lease", e)),
             };
         };
         Ok(self.write(lease, now).await?.unwrap_or(false))
-    }
-
-    fn lease_secs(&self) -> i32 {
-        i32::try_from(self.config.lease_duration.as_secs()).unwrap_or(30)
     }
 
     fn remember(&self, lease: Lease) {
@@ -179,7 +191,7 @@ impl Elector {
             }
         }
         new_spec.renew_time = Some(MicroTime(now));
-        new_spec.lease_duration_seconds = Some(self.lease_secs());
+        new_spec.lease_duration_seconds = Some(self.config.timing.lease_seconds());
         lease.spec = Some(new_spec);
         // replace carries metadata.resourceVersion: a concurrent writer gets 409.
         match self
@@ -196,34 +208,63 @@ impl Elector {
         }
     }
 
-    /// Election loop until `shutdown` resolves; then releases the lease if held.
+    /// Election loop until `shutdown` resolves; then releases the lease if
+    /// held. A problem no retry can solve (see [`Elector::run_until`]) is
+    /// logged and ends the loop.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        if let Err(e) = self.run_until(shutdown).await {
+            tracing::error!(error = %e, "leader election stopped");
+        }
+    }
+
+    /// Election loop until `shutdown` resolves, trying every retry period;
+    /// then releases the lease if held. A leader whose renewals fail keeps
+    /// leading until the renew deadline after its last renewal, then stops
+    /// (the `leading` receiver turns false). Ends early with an error when
+    /// the Lease's namespace does not exist.
+    pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> Result<()> {
         tokio::pin!(shutdown);
-        let mut last_success = tokio::time::Instant::now();
+        let timing = self.config.timing;
+        let mut last_renewal: Option<tokio::time::Instant> = None;
         loop {
-            let leading = match self.try_once().await {
-                Ok(leading) => {
-                    last_success = tokio::time::Instant::now();
-                    leading
+            let was_leading = *self.leading.borrow();
+            let since = last_renewal.map(|t| t.elapsed());
+            let started = tokio::time::Instant::now();
+            let round =
+                tokio::time::timeout(timing.round_timeout(was_leading, since), self.try_once())
+                    .await;
+            let leading = match round {
+                Ok(Ok(true)) => {
+                    last_renewal = Some(started);
+                    true
                 }
-                Err(e) => {
+                Ok(Ok(false)) => false,
+                Ok(Err(e @ Error::LeaderNamespaceMissing(_))) => {
+                    self.leading.send_replace(false);
+                    return Err(e);
+                }
+                Ok(Err(e)) => {
                     tracing::warn!(error = %e, "leader election round failed");
-                    // Keep leading only while our last successful renewal is still valid.
-                    *self.leading.borrow() && last_success.elapsed() < self.config.lease_duration
+                    was_leading && timing.still_leading(last_renewal.map(|t| t.elapsed()))
+                }
+                Err(_) => {
+                    tracing::warn!("leader election round timed out");
+                    was_leading && timing.still_leading(last_renewal.map(|t| t.elapsed()))
                 }
             };
-            if leading != *self.leading.borrow() {
+            if leading != was_leading {
                 tracing::info!(identity = %self.config.identity, leading, "leadership changed");
             }
             self.leading.send_replace(leading);
             tokio::select! {
                 () = &mut shutdown => break,
-                () = tokio::time::sleep(self.config.renew_every) => {}
+                () = tokio::time::sleep(timing.retry_period()) => {}
             }
         }
         if *self.leading.borrow() {
             self.release().await;
         }
+        Ok(())
     }
 
     /// Give the lease up so another replica takes over at once.
@@ -269,6 +310,34 @@ mod tests {
             lease_duration_seconds: Some(duration),
             ..LeaseSpec::default()
         }
+    }
+
+    fn status(code: u16, message: &str, kind: &str, name: &str) -> kube::core::Status {
+        serde_json::from_value(serde_json::json!({
+            "status": "Failure", "code": code, "reason": "NotFound", "message": message,
+            "details": {"kind": kind, "name": name},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_create_refused_for_a_missing_namespace_is_recognised() {
+        let missing = status(
+            404,
+            "namespaces \"kudo-system\" not found",
+            "namespaces",
+            "kudo-system",
+        );
+        assert!(is_missing_namespace(&missing, "kudo-system"));
+        let lease_gone = status(
+            404,
+            "leases.coordination.k8s.io \"kudo-manager\" not found",
+            "leases",
+            "kudo-manager",
+        );
+        assert!(!is_missing_namespace(&lease_gone, "kudo-system"));
+        let other_ns = status(404, "namespaces \"other\" not found", "namespaces", "other");
+        assert!(!is_missing_namespace(&other_ns, "kudo-system"));
     }
 
     #[test]

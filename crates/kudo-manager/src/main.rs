@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use kudo_manager::controller::ControllerConfig;
 use kudo_manager::dev::{self, DevOptions};
+use kudo_manager::leader::{LeaderConfig, LeaderFlags};
 use kudo_manager::logging::{self, LogFormat};
 use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
 use kudo_manager::settings::{EngineFlags, RenderFlags};
@@ -70,6 +71,8 @@ struct RunArgs {
     /// Skip leader election (only safe with a single replica).
     #[arg(long)]
     no_leader_election: bool,
+    #[command(flatten)]
+    leader: LeaderFlags,
     /// Reconciles run at the same time (0 = unbounded).
     #[arg(long, default_value_t = 16)]
     concurrency: u16,
@@ -156,6 +159,7 @@ async fn run(
     shutdown: tokio_util::sync::CancellationToken,
 ) -> kudo_manager::Result<()> {
     let engine = args.engine.engine_config()?;
+    let timing = args.leader.timing()?;
     kudo_manager::identity::service_account_of(None, args.default_service_account.as_deref())
         .map_err(|e| kudo_manager::Error::Config(format!("--default-service-account: {e}")))?;
     let client =
@@ -178,8 +182,10 @@ async fn run(
     };
     let options = ManagerOptions {
         admin_addr: args.admin_addr,
-        leader_election_namespace: (!args.no_leader_election)
-            .then_some(args.leader_election_namespace),
+        leader_election: (!args.no_leader_election).then(|| LeaderConfig {
+            timing,
+            ..LeaderConfig::new(args.leader_election_namespace)
+        }),
         webhook,
         controller: ControllerConfig {
             engine,

@@ -41,8 +41,9 @@ pub enum WebhookMode {
 pub struct ManagerOptions {
     /// Admin server address (`/healthz`, `/readyz`, `/metrics`).
     pub admin_addr: SocketAddr,
-    /// Lease namespace; `None` disables leader election (single replica).
-    pub leader_election_namespace: Option<String>,
+    /// Lease namespace and durations; `None` disables leader election
+    /// (single replica).
+    pub leader_election: Option<LeaderConfig>,
     /// Webhook.
     pub webhook: WebhookMode,
     /// Controller settings.
@@ -50,7 +51,9 @@ pub struct ManagerOptions {
 }
 
 /// Run until `shutdown` is cancelled. Returns an error when leadership is
-/// lost (the process should exit and restart) or a server fails to start.
+/// lost (the process should exit and restart), when the leader-election
+/// namespace does not exist (at once, rather than waiting for a leadership
+/// that cannot come) or a server fails to start.
 pub async fn run(
     client: Client,
     options: ManagerOptions,
@@ -78,19 +81,28 @@ pub async fn run(
     let webhook = start_webhook(&client, &options.webhook, &metrics, &ready, &stop);
 
     let mut lost_leadership = false;
-    if let Some(ns) = options.leader_election_namespace.clone() {
-        let elector = Elector::new(client.clone(), LeaderConfig::new(ns));
+    let mut election_error = None;
+    if let Some(config) = options.leader_election.clone() {
+        let elector = Elector::new(client.clone(), config);
         let mut leading = elector.leading();
-        let election = {
+        let mut election = {
             let stop = stop.clone();
-            tokio::spawn(elector.run(async move { stop.cancelled().await }))
+            Some(tokio::spawn(
+                elector.run_until(async move { stop.cancelled().await }),
+            ))
         };
         tracing::info!("waiting for leadership");
         loop {
             tokio::select! {
                 () = stop.cancelled() => break,
                 changed = leading.changed() => {
-                    if changed.is_err() || *leading.borrow() { break; }
+                    if changed.is_err() {
+                        // The election ended on its own: a problem no retry solves.
+                        election_error = election_ended(election.take()).await;
+                        stop.cancel();
+                        break;
+                    }
+                    if *leading.borrow() { break; }
                 }
             }
         }
@@ -127,12 +139,14 @@ pub async fn run(
             lost_leadership = lost.await.unwrap_or(false);
             if let Err(e) = result {
                 stop.cancel();
-                let _ = election.await;
+                let _ = election_ended(election.take()).await;
                 return Err(e);
             }
         }
         stop.cancel();
-        let _ = election.await;
+        if let Some(e) = election_ended(election.take()).await {
+            election_error = Some(e);
+        }
     } else {
         let result = controller::run(
             client.clone(),
@@ -157,12 +171,24 @@ pub async fn run(
             Ok(Ok(())) => {}
         }
     }
+    if let Some(e) = election_error {
+        return Err(e);
+    }
     if lost_leadership {
         return Err(Error::Server(
             "lost the leader Lease; exiting so a restart rejoins the election".into(),
         ));
     }
     Ok(())
+}
+
+/// Waits for the election task; its error, if it ended with one.
+async fn election_ended(election: Option<tokio::task::JoinHandle<Result<()>>>) -> Option<Error> {
+    match election?.await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e),
+        Err(e) => Some(Error::Server(format!("leader election task: {e}"))),
+    }
 }
 
 /// The switch between webhook modes; the webhook itself lives in [`crate::webhook`].

@@ -1,5 +1,6 @@
 //! The whole manager (`manager::run`) against kudo-sandbox at start-up:
-//! two managers whose local webhooks are given the same certificate folder.
+//! leader election in a namespace that does not exist, and two managers
+//! whose local webhooks are given the same certificate folder.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "support/tls_client.rs"]
@@ -13,6 +14,7 @@ use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use kube::Api;
 use kudo_certs::LOCAL_WEBHOOK_CONFIGURATION_NAME;
 use kudo_manager::controller::ControllerConfig;
+use kudo_manager::leader::LeaderConfig;
 use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
 use kudo_sandbox::Sandbox;
 use rustls::pki_types::ServerName;
@@ -20,13 +22,41 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_util::sync::CancellationToken;
 
-fn options(webhook: WebhookMode) -> ManagerOptions {
+fn options(leader_election: Option<LeaderConfig>, webhook: WebhookMode) -> ManagerOptions {
     ManagerOptions {
         admin_addr: "127.0.0.1:0".parse().unwrap(),
-        leader_election_namespace: None,
+        leader_election,
         webhook,
         controller: ControllerConfig::default(),
     }
+}
+
+#[tokio::test]
+async fn a_missing_leader_election_namespace_stops_the_manager_at_once_naming_it() {
+    let sandbox = Sandbox::builder().start().await.unwrap();
+    let client = sandbox.client().unwrap();
+    kudo_manager::install::install_crds(&client).await.unwrap();
+    let shutdown = CancellationToken::new();
+    let run = manager::run(
+        client,
+        options(
+            Some(LeaderConfig::new("no-such-namespace")),
+            WebhookMode::Off,
+        ),
+        shutdown.clone(),
+    );
+    let ended = tokio::time::timeout(Duration::from_secs(20), run).await;
+    shutdown.cancel();
+    let err = ended
+        .expect("the manager should stop instead of waiting for leadership")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("leader-election namespace no-such-namespace does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("--leader-election-namespace"), "{err}");
+    sandbox.stop().await;
 }
 
 /// The URL port and caBundle the manager registered in `sandbox`.
@@ -75,10 +105,13 @@ async fn start_dev_like(cert_dir: &Path) -> Started {
     let shutdown = CancellationToken::new();
     let task = tokio::spawn(manager::run(
         client.clone(),
-        options(WebhookMode::Local {
-            port: 0,
-            cert_dir: cert_dir.to_path_buf(),
-        }),
+        options(
+            None,
+            WebhookMode::Local {
+                port: 0,
+                cert_dir: cert_dir.to_path_buf(),
+            },
+        ),
         shutdown.clone(),
     ));
     Started {

@@ -108,7 +108,7 @@ impl Manager {
             sandbox.client().unwrap(),
             ManagerOptions {
                 admin_addr: "127.0.0.1:0".parse().unwrap(),
-                leader_election_namespace: None,
+                leader_election: None,
                 webhook: WebhookMode::Local {
                     port: 0,
                     cert_dir: certs.path().to_path_buf(),
