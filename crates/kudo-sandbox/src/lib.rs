@@ -275,6 +275,18 @@ impl Sandbox {
         self.inner.requests.records()
     }
 
+    /// The logged requests numbered `from` or later (see
+    /// [`RequestRecord::seq`]), oldest first: cheap polling for what a
+    /// client did since a [`Sandbox::next_request_seq`].
+    pub fn requests_since(&self, from: u64) -> Vec<RequestRecord> {
+        self.inner.requests.records_since(from)
+    }
+
+    /// The number the next logged request will get.
+    pub fn next_request_seq(&self) -> u64 {
+        self.inner.requests.next_seq()
+    }
+
     /// How many requests the log dropped because it was full (since the
     /// last [`Sandbox::clear_requests`]).
     pub fn requests_dropped(&self) -> u64 {

@@ -124,6 +124,18 @@ impl RequestLog {
         self.lock().records.iter().cloned().collect()
     }
 
+    /// The records kept with `seq >= from`, oldest first.
+    pub fn records_since(&self, from: u64) -> Vec<RequestRecord> {
+        let log = self.lock();
+        let start = log.records.partition_point(|r| r.seq < from);
+        log.records.range(start..).cloned().collect()
+    }
+
+    /// The `seq` the next record will get.
+    pub fn next_seq(&self) -> u64 {
+        self.lock().next_seq
+    }
+
     /// How many records were dropped because the log was full.
     pub fn dropped(&self) -> u64 {
         self.lock().dropped
@@ -196,6 +208,16 @@ mod tests {
             vec![(1, 404), (2, 409)]
         );
         assert_eq!(log.dropped(), 1);
+        assert_eq!(
+            log.records_since(2)
+                .iter()
+                .map(|r| r.code)
+                .collect::<Vec<_>>(),
+            vec![409]
+        );
+        assert_eq!(log.records_since(0).len(), 2);
+        assert!(log.records_since(3).is_empty());
+        assert_eq!(log.next_seq(), 3);
     }
 
     #[test]
