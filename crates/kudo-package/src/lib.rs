@@ -28,6 +28,7 @@ pub mod gofmt;
 pub mod hash;
 mod load;
 pub mod params;
+pub mod removed_apis;
 pub mod render;
 pub mod verify;
 pub mod yaml;
