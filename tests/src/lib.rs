@@ -9,6 +9,7 @@
 //!
 //! [`Env`] is the harness; waits are watches with a timeout, never sleeps.
 
+pub mod chaos;
 pub mod cluster;
 
 use std::collections::BTreeMap;
