@@ -11,6 +11,7 @@
 
 pub mod chaos;
 pub mod cluster;
+pub mod resilient;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -169,6 +170,14 @@ impl Env {
             let _ = handle.await;
         }
         Ok(())
+    }
+
+    /// Whether the in-process controller has stopped on its own (returned
+    /// or panicked) — false while it runs, and when none was started.
+    pub fn controller_finished(&self) -> bool {
+        self.controller
+            .as_ref()
+            .is_some_and(|(_, handle)| handle.is_finished())
     }
 
     /// Install a package with an Instance named `instance`.
