@@ -1,4 +1,4 @@
-# kudo-rs developer entry points. CI runs `.ci/run`, which runs `make test`.
+# kudo-rs developer entry points. CI runs `.ci/run`, which runs `make test`, then `make chaos`.
 SHELL := /bin/bash
 CARGO ?= cargo
 export CARGO_INCREMENTAL ?= 0
@@ -11,13 +11,14 @@ IMPURE_DEPS := tokio hyper kube-client kube-runtime warp
 # The manager image `kubectl kudo init` deploys by default.
 IMAGE ?= kudo-rs/kudo-manager:0.1.0
 
-.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure unit bench build tools image
+.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure unit chaos bench build tools image
 
 help:
 	@echo "make run        start the manager + webhook on the embedded sandbox and run an example plan"
 	@echo "make test       fmt check, clippy -D warnings, purity and CRD checks, all tests"
 	@echo "make lint       fmt check + clippy"
 	@echo "make crds       regenerate crds/ from crates/kudo-api"
+	@echo "make chaos      the manager SIGKILLed mid-plan, and 50 Instances under injected API faults (CI runs it)"
 	@echo "make bench      criterion benchmarks and the bench harness"
 	@echo "make image      build the manager image (IMAGE=$(IMAGE)) with docker"
 
@@ -66,6 +67,14 @@ unit:
 	  $(CARGO) test --workspace --locked --no-fail-fast; \
 	fi
 	$(CARGO) test --workspace --locked --doc
+
+# The chaos tests (ignored by `make unit`): tests/tests/chaos.rs SIGKILLs the
+# kudo-manager binary 20 times in a 50-step plan (KUDO_CHAOS_SEED=<n> repeats
+# a run); tests/tests/faults.rs runs 50 Instances under 10% injected API
+# errors. The binary is built first so the test never runs a stale one.
+chaos:
+	$(CARGO) build --locked -p kudo-manager --bin kudo-manager
+	$(CARGO) test --locked -p kudo-e2e --test chaos --test faults -- --ignored --nocapture
 
 bench:
 	$(CARGO) bench --workspace
