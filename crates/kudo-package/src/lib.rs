@@ -87,6 +87,19 @@ impl Package {
         verify::verify(self)
     }
 
+    /// The objects of the templates (rendered with default parameter
+    /// values) that an API server serving `served` applies in another API
+    /// version (warnings) or cannot apply (errors); `target` names the
+    /// server in messages, e.g. `Kubernetes 1.32` (see
+    /// [`removed_apis::KubernetesRelease`]).
+    pub fn verify_api_versions(
+        &self,
+        served: &dyn removed_apis::ServedApis,
+        target: &str,
+    ) -> verify::Report {
+        verify::verify_api_versions(self, served, target)
+    }
+
     /// Verifies and refuses a package with errors; warnings are kept in
     /// the returned report for the caller to print.
     pub fn verified(&self) -> Result<verify::Report, PackageError> {

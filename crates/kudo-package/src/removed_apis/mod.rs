@@ -26,6 +26,7 @@ mod autoscaling;
 mod cluster;
 mod crd;
 mod networking;
+mod plan;
 mod release;
 mod table;
 mod workloads;
@@ -52,6 +53,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+pub use plan::{PlanTranslation, translate_plan};
 pub use release::KubernetesRelease;
 pub use table::{RemovedVersion, introduced_in, removed_version, removed_versions};
 

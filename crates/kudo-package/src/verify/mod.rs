@@ -2,12 +2,14 @@
 //! and warning KUDO's verifier reports, each naming the file and the item.
 //! A package with errors is refused; warnings are printed.
 
+mod api_versions;
 mod operator;
 mod parameters;
 mod quoting;
 mod size;
 mod templates;
 
+pub use api_versions::verify_api_versions;
 pub use size::check_operator_version_size;
 pub use templates::ROOT_FIELDS;
 

@@ -25,7 +25,7 @@ pub const ROOT_FIELDS: &[&str] = &[
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Use {
+pub(super) enum Use {
     /// Rendered into Kubernetes objects.
     Objects,
     /// A KudoOperator parameter file: rendered into a YAML map.
@@ -34,7 +34,7 @@ enum Use {
     PipePod,
 }
 
-fn template_uses(pkg: &Package) -> BTreeMap<String, Use> {
+pub(super) fn template_uses(pkg: &Package) -> BTreeMap<String, Use> {
     let mut uses = BTreeMap::new();
     for task in &pkg.operator.tasks {
         let spec = &task.spec;
@@ -248,7 +248,7 @@ fn warn_unused_parameters(pkg: &Package, used: &BTreeSet<String>, r: &mut Report
 /// The data KUDO's verifier renders with: placeholder names, parameter
 /// defaults and every pipe key. `None` when the defaults themselves are
 /// broken (already reported by the parameter checks).
-fn placeholder_data(pkg: &Package) -> Option<Value> {
+pub(super) fn placeholder_data(pkg: &Package) -> Option<Value> {
     let ov = pkg.to_operator_version("Namespace");
     let params = crate::params::template_values(&ov.spec, &BTreeMap::new()).ok()?;
     let mut pipes = BTreeMap::new();
