@@ -75,9 +75,13 @@ async fn fifty_instances_complete_and_uninstall_under_injected_faults() {
         return;
     }
     let panics = count_panics();
-    let env = Env::start_with(Sandbox::builder().ready_delay(Duration::from_millis(100)))
-        .await
-        .unwrap();
+    let env = Env::start_with(
+        Sandbox::builder()
+            .ready_delay(Duration::from_millis(100))
+            .request_log(1_000_000),
+    )
+    .await
+    .unwrap();
     let sandbox = env.sandbox.as_sandbox().unwrap();
     let mut ovs = Vec::new();
     for (op, package, count) in mix() {
@@ -88,6 +92,7 @@ async fn fifty_instances_complete_and_uninstall_under_injected_faults() {
         ));
     }
     sandbox.set_faults(faults());
+    let first_request = sandbox.next_request_seq();
     let started = Instant::now();
 
     let api = env.instances();
@@ -149,12 +154,13 @@ async fn fifty_instances_complete_and_uninstall_under_injected_faults() {
     let stats = sandbox.fault_stats();
     // Checked without faults, so a count of what is left is exact.
     sandbox.set_faults(Faults::none());
+    let requests = sandbox.requests_since(first_request).len();
     let leftovers = owned_objects_left(&env).await;
     let metrics = env.metrics.render();
     let (errors, by_kind) = error_counts(&metrics);
     println!(
         "{INSTANCES} Instances (+{CHILDREN} children) COMPLETE in {:.1}s, uninstalled after {:.1}s in all; \
-         injected: {:?} ({} errors), {} watches closed; manager errors counted: {errors} {by_kind:?}; \
+         {requests} requests, injected: {:?} ({} errors), {} watches closed; manager errors counted: {errors} {by_kind:?}; \
          test-side retries: {test_retries}; objects left: {leftovers:?}",
         deployed.as_secs_f64(),
         uninstalled.as_secs_f64(),
