@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use kudo_package::removed_apis::KubernetesRelease;
 
 pub use crate::duration::parse_duration;
 
@@ -425,6 +426,9 @@ pub struct PackageVerifyArgs {
     /// Package directory or .tgz file
     #[arg(value_name = "PACKAGE")]
     pub package: PathBuf,
+    /// List objects Kubernetes X.Y (e.g. 1.32) cannot apply as written
+    #[arg(long, value_name = "X.Y", value_parser = parse_kubernetes_version)]
+    pub kubernetes_version: Option<KubernetesRelease>,
 }
 
 /// `package params ...`.
@@ -460,6 +464,14 @@ pub struct PackageRenderArgs {
     /// Instance name used in the objects (default: <operator>-instance)
     #[arg(long, value_name = "NAME")]
     pub instance: Option<String>,
+    /// Print objects as Kubernetes X.Y (e.g. 1.32) applies them
+    #[arg(long, value_name = "X.Y", value_parser = parse_kubernetes_version)]
+    pub kubernetes_version: Option<KubernetesRelease>,
+}
+
+/// `1.32`, `v1.32.3`: a Kubernetes release for `--kubernetes-version`.
+fn parse_kubernetes_version(text: &str) -> Result<KubernetesRelease, String> {
+    text.parse()
 }
 
 /// Shells for `completion`.

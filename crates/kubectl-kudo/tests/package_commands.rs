@@ -96,3 +96,103 @@ fn render_refuses_invalid_parameter_values() {
         transcript(&output)
     );
 }
+
+#[test]
+fn verify_lists_what_a_kubernetes_release_applies_in_another_version() {
+    let output = run(&[
+        "package",
+        "verify",
+        &fixture_arg("legacy"),
+        "--kubernetes-version",
+        "1.32",
+    ]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    insta::assert_snapshot!("package-verify-legacy-1.32", transcript(&output));
+}
+
+#[test]
+fn verify_for_the_release_a_package_was_written_for_has_nothing_to_say() {
+    let output = run(&[
+        "package",
+        "verify",
+        &fixture_arg("legacy"),
+        "--kubernetes-version",
+        "v1.15.12",
+    ]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    assert!(
+        !common::stdout(&output).contains("warning"),
+        "{}",
+        transcript(&output)
+    );
+}
+
+#[test]
+fn verify_fails_on_a_kind_removed_without_successor() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("templates")).unwrap();
+    std::fs::write(
+        dir.path().join("operator.yaml"),
+        "name: psp\noperatorVersion: 0.1.0\nkubernetesVersion: 1.15.0\ntasks:\n  - name: psp\n    kind: Apply\n    spec:\n      resources: [psp.yaml]\nplans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [psp]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("templates/psp.yaml"),
+        "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: restricted\nspec:\n  privileged: false\n",
+    )
+    .unwrap();
+    let path = dir.path().display().to_string();
+    let output = run(&["package", "verify", &path, "--kubernetes-version", "1.32"]);
+    assert_eq!(output.status.code(), Some(1), "{}", transcript(&output));
+    assert!(
+        common::stdout(&output).contains(
+            "PodSecurityPolicy was removed in Kubernetes 1.25 without a successor; use Pod Security Admission"
+        ),
+        "{}",
+        transcript(&output)
+    );
+    let output = run(&["package", "render", &path, "--kubernetes-version", "1.32"]);
+    assert_eq!(output.status.code(), Some(1), "{}", transcript(&output));
+    assert!(
+        common::stderr(&output)
+            .contains("1 object of plan deploy cannot be applied on Kubernetes 1.32"),
+        "{}",
+        transcript(&output)
+    );
+    let output = run(&["package", "verify", &path]);
+    assert!(output.status.success(), "{}", transcript(&output));
+}
+
+#[test]
+fn render_prints_objects_as_a_kubernetes_release_gets_them() {
+    let output = run(&[
+        "package",
+        "render",
+        &fixture_arg("legacy"),
+        "--instance",
+        "web",
+        "-n",
+        "shop",
+        "--kubernetes-version",
+        "1.32",
+    ]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    insta::assert_snapshot!("package-render-legacy-1.32", transcript(&output));
+}
+
+#[test]
+fn an_unreadable_kubernetes_version_is_a_usage_error() {
+    let output = run(&[
+        "package",
+        "verify",
+        &fixture_arg("legacy"),
+        "--kubernetes-version",
+        "latest",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", transcript(&output));
+    assert!(
+        common::stderr(&output).contains("expected MAJOR.MINOR such as 1.32"),
+        "{}",
+        transcript(&output)
+    );
+}

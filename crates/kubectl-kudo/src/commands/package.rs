@@ -1,5 +1,6 @@
 //! `package verify|params list|render`: thin wrappers over kudo-package,
-//! no cluster needed.
+//! no cluster needed. `--kubernetes-version` checks against the API versions
+//! a release serves, from kudo-package's table (the server is not asked).
 
 use kudo_api::Parameter;
 
@@ -11,6 +12,7 @@ use crate::context::offline_namespace;
 use crate::error::{CliError, Result};
 use crate::output::{format_data, table};
 use crate::params;
+use kudo_package::removed_apis::translate_plan;
 use kudo_package::render::{PlanRenderOptions, format_render_output, render_plan_offline};
 
 fn load(path: &std::path::Path) -> Result<kudo_package::Package> {
@@ -28,7 +30,12 @@ pub fn run(global: &GlobalArgs, cmd: PackageCommand) -> Result<()> {
 
 fn verify(args: &PackageVerifyArgs) -> Result<()> {
     let package = load(&args.package)?;
-    let report = package.verify();
+    let mut report = package.verify();
+    if let Some(release) = args.kubernetes_version {
+        let apis = package.verify_api_versions(&release, &release.to_string());
+        report.errors.extend(apis.errors);
+        report.warnings.extend(apis.warnings);
+    }
     print!("{report}");
     let text = report.to_string();
     if !text.is_empty() && !text.ends_with('\n') {
@@ -125,7 +132,7 @@ fn render(global: &GlobalArgs, args: &PackageRenderArgs) -> Result<()> {
         plan_uid: String::new(),
         values,
     };
-    let (steps, assumed) =
+    let (mut steps, assumed) =
         render_plan_offline(&ov, &options).map_err(|e| CliError::Package(e.to_string()))?;
     if !assumed.is_empty() {
         eprintln!(
@@ -133,10 +140,33 @@ fn render(global: &GlobalArgs, args: &PackageRenderArgs) -> Result<()> {
             assumed.join(", ")
         );
     }
+    let translations = match args.kubernetes_version {
+        Some(release) => translate_plan(&mut steps, &release),
+        None => Vec::new(),
+    };
     let text = format_render_output(&steps);
     print!("{text}");
     if !text.ends_with('\n') {
         println!();
+    }
+    let Some(release) = args.kubernetes_version else {
+        return Ok(());
+    };
+    let mut refused = 0;
+    for t in &translations {
+        if t.outcome.is_ok() {
+            eprintln!("note: on {release}, {t}");
+        } else {
+            refused += 1;
+            eprintln!("error: on {release}, {t}");
+        }
+    }
+    if refused > 0 {
+        return Err(CliError::Package(format!(
+            "{refused} object{} of plan {} cannot be applied on {release}",
+            if refused == 1 { "" } else { "s" },
+            args.plan,
+        )));
     }
     Ok(())
 }
