@@ -84,7 +84,10 @@ impl Registry {
             .iter()
             .map(|x| ResourceInfo {
                 group: x.group.to_string(),
-                versions: vec![x.version.to_string()],
+                versions: std::iter::once(x.version)
+                    .chain(x.more_versions.iter().copied())
+                    .map(str::to_string)
+                    .collect(),
                 kind: x.kind.to_string(),
                 plural: x.plural.to_string(),
                 singular: x.kind.to_lowercase(),
@@ -310,6 +313,57 @@ mod tests {
         assert!(r.find("kudo.dev", "v1alpha1", "instances").is_some());
         r.unregister("kudo.dev", "instances");
         assert!(r.find("kudo.dev", "v1beta1", "instances").is_none());
+    }
+
+    #[test]
+    fn built_ins_are_served_in_exactly_the_versions_kubernetes_1_32_serves() {
+        use kudo_package::removed_apis::{KubernetesRelease, ServedApis, removed_versions};
+        let r = Registry::builtin();
+        let release = KubernetesRelease::CURRENT;
+        for res in &r.resources {
+            for version in &res.versions {
+                let api_version = res.api_version(version);
+                assert!(
+                    release.serves(&api_version, &res.kind),
+                    "{api_version} {} is not served by {release}",
+                    res.kind
+                );
+            }
+        }
+        let serves = |api_version: &str, kind: &str| {
+            r.resources.iter().any(|res| {
+                res.kind == kind
+                    && res
+                        .versions
+                        .iter()
+                        .any(|v| res.api_version(v) == api_version)
+            })
+        };
+        for removed in removed_versions() {
+            assert!(
+                !serves(removed.api_version, removed.kind),
+                "{} {} was removed in {}",
+                removed.api_version,
+                removed.kind,
+                removed.removed_in
+            );
+            // What a translated object is applied as must be there.
+            for successor in removed.successors {
+                if release.serves(successor, removed.kind) {
+                    assert!(
+                        serves(successor, removed.kind),
+                        "{successor} {} is missing",
+                        removed.kind
+                    );
+                }
+            }
+        }
+        let hpa = r.find("autoscaling", "v1", "horizontalpodautoscalers");
+        assert_eq!(hpa.map(|h| h.preferred_version()), Some("v2"));
+        assert!(
+            r.find("policy", "v1beta1", "poddisruptionbudgets")
+                .is_none()
+        );
     }
 
     #[test]

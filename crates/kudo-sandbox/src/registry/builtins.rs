@@ -1,9 +1,16 @@
-//! The built-in kinds the sandbox serves before any CRD is added.
+//! The built-in kinds the sandbox serves before any CRD is added: the
+//! versions Kubernetes 1.32 serves by default, and no other (versions
+//! removed by then, such as policy/v1beta1, are not served, so tests see
+//! what a real cluster shows; a test in registry.rs checks this against
+//! kudo-package's table of removed versions).
 
 /// Compact description of a built-in resource.
 pub(super) struct Builtin {
     pub(super) group: &'static str,
     pub(super) version: &'static str,
+    /// Further served versions, after the preferred `version`. Objects are
+    /// not converted between versions: they read back as written.
+    pub(super) more_versions: &'static [&'static str],
     pub(super) kind: &'static str,
     pub(super) plural: &'static str,
     pub(super) short: &'static [&'static str],
@@ -25,6 +32,7 @@ const fn b(
     Builtin {
         group,
         version,
+        more_versions: &[],
         kind,
         plural,
         short,
@@ -37,6 +45,11 @@ const fn b(
 
 const fn all(mut x: Builtin) -> Builtin {
     x.all = true;
+    x
+}
+
+const fn also(mut x: Builtin, versions: &'static [&'static str]) -> Builtin {
+    x.more_versions = versions;
     x
 }
 
@@ -155,14 +168,17 @@ pub(super) const BUILTINS: &[Builtin] = &[
         true,
         true,
     ),
-    b(
-        "autoscaling",
-        "v2",
-        "HorizontalPodAutoscaler",
-        "horizontalpodautoscalers",
-        &["hpa"],
-        true,
-        true,
+    also(
+        b(
+            "autoscaling",
+            "v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            &["hpa"],
+            true,
+            true,
+        ),
+        &["v1"],
     ),
     b(
         "networking.k8s.io",
@@ -172,6 +188,24 @@ pub(super) const BUILTINS: &[Builtin] = &[
         &["ing"],
         true,
         true,
+    ),
+    b(
+        "networking.k8s.io",
+        "v1",
+        "IngressClass",
+        "ingressclasses",
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        "endpointslices",
+        &[],
+        true,
+        false,
     ),
     b(
         "networking.k8s.io",
@@ -244,6 +278,87 @@ pub(super) const BUILTINS: &[Builtin] = &[
         &["sc"],
         false,
         false,
+    ),
+    b(
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        "volumeattachments",
+        &[],
+        false,
+        true,
+    ),
+    b(
+        "storage.k8s.io",
+        "v1",
+        "CSIDriver",
+        "csidrivers",
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "storage.k8s.io",
+        "v1",
+        "CSINode",
+        "csinodes",
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "storage.k8s.io",
+        "v1",
+        "CSIStorageCapacity",
+        "csistoragecapacities",
+        &[],
+        true,
+        false,
+    ),
+    b(
+        "node.k8s.io",
+        "v1",
+        "RuntimeClass",
+        "runtimeclasses",
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        &["csr"],
+        false,
+        true,
+    ),
+    b(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "FlowSchema",
+        "flowschemas",
+        &[],
+        false,
+        true,
+    ),
+    b(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "PriorityLevelConfiguration",
+        "prioritylevelconfigurations",
+        &[],
+        false,
+        true,
+    ),
+    b(
+        "apiregistration.k8s.io",
+        "v1",
+        "APIService",
+        "apiservices",
+        &[],
+        false,
+        true,
     ),
     b(
         "scheduling.k8s.io",

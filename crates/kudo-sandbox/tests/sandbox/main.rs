@@ -12,6 +12,7 @@ mod lifecycle;
 mod patch;
 mod persist;
 mod requests;
+mod versions;
 mod watch;
 mod workloads;
 
