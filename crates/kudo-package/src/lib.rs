@@ -5,7 +5,8 @@
 //! `kubectl kudo package verify`, conversion to Operator/OperatorVersion,
 //! parameter values as templates see them, rendering a task into Kubernetes
 //! objects and stamping them with KUDO's labels, annotations and owner
-//! references.
+//! references, and translating objects written for built-in API versions
+//! Kubernetes no longer serves ([`removed_apis`]).
 //!
 //! Pure apart from reading package files: namespaced-or-not is decided by a
 //! discovery interface passed in, and live objects needed for the
