@@ -38,7 +38,7 @@ pub(super) fn verify_quoting(pkg: &Package, r: &mut Report) {
 }
 
 /// `(line, parameter)` for every action that prints `.Params.X` bare (no
-/// function, no pipe) outside quotes and comments.
+/// function, no pipe) where YAML reads it as a plain value.
 fn unquoted_uses(text: &str) -> Vec<(usize, &str)> {
     let mut found = Vec::new();
     for (index, line) in text.lines().enumerate() {
@@ -51,7 +51,7 @@ fn unquoted_uses(text: &str) -> Vec<(usize, &str)> {
             let before = &line[..offset + start];
             let action = &rest[start + 2..start + len];
             if let Some(param) = bare_param(action)
-                && !quoted_or_comment(before)
+                && in_value_position(before)
             {
                 found.push((index + 1, param));
             }
@@ -71,9 +71,15 @@ fn bare_param(action: &str) -> Option<&str> {
     ident.then_some(name)
 }
 
-fn quoted_or_comment(before: &str) -> bool {
+/// Whether the action stands where YAML reads a plain scalar: after a
+/// key's colon, a list dash, or inside a flow list. Text inside quotes,
+/// comments or running text (HTML in a block scalar, say) is not.
+fn in_value_position(before: &str) -> bool {
     let trimmed = before.trim_end();
-    trimmed.ends_with('"') || trimmed.ends_with('\'') || trimmed.trim_start().starts_with('#')
+    if trimmed.trim_start().starts_with('#') {
+        return false;
+    }
+    trimmed.is_empty() || trimmed.ends_with([':', '-', '[', ','])
 }
 
 #[cfg(test)]
@@ -114,6 +120,12 @@ mod tests {
             "{text}"
         );
         assert!(!report.has_errors(), "{text}");
+    }
+
+    #[test]
+    fn running_text_in_a_block_scalar_is_not_a_yaml_value() {
+        let text = "data:\n  index.html: |\n    <h1>{{ .Params.MESSAGE }}</h1>\n";
+        assert!(unquoted_uses(text).is_empty());
     }
 
     #[test]
