@@ -188,7 +188,7 @@ fn format_one(verb: char, v: &Value<'_>, spec: &Spec, left: usize) -> Result<Str
         ('x', Value::Str(s)) => s.bytes().map(|b| format!("{b:02x}")).collect(),
         ('X', Value::Str(s)) => s.bytes().map(|b| format!("{b:02X}")).collect(),
         ('f' | 'F', Value::Float(f)) => {
-            signed(format!("{:.*}", spec.prec.unwrap_or(6), f), *f < 0.0, spec)
+            signed(fixed_form(*f, spec.prec.unwrap_or(6)), *f < 0.0, spec)
         }
         ('e', Value::Float(f)) => signed(exp_form(*f, spec.prec.unwrap_or(6)), *f < 0.0, spec),
         ('g', Value::Float(f)) => signed(format_float_g(*f), *f < 0.0, spec),
@@ -219,14 +219,34 @@ fn radix(i: i64, base: u32, prefix: Option<&str>, upper: bool) -> String {
     )
 }
 
+/// Digits after the point past which an f64's exact decimal expansion is
+/// all zeros (it ends within 1,074 fractional and 767 significant digits).
+/// Rust's formatter panics on a precision above `u16::MAX`, which Go's
+/// `%.100000f` asks for: the digits past this are written as zeros instead.
+const EXACT_DIGITS: usize = 1100;
+
+/// `mantissa` (which has `EXACT_DIGITS` digits after its point when
+/// `prec` is more) with zeros up to `prec` digits.
+fn zero_extend(mut mantissa: String, prec: usize) -> String {
+    if prec > EXACT_DIGITS && mantissa.contains('.') {
+        mantissa.extend(std::iter::repeat_n('0', prec - EXACT_DIGITS));
+    }
+    mantissa
+}
+
+fn fixed_form(f: f64, prec: usize) -> String {
+    zero_extend(format!("{:.*}", prec.min(EXACT_DIGITS), f), prec)
+}
+
 fn exp_form(f: f64, prec: usize) -> String {
-    let s = format!("{:.*e}", prec, f);
+    let s = format!("{:.*e}", prec.min(EXACT_DIGITS), f);
     match s.split_once('e') {
         Some((m, e)) => {
             let (sign, digits) = match e.strip_prefix('-') {
                 Some(d) => ('-', d),
                 None => ('+', e),
             };
+            let m = zero_extend(m.to_string(), prec);
             format!("{m}e{sign}{digits:0>2}")
         }
         None => s,
