@@ -187,7 +187,11 @@ pub fn params_table(ov: &OperatorVersionSpec, descriptions: bool) -> String {
             if c + 1 == columns {
                 line.push_str(cell);
             } else {
-                line.push_str(&format!("{cell:<width$}   ", width = widths[c]));
+                // Padded by hand: `format!("{cell:<width$}")` panics on
+                // widths past 65,535 (a long default or name).
+                let pad = widths[c].saturating_sub(cell.chars().count()) + 3;
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
             }
         }
         out.push_str(line.trim_end());
