@@ -120,6 +120,7 @@ fn mid_way(phases: usize, steps: usize, strategy: &str) -> (Sim, Observed) {
         TaskResult {
             outcome: TaskOutcome::Done,
             objects: Vec::new(),
+            notes: Vec::new(),
         },
     );
     (sim, observed)

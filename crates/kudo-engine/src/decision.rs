@@ -145,6 +145,9 @@ pub struct TaskResult {
     pub outcome: TaskOutcome,
     /// Objects applied (for pruning on later runs and for status).
     pub objects: Vec<AppliedObject>,
+    /// What the task wants said even when it succeeds (e.g. an object applied
+    /// in another API version than its template asked for).
+    pub notes: Vec<String>,
 }
 
 /// Observations gathered by the executor during one reconcile.
@@ -234,6 +237,7 @@ mod tests {
         TaskResult {
             outcome: TaskOutcome::Done,
             objects: Vec::new(),
+            notes: Vec::new(),
         }
     }
 

@@ -237,7 +237,11 @@ impl Walk<'_> {
             match &result.outcome {
                 TaskOutcome::Done => {
                     set_status(&mut task.status, S::Complete, &mut out.changed);
-                    set_message(&mut task.message, "", &mut out.changed);
+                    set_message(
+                        &mut task.message,
+                        &result.notes.join("; "),
+                        &mut out.changed,
+                    );
                 }
                 TaskOutcome::InProgress { message } => {
                     set_status(&mut task.status, S::InProgress, &mut out.changed);
@@ -309,7 +313,14 @@ impl Walk<'_> {
             }
         }
         step.status = Some(S::Complete);
-        step.message.clear();
+        // A completed step keeps what its tasks wanted said (their notes).
+        step.message = step
+            .tasks
+            .iter()
+            .map(|t| t.message.as_str())
+            .filter(|m| !m.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
         step.next_retry_at = None;
         step.finished_at = Some(crate::time(self.now));
         out.changed = true;

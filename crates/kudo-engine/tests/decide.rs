@@ -60,6 +60,37 @@ fn create_runs_deploy_to_complete_and_records_what_it_consumed() {
 }
 
 #[test]
+fn notes_of_done_tasks_stay_on_the_task_and_the_completed_step() {
+    let mut sim = zk();
+    sim.reconcile_with_notes(|k| {
+        let notes = if k.step() == "s1" {
+            vec!["applied policy/v1beta1 PodDisruptionBudget as policy/v1".to_string()]
+        } else {
+            Vec::new()
+        };
+        (TaskOutcome::Done, notes)
+    });
+    assert_eq!(sim.plan_status("deploy"), S::Complete);
+    let deploy = &sim.status().plan_status["deploy"];
+    let steps: Vec<(&str, &str)> = deploy.phases[0]
+        .steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.message.as_str()))
+        .collect();
+    assert!(
+        steps.contains(&(
+            "s1",
+            "applied policy/v1beta1 PodDisruptionBudget as policy/v1"
+        )),
+        "{steps:?}"
+    );
+    assert!(
+        steps.iter().filter(|(_, m)| m.is_empty()).count() >= 1,
+        "{steps:?}"
+    );
+}
+
+#[test]
 fn idle_instance_gets_its_status_back_unchanged_and_no_actions() {
     let mut sim = zk();
     sim.all_done();

@@ -108,6 +108,7 @@ fn an_outcome_fed_back_twice_changes_nothing_the_second_time() {
                 message: "2 of 3 replicas ready".into(),
             },
             objects: Vec::new(),
+            notes: Vec::new(),
         },
     );
     let first = decide_in_place(sim.input(&observed), &mut status);

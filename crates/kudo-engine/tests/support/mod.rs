@@ -197,6 +197,14 @@ impl Sim {
     /// pass that `changed` says exactly whether that pass changed it, and at
     /// the end that a copy differing from the stored status was reported.
     pub fn reconcile(&mut self, outcome: impl Fn(&TaskKey) -> TaskOutcome) -> Decision {
+        self.reconcile_with_notes(|k| (outcome(k), Vec::new()))
+    }
+
+    /// As [`Sim::reconcile`], each task also reporting notes.
+    pub fn reconcile_with_notes(
+        &mut self,
+        outcome: impl Fn(&TaskKey) -> (TaskOutcome, Vec<String>),
+    ) -> Decision {
         let mut observed = Observed::default();
         let mut ran = BTreeSet::new();
         let stored = self.inst.status.clone().unwrap_or_default();
@@ -232,11 +240,13 @@ impl Sim {
             for k in new {
                 ran.insert(k.clone());
                 self.ran.push(k.clone());
+                let (outcome, notes) = outcome(&k);
                 observed.tasks.insert(
                     k.clone(),
                     TaskResult {
-                        outcome: outcome(&k),
+                        outcome,
                         objects: Vec::new(),
+                        notes,
                     },
                 );
             }
