@@ -53,6 +53,8 @@ pub struct Context {
     pub writers: Writers,
     /// Budgets of every render.
     pub render_limits: kudo_package::render::RenderLimits,
+    /// Notes already published as Events: `instance uid/plan uid/note`.
+    said: Mutex<HashSet<String>>,
 }
 
 /// Object versions this manager wrote itself, so that the watch event each
@@ -190,6 +192,33 @@ impl Context {
             own_applies: OwnWrites::default(),
             writers: Writers::default(),
             render_limits: kudo_package::render::RenderLimits::default(),
+            said: Mutex::default(),
+        }
+    }
+
+    /// Publishes a task's note as a Warning Event once per Instance, plan
+    /// run and note (a task reports it on every pass while it waits).
+    pub async fn say_once(&self, inst: &Instance, key: &kudo_engine::TaskKey, note: &str) {
+        let id = format!(
+            "{}/{}/{note}",
+            inst.metadata.uid.as_deref().unwrap_or_default(),
+            key.uid()
+        );
+        let first = self.said.lock().is_ok_and(|mut said| {
+            if said.len() >= OWN_WRITES_LIMIT {
+                said.clear();
+            }
+            said.insert(id)
+        });
+        if first {
+            crate::reconcile::publish(
+                self,
+                inst,
+                kudo_engine::EventType::Warning,
+                "ApiVersionTranslated",
+                note,
+            )
+            .await;
         }
     }
 

@@ -397,7 +397,7 @@ fn remember_write(ctx: &Context, before: &Instance, after: &Instance) {
     written.insert(key, (stale, Arc::new(after.clone())));
 }
 
-async fn publish(
+pub(crate) async fn publish(
     ctx: &Context,
     inst: &Instance,
     event_type: EventType,

@@ -64,11 +64,10 @@ async fn api_for(
             Ok(None) if tokio::time::Instant::now() < deadline => {}
             Ok(None) => {
                 return Err(TaskOutcome::Fatal {
-                    message: format!(
-                        "{}: the API server has no kind {} in {}; install its CustomResourceDefinition first",
-                        label(id),
-                        id.kind,
-                        id.api_version
+                    message: super::versions::unknown_kind_message(
+                        &label(id),
+                        &id.api_version,
+                        &id.kind,
                     ),
                 });
             }
@@ -229,14 +228,26 @@ pub(super) async fn run(
     ctx: &Context,
     writer: &Writer,
     claimant: &Claimant<'_>,
-    mut objects: Vec<Value>,
+    objects: Vec<Value>,
     previously_applied: &[AppliedObject],
 ) -> TaskResult {
     let mut applied = Vec::with_capacity(objects.len());
+    let mut notes = Vec::new();
+    let mut objects = match super::versions::objects_to_apply(ctx, objects, &mut notes).await {
+        Ok(objects) => objects,
+        Err(outcome) => {
+            return TaskResult {
+                outcome,
+                objects: applied,
+                notes,
+            };
+        }
+    };
     if let Err(outcome) = stamp_hash(ctx, writer, &mut objects).await {
         return TaskResult {
             outcome,
             objects: applied,
+            notes,
         };
     }
     // Kinds defined by CRDs of this task: objects of those kinds may need to
@@ -267,6 +278,7 @@ pub(super) async fn run(
             return TaskResult {
                 outcome,
                 objects: applied,
+                notes,
             };
         }
         // Objects healthy once applied need nothing more from the response.
@@ -287,6 +299,7 @@ pub(super) async fn run(
                 return TaskResult {
                     outcome,
                     objects: applied,
+                    notes,
                 };
             }
         };
@@ -298,6 +311,7 @@ pub(super) async fn run(
                     return TaskResult {
                         outcome,
                         objects: applied,
+                        notes,
                     };
                 }
             }
@@ -311,6 +325,7 @@ pub(super) async fn run(
                 return TaskResult {
                     outcome: TaskOutcome::Fatal { message },
                     objects: applied,
+                    notes,
                 };
             }
         }
@@ -319,6 +334,7 @@ pub(super) async fn run(
         return TaskResult {
             outcome,
             objects: applied,
+            notes,
         };
     }
     let outcome = if waiting.is_empty() {
@@ -331,6 +347,7 @@ pub(super) async fn run(
     TaskResult {
         outcome,
         objects: applied,
+        notes,
     }
 }
 

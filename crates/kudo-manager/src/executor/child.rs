@@ -57,6 +57,7 @@ pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {
             return TaskResult {
                 outcome: outcome_for(&label, &e),
                 objects: Vec::new(),
+                notes: Vec::new(),
             };
         }
     };
@@ -68,6 +69,7 @@ pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {
     TaskResult {
         outcome,
         objects: vec![id],
+        notes: Vec::new(),
     }
 }
 
@@ -114,6 +116,7 @@ fn fatal(message: String) -> TaskResult {
     TaskResult {
         outcome: TaskOutcome::Fatal { message },
         objects: Vec::new(),
+        notes: Vec::new(),
     }
 }
 

@@ -9,9 +9,15 @@ use crate::classify::{object_label, outcome_for};
 use crate::context::Context;
 use crate::identity::Writer;
 
-pub(super) async fn run(ctx: &Context, writer: &Writer, objects: &[Value]) -> TaskResult {
+pub(super) async fn run(ctx: &Context, writer: &Writer, objects: Vec<Value>) -> TaskResult {
     let mut remaining = Vec::new();
-    for obj in objects {
+    // An object in a removed version is deleted in the version it was applied in.
+    let mut notes = Vec::new();
+    let objects = match super::versions::objects_to_apply(ctx, objects, &mut notes).await {
+        Ok(objects) => objects,
+        Err(outcome) => return failed(outcome),
+    };
+    for obj in &objects {
         let id = object_identity(obj);
         let label = object_label(&id.kind, id.namespace.as_deref(), &id.name);
         let resolved = match ctx.api.resolve(&id.api_version, &id.kind).await {
@@ -47,6 +53,7 @@ pub(super) async fn run(ctx: &Context, writer: &Writer, objects: &[Value]) -> Ta
     TaskResult {
         outcome,
         objects: Vec::new(),
+        notes: Vec::new(),
     }
 }
 
@@ -54,6 +61,7 @@ fn failed(outcome: TaskOutcome) -> TaskResult {
     TaskResult {
         outcome,
         objects: Vec::new(),
+        notes: Vec::new(),
     }
 }
 

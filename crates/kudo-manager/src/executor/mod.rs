@@ -8,6 +8,7 @@ mod pipe;
 mod pipe_artifact;
 mod pipe_exec;
 mod pipe_state;
+mod versions;
 
 use kudo_api::{AppliedObject, Instance, OperatorVersion};
 use kudo_engine::{TaskKey, TaskOutcome, TaskResult};
@@ -67,7 +68,7 @@ async fn run_task_inner(
             };
             apply::run(ctx, &writer, &claimant, objects, previously_applied).await
         }
-        RenderedTask::Delete { objects } => delete::run(ctx, &writer, &objects).await,
+        RenderedTask::Delete { objects } => delete::run(ctx, &writer, objects).await,
         RenderedTask::Dummy {
             want_err,
             fatal,
@@ -87,6 +88,9 @@ async fn run_task_inner(
             pipe::run(ctx, &writer, inst, ov, key, pod, files).await
         }
     };
+    for note in &res.notes {
+        ctx.say_once(inst, key, note).await;
+    }
     match &res.outcome {
         TaskOutcome::Done => tracing::info!("task done"),
         TaskOutcome::InProgress { message } => tracing::info!(%message, "task in progress"),
@@ -103,7 +107,11 @@ async fn run_task_inner(
 }
 
 fn result(outcome: TaskOutcome, objects: Vec<AppliedObject>) -> TaskResult {
-    TaskResult { outcome, objects }
+    TaskResult {
+        outcome,
+        objects,
+        notes: Vec::new(),
+    }
 }
 
 fn dummy_outcome(want_err: bool, fatal: bool, done: bool, task: &str) -> TaskOutcome {

@@ -39,10 +39,12 @@ pub(super) async fn run(
         Ok(Progress::Done) => TaskResult {
             outcome: TaskOutcome::Done,
             objects: artifacts,
+            notes: Vec::new(),
         },
         Ok(Progress::Waiting(message)) => TaskResult {
             outcome: TaskOutcome::InProgress { message },
             objects: vec![pod_id],
+            notes: Vec::new(),
         },
         Err(outcome) => {
             if matches!(outcome, TaskOutcome::Fatal { .. }) {
@@ -51,6 +53,7 @@ pub(super) async fn run(
             TaskResult {
                 outcome,
                 objects: vec![pod_id],
+                notes: Vec::new(),
             }
         }
     }
