@@ -110,6 +110,25 @@ fn verify_lists_what_a_kubernetes_release_applies_in_another_version() {
     insta::assert_snapshot!("package-verify-legacy-1.32", transcript(&output));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_against_a_named_cluster_uses_its_version() {
+    let sandbox = kudo_sandbox::Sandbox::start().await.unwrap();
+    let output = common::run_with(
+        sandbox.kubeconfig_path(),
+        &["package", "verify", &fixture_arg("legacy")],
+    );
+    assert!(output.status.success(), "{}", transcript(&output));
+    let text = transcript(&output);
+    assert!(
+        text.contains("against the cluster's Kubernetes 1.32 ("),
+        "{text}"
+    );
+    assert!(
+        text.contains("policy/v1beta1"),
+        "lists translations: {text}"
+    );
+}
+
 #[test]
 fn verify_for_the_release_a_package_was_written_for_has_nothing_to_say() {
     let output = run(&[

@@ -51,7 +51,7 @@ pub async fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Completion(args) => completion::run(&args),
         Command::Version(args) => version(&args),
-        Command::Package(cmd) => package::run(&global, cmd),
+        Command::Package(cmd) => package::run(&global, cmd).await,
         Command::Init(args) => init::run(&global, &args).await,
         Command::Install(args) => install::install(&connect(&global).await?, &args).await,
         Command::Update(args) => instance::update(&connect(&global).await?, &args).await,

@@ -1,6 +1,7 @@
 //! `package verify|params list|render`: thin wrappers over kudo-package,
 //! no cluster needed. `--kubernetes-version` checks against the API versions
-//! a release serves, from kudo-package's table (the server is not asked).
+//! a release serves, from kudo-package's table; without it, a cluster named
+//! by `--kubeconfig` or `$KUBECONFIG` is asked for its version.
 
 use kudo_api::Parameter;
 
@@ -12,7 +13,7 @@ use crate::context::offline_namespace;
 use crate::error::{CliError, Result};
 use crate::output::{format_data, table};
 use crate::params;
-use kudo_package::removed_apis::translate_plan;
+use kudo_package::removed_apis::{KubernetesRelease, translate_plan};
 use kudo_package::render::{PlanRenderOptions, format_render_output, render_plan_offline};
 
 fn load(path: &std::path::Path) -> Result<kudo_package::Package> {
@@ -20,11 +21,50 @@ fn load(path: &std::path::Path) -> Result<kudo_package::Package> {
 }
 
 /// Runs a `package` subcommand.
-pub fn run(global: &GlobalArgs, cmd: PackageCommand) -> Result<()> {
+pub async fn run(global: &GlobalArgs, cmd: PackageCommand) -> Result<()> {
     match cmd {
-        PackageCommand::Verify(args) => verify(&args),
+        PackageCommand::Verify(mut args) => {
+            if args.kubernetes_version.is_none() {
+                args.kubernetes_version = server_release(global).await;
+            }
+            verify(&args)
+        }
         PackageCommand::Params(PackageParamsCommand::List(args)) => params_list(&args),
-        PackageCommand::Render(args) => render(global, &args),
+        PackageCommand::Render(mut args) => {
+            if args.kubernetes_version.is_none() {
+                args.kubernetes_version = server_release(global).await;
+            }
+            render(global, &args)
+        }
+    }
+}
+
+/// The Kubernetes release of the cluster a kubeconfig was named for
+/// (`--kubeconfig` or `$KUBECONFIG`; a default `~/.kube/config` is not used,
+/// so the commands stay offline unless asked). `None`, with a note, when it
+/// does not answer.
+async fn server_release(global: &GlobalArgs) -> Option<KubernetesRelease> {
+    if global.kubeconfig.is_none() && std::env::var_os("KUBECONFIG").is_none() {
+        return None;
+    }
+    let asked = async {
+        let ctx = crate::context::connect(global).await.ok()?;
+        let info = ctx.client.apiserver_version().await.ok()?;
+        format!("{}.{}", info.major, info.minor).parse().ok()
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(5), asked).await {
+        Ok(Some(release)) => {
+            eprintln!(
+                "note: checking API versions against the cluster's {release} (--kubernetes-version chooses another)"
+            );
+            Some(release)
+        }
+        _ => {
+            eprintln!(
+                "note: the cluster's version could not be read; API versions are not checked (pass --kubernetes-version)"
+            );
+            None
+        }
     }
 }
 
