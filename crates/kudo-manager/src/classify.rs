@@ -65,13 +65,7 @@ pub fn outcome_for(object: &str, err: &kube::Error) -> TaskOutcome {
     }
 }
 
-/// `Kind namespace/name` or `Kind name` for cluster-scoped objects.
-pub fn object_label(kind: &str, namespace: Option<&str>, name: &str) -> String {
-    match namespace {
-        Some(ns) if !ns.is_empty() => format!("{kind} {ns}/{name}"),
-        _ => format!("{kind} {name}"),
-    }
-}
+pub use kudo_engine::health::object_label;
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,6 @@
 
 pub mod classify;
 pub mod error;
-pub mod health;
 pub mod identity;
 pub mod webhook;
 

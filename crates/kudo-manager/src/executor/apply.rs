@@ -16,8 +16,8 @@ use serde_json::Value;
 use crate::classify::{describe_kube_error, object_label, outcome_for};
 use crate::context::Context;
 use crate::discovery::Resolved;
-use crate::health::{self, Health};
 use crate::identity::Writer;
+use kudo_engine::health::{self, Health};
 use kudo_engine::ownership::{self, Claimant};
 
 /// Identity of an object as recorded in status.

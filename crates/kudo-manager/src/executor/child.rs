@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::apply::object_identity;
 use crate::classify::{object_label, outcome_for};
 use crate::context::Context;
-use crate::health::{self, Health};
+use kudo_engine::health::{self, Health};
 
 /// Create or merge-patch the child Instance, then judge its health.
 pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {

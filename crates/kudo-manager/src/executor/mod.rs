@@ -1,5 +1,5 @@
 //! The executor: turns one `RunTask` action into API calls and a
-//! [`TaskResult`]. Rendering is kudo-package's; health is [`crate::health`].
+//! [`TaskResult`]. Rendering is kudo-package's; health is [`kudo_engine::health`].
 
 mod apply;
 mod child;

@@ -26,6 +26,15 @@ impl Health {
     }
 }
 
+/// `Kind namespace/name`, or `Kind name` for cluster-scoped objects: how
+/// every message names an object.
+pub fn object_label(kind: &str, namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) if !ns.is_empty() => format!("{kind} {ns}/{name}"),
+        _ => format!("{kind} {name}"),
+    }
+}
+
 /// Evaluate the health of one object.
 pub fn evaluate(obj: &Value) -> Health {
     let label = label_of(obj);
@@ -89,7 +98,7 @@ enum Verdict {
 fn label_of(obj: &Value) -> String {
     let kind = str_at(obj, &["kind"]).unwrap_or("object");
     let name = str_at(obj, &["metadata", "name"]).unwrap_or("?");
-    crate::classify::object_label(kind, str_at(obj, &["metadata", "namespace"]), name)
+    object_label(kind, str_at(obj, &["metadata", "namespace"]), name)
 }
 
 fn at<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a Value> {
