@@ -184,11 +184,13 @@ pub fn immutable_violations(
                 let before = old.get(name).or(def.default.as_deref());
                 let after = new.get(name).or(def.default.as_deref());
                 if before != after {
+                    // Long values as a prefix and their length: a 1 MB value
+                    // must not fill the webhook's answer (twice).
                     out.push(format!(
-                        "parameter {name} is immutable but was changed from {:?} to {:?}; \
+                        "parameter {name} is immutable but was changed from {} to {}; \
                          immutable parameters keep the value they were created with",
-                        before.unwrap_or(""),
-                        after.unwrap_or("")
+                        kudo_api::preview(before.unwrap_or("")),
+                        kudo_api::preview(after.unwrap_or(""))
                     ));
                 }
             }
@@ -211,7 +213,7 @@ pub fn immutable_violations(
                 def.name,
                 def.default
                     .as_deref()
-                    .map(|d| format!(" (the default would be {d:?})"))
+                    .map(|d| format!(" (the default would be {})", kudo_api::preview(d)))
                     .unwrap_or_default()
             )),
             Some(_) => {}
