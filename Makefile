@@ -11,7 +11,7 @@ IMPURE_DEPS := tokio hyper kube-client kube-runtime warp
 # The manager image `kubectl kudo init` deploys by default.
 IMAGE ?= kudo-rs/kudo-manager:0.1.0
 
-.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure unit chaos bench build tools image
+.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure unit chaos bench fuzz build tools image
 
 help:
 	@echo "make run        start the manager + webhook on the embedded sandbox and run an example plan"
@@ -20,6 +20,7 @@ help:
 	@echo "make crds       regenerate crds/ from crates/kudo-api"
 	@echo "make chaos      the manager SIGKILLed mid-plan, and 50 Instances under injected API faults (CI runs it)"
 	@echo "make bench      criterion benchmarks and the bench harness"
+	@echo "make fuzz       the fuzz_* property tests with FUZZ_CASES=$(FUZZ_CASES) cases each (make test runs a few hundred)"
 	@echo "make image      build the manager image (IMAGE=$(IMAGE)) with docker"
 
 build:
@@ -71,10 +72,24 @@ unit:
 # The chaos tests (ignored by `make unit`): tests/tests/chaos.rs SIGKILLs the
 # kudo-manager binary 20 times in a 50-step plan (KUDO_CHAOS_SEED=<n> repeats
 # a run); tests/tests/faults.rs runs 50 Instances under 10% injected API
-# errors. The binary is built first so the test never runs a stale one.
+# errors. The binary is built first so the test never runs a stale one;
+# --workspace (not -p) reuses what `make unit` built with the same features.
 chaos:
-	$(CARGO) build --locked -p kudo-manager --bin kudo-manager
-	$(CARGO) test --locked -p kudo-e2e --test chaos --test faults -- --ignored --nocapture
+	$(CARGO) build --workspace --bins --locked
+	$(CARGO) test --workspace --locked --test chaos --test faults -- --ignored --nocapture
 
 bench:
 	$(CARGO) bench --workspace
+
+# Property-based fuzzing (issue #31, proptest): templates, package archives
+# and files, parameter values and AdmissionReview bodies. `make test` runs
+# the same harnesses with a few hundred cases each; this raises every one to
+# FUZZ_CASES through PROPTEST_CASES (the gzip-bomb test runs 1/64 of them).
+# Debug build on purpose: overflow checks are part of what is tested. A
+# failing case is saved beside its harness (tests/*.proptest-regressions) and
+# replayed first on the next run.
+FUZZ_CASES ?= 10000
+FUZZ_TESTS := --test fuzz_templates --test fuzz_package --test fuzz_params --test fuzz_admission
+
+fuzz:
+	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --locked -p kudo-template -p kudo-package -p kudo-manager $(FUZZ_TESTS)
