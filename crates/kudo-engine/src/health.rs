@@ -57,6 +57,20 @@ pub fn depends_on_stored_object(obj: &Value) -> bool {
     custom_rule_of(obj).is_some() || rule_for(obj).is_some()
 }
 
+/// Whether objects of this kind can turn unhealthy after they were
+/// healthy (a rollout, a crashing pod): what readiness after a plan
+/// watches. CRDs and Namespaces stay healthy once they are.
+pub fn health_can_change(api_version: &str, kind: &str) -> bool {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    matches!(
+        (group, kind),
+        ("apps", "Deployment" | "StatefulSet" | "DaemonSet")
+            | ("batch", "Job")
+            | ("", "Pod" | "Service")
+            | ("kudo.dev", "Instance")
+    )
+}
+
 fn custom_rule_of(obj: &Value) -> Option<&str> {
     str_at(
         obj,

@@ -30,6 +30,7 @@ pub mod leader;
 pub mod logging;
 pub mod manager;
 pub mod metrics;
+mod readiness;
 pub mod reconcile;
 pub mod settings;
 pub mod status_patch;

@@ -115,6 +115,14 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
             timing.decide(ctx, &inst, Some(ov), &observed, &mut work);
         }
     }
+    // No plan work this time: Ready follows what the last plan applied.
+    if ran.is_empty()
+        && inst.metadata.deletion_timestamp.is_none()
+        && let Some(conditions) = crate::readiness::workload_condition(ctx, &work.status).await
+    {
+        work.status.conditions = conditions;
+        work.changed = true;
+    }
     let started = Instant::now();
     let exists = act(ctx, &inst, &work).await?.is_some();
     timing.writing += started.elapsed();

@@ -1,0 +1,82 @@
+//! After deploy completes, `Ready` follows the health of what it applied
+//! (KUDO 0.16+): a Deployment whose rollout breaks turns it False naming
+//! the Deployment, and its recovery turns it True again.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Patch, PatchParams};
+use kudo_api::{ExecutionStatus as S, Instance};
+use kudo_e2e::{Env, fixture, plan_status};
+use serde_json::json;
+
+fn ready(i: &Instance) -> Option<(String, String, String)> {
+    let c = i
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")?;
+    Some((c.status.clone(), c.reason.clone(), c.message.clone()))
+}
+
+async fn set_failing(env: &Env, name: &str, failing: bool) {
+    let value = if failing { json!("true") } else { json!(null) };
+    env.api::<Deployment>()
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"sandbox.kudo.dev/fail": value}}})),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_turns_false_when_a_deployed_workload_breaks_and_true_when_it_recovers() {
+    let env = Env::start().await.unwrap();
+    if env.is_remote() {
+        return; // the rollout failure is simulated by the sandbox
+    }
+    env.install(fixture("e2e-op-v1"), "app", &[]).await.unwrap();
+    let done = env
+        .wait_for("app", "deploy COMPLETE", Duration::from_secs(60), |i| {
+            plan_status(i, "deploy") == Some(S::Complete)
+        })
+        .await
+        .unwrap();
+    assert_eq!(ready(&done).unwrap().0, "True");
+    let generation_before = done.status.as_ref().unwrap().plan_status["deploy"]
+        .uid
+        .clone();
+
+    set_failing(&env, "app-app", true).await;
+    let broken = env
+        .wait_for("app", "Ready False", Duration::from_secs(30), |i| {
+            ready(i).is_some_and(|r| r.0 == "False")
+        })
+        .await
+        .unwrap();
+    let (_, reason, message) = ready(&broken).unwrap();
+    assert_eq!(reason, "ResourceNotReady");
+    assert!(
+        message.contains(&format!("Deployment {}/app-app", env.ns)),
+        "{message}"
+    );
+    // No plan started because of it, and one condition only.
+    assert_eq!(
+        broken.status.as_ref().unwrap().plan_status["deploy"].uid,
+        generation_before
+    );
+    assert_eq!(broken.status.as_ref().unwrap().conditions.len(), 1);
+
+    set_failing(&env, "app-app", false).await;
+    let healed = env
+        .wait_for("app", "Ready True again", Duration::from_secs(30), |i| {
+            ready(i).is_some_and(|r| r.0 == "True")
+        })
+        .await
+        .unwrap();
+    assert_eq!(ready(&healed).unwrap().1, "ResourcesReady");
+}
