@@ -4,11 +4,10 @@
 use std::time::Duration;
 
 use kudo_api::names::{CLEANUP_FINALIZER, CLEANUP_PLAN, DEPLOY_PLAN};
-use kudo_api::{
-    Blocker, BlockerKind, ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion,
-};
+use kudo_api::{Blocker, ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion};
 
 use crate::decision::{Action, Decision, Effects, EventType, Input};
+use crate::facts::{event, other, running_plan};
 use crate::holds::{start_hold, step_hold, wake};
 use crate::lifecycle::{Before, finish_active, start};
 use crate::select::{self, Selection, Trigger};
@@ -274,28 +273,4 @@ fn adopt_kudo_status(inst: &Instance, st: &mut InstanceStatus) -> bool {
             .and_then(|p| p.uid.clone());
     }
     adopt
-}
-
-pub(crate) fn running_plan(st: &InstanceStatus) -> Option<String> {
-    let active = st.active_plan.as_ref()?;
-    st.plan_status
-        .get(&active.name)
-        .filter(|p| p.status().is_running())
-        .map(|_| active.name.clone())
-}
-
-pub(crate) fn other(message: String) -> Blocker {
-    Blocker {
-        kind: BlockerKind::Other,
-        message,
-        ..Default::default()
-    }
-}
-
-pub(crate) fn event(event_type: EventType, reason: &str, message: String) -> Action {
-    Action::Event {
-        event_type,
-        reason: reason.to_string(),
-        message,
-    }
 }

@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use kudo_api::{Blocker, BlockerKind, InstanceStatus};
 
-use crate::engine::other;
+use crate::facts::other;
 use crate::select::{PlanRequest, Trigger};
 use crate::walk::WalkOutput;
 use crate::{suppression, windows};

@@ -61,6 +61,7 @@ pub mod admission;
 pub mod decision;
 mod engine;
 pub mod error;
+mod facts;
 pub mod health;
 mod holds;
 mod lifecycle;

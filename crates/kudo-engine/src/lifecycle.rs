@@ -9,7 +9,7 @@ use kudo_api::{
 };
 
 use crate::decision::{EngineConfig, EventType};
-use crate::engine::{event, running_plan};
+use crate::facts::{event, running_plan};
 use crate::holds::wake;
 use crate::operations;
 use crate::select::{self, Consumes, PlanRequest};
