@@ -444,31 +444,35 @@ fn json_edit() -> impl Strategy<Value = JsonEdit> {
             ],
         )
             .prop_map(|(field, value)| JsonEdit::Request(field, value)),
-        1 => (any::<Index>(), prop_oneof![1usize..10, 100usize..140, Just(2000)])
+        1 => (any::<Index>(), prop_oneof![1usize..10, 95usize..135, Just(400)])
             .prop_map(|(at, depth)| JsonEdit::Nest(at, depth)),
     ]
 }
 
-/// Every JSON pointer of `value`.
+/// Every JSON pointer of `value`, down to 32 levels (the fixtures are
+/// far shallower; deeper ones come from `Nest` and are not walked again).
 fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
-    out.push(at.clone());
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                pointers(
-                    v,
-                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
-                    out,
-                );
-            }
+    fn walk(value: &Value, at: String, depth: usize, out: &mut Vec<String>) {
+        out.push(at.clone());
+        if depth == 32 {
+            return;
         }
-        Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                pointers(v, format!("{at}/{i}"), out);
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    let key = k.replace('~', "~0").replace('/', "~1");
+                    walk(v, format!("{at}/{key}"), depth + 1, out);
+                }
             }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    walk(v, format!("{at}/{i}"), depth + 1, out);
+                }
+            }
+            _ => {}
         }
-        _ => {}
     }
+    walk(value, at, 0, out);
 }
 
 fn apply_json(review: &mut Value, edit: &JsonEdit) {
