@@ -11,7 +11,11 @@
 //! - what validation accepts, templates can use: `template_values`
 //!   succeeds, an array parameter becomes a list and a map parameter a map,
 //!   every other type the string as given;
-//! - `KEY=VALUE` parsing splits at the first `=` and loses nothing.
+//! - `KEY=VALUE` parsing splits at the first `=` and loses nothing;
+//! - the example packages' plans, rendered with random values for their
+//!   parameters (huge counts, long strings, odd YAML) within random
+//!   budgets, give objects no larger than `MAX_OBJECT_BYTES` or fail with
+//!   a render error, never a panic.
 //!
 //! CI runs a bounded number of cases (`make test`); `make fuzz` raises them
 //! through `PROPTEST_CASES`.
@@ -20,6 +24,10 @@ use std::collections::BTreeMap;
 
 use kudo_api::{OperatorVersionSpec, Parameter, ParameterType};
 use kudo_package::params::{params_table, parse_assignment, template_values, validate_values};
+use kudo_package::render::{
+    MAX_OBJECT_BYTES, PlanRenderOptions, RenderLimits, RenderedTask, StaticDiscovery, json_size,
+    render_plan_with,
+};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::FileFailurePersistence;
@@ -180,6 +188,59 @@ fn case() -> impl Strategy<Value = (OperatorVersionSpec, BTreeMap<String, String
         })
 }
 
+/// A value meant for a parameter of some type: mostly of that type (so
+/// rendering gets past validation), sizes and lengths large.
+#[derive(Clone, Debug)]
+enum TypedValue {
+    /// An integer: counts and sizes, up to absurd.
+    Integer(i64),
+    /// Any of [`value`].
+    Any(String),
+    /// Long text.
+    Long(usize),
+}
+
+impl TypedValue {
+    fn for_type(&self, kind: ParameterType) -> String {
+        match (self, kind) {
+            (Self::Integer(n), ParameterType::Integer | ParameterType::Number) => n.to_string(),
+            (Self::Integer(n), ParameterType::Boolean) => (n % 2 == 0).to_string(),
+            (Self::Integer(n), ParameterType::Array) => format!("[{n}, {n}]"),
+            (Self::Integer(n), ParameterType::Map) => format!("{{k{n}: {n}}}"),
+            (Self::Integer(n), ParameterType::String) => n.to_string(),
+            (Self::Long(n), ParameterType::Array) => format!("[{}]", "x".repeat(*n)),
+            (Self::Long(n), ParameterType::Map) => format!("{{k: {}}}", "x".repeat(*n)),
+            (Self::Long(n), _) => "x".repeat(*n),
+            (Self::Any(s), _) => s.clone(),
+        }
+    }
+}
+
+fn typed_value() -> impl Strategy<Value = TypedValue> {
+    prop_oneof![
+        4 => prop_oneof![
+            0i64..8,
+            Just(100_000),
+            Just(2_000_000),
+            Just(2_000_000_000_000),
+            Just(i64::MAX),
+            Just(-1),
+        ]
+        .prop_map(TypedValue::Integer),
+        2 => value().prop_map(TypedValue::Any),
+        1 => prop_oneof![Just(100usize), Just(70_000), Just(1_600_000), Just(5_000_000)]
+            .prop_map(TypedValue::Long),
+    ]
+}
+
+/// The OperatorVersion of `operators/<name>`.
+fn example(name: &str) -> kudo_api::OperatorVersion {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../operators")
+        .join(name);
+    kudo_package::load(&dir).unwrap().to_operator_version("ns")
+}
+
 /// Values longer than this must not appear whole in a message.
 const LONG: usize = 200;
 
@@ -241,6 +302,65 @@ proptest! {
         let table = params_table(&spec, true);
         prop_assert!(table.lines().count() > spec.parameters.len());
         let _ = params_table(&spec, false);
+    }
+
+    /// The example packages' plans rendered with random values: objects
+    /// within the API server's size limit, or a render error.
+    #[test]
+    fn example_plans_render_random_values_within_the_object_limit(
+        package in select(&["first-operator", "zookeeper", "canary-web"][..]),
+        plan in any::<prop::sample::Index>(),
+        values in prop::collection::vec(prop::option::weighted(0.4, typed_value()), 16),
+        limits in prop_oneof![
+            3 => Just(RenderLimits::default()),
+            1 => (select(&[256usize, 4 << 10, 64 << 10][..]), select(&[1usize << 10, 64 << 10][..]))
+                .prop_map(|(output, values)| RenderLimits {
+                    max_template_output: output,
+                    max_step_output: output * 2,
+                    max_template_values: values,
+                }),
+        ],
+    ) {
+        let ov = example(package);
+        let plans: Vec<&String> = ov.spec.plans.keys().collect();
+        let mut given = BTreeMap::new();
+        for (def, value) in ov.spec.parameters.iter().zip(&values) {
+            if let Some(value) = value {
+                given.insert(def.name.clone(), value.for_type(def.kind()));
+            }
+        }
+        let options = PlanRenderOptions {
+            plan: plan.get(&plans).to_string(),
+            instance_name: "fuzz".into(),
+            namespace: "ns".into(),
+            instance_uid: Some("00000000-0000-0000-0000-000000000001".into()),
+            plan_uid: "00000000-0000-0000-0000-0000000000aa".into(),
+            values: given.clone(),
+        };
+        let result = render_plan_with(&ov, &options, &StaticDiscovery::default(), BTreeMap::new(), &limits);
+        match result {
+            Ok(steps) => {
+                for step in &steps {
+                    let sizes: Vec<usize> = match &step.rendered {
+                        RenderedTask::Apply { objects } | RenderedTask::Delete { objects } => {
+                            objects.iter().map(json_size).collect()
+                        }
+                        RenderedTask::Pipe { pod, .. } => vec![json_size(pod)],
+                        RenderedTask::KudoOperator { instance } => vec![json_size(instance)],
+                        RenderedTask::Dummy { .. } => vec![],
+                    };
+                    for size in sizes {
+                        prop_assert!(size <= MAX_OBJECT_BYTES, "{}/{}: {size} bytes", step.step, step.task);
+                    }
+                }
+            }
+            Err(err) => {
+                let text = err.to_string();
+                prop_assert!(!text.trim().is_empty());
+                let long: Vec<&str> = given.values().map(String::as_str).collect();
+                assert_no_long_value_echoed(&text, &long);
+            }
+        }
     }
 
     /// `KEY=VALUE` splits at the first `=`; nothing is lost or invented.
