@@ -215,7 +215,6 @@ pub fn serve(
     };
 
     let (tx, body_rx) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(256);
-    let close_after = inner.faults().close_watches_after;
     let bookmark_every = inner.settings.bookmark_interval;
     tokio::spawn(async move {
         if let Some(e) = gone {
@@ -224,8 +223,12 @@ pub fn serve(
         }
         let mut first = true;
         let mut sent: u64 = 0;
+        // Read per event, so faults set at runtime reach open watches too.
         let limit_hit = |sent: u64| {
-            let hit = close_after.is_some_and(|n| sent >= n);
+            let hit = inner
+                .faults()
+                .close_watches_after
+                .is_some_and(|n| sent >= n);
             if hit {
                 inner.injected.watch_closed();
             }

@@ -81,6 +81,28 @@ async fn watches_close_after_n_events() {
 }
 
 #[tokio::test]
+async fn watches_open_before_the_faults_are_set_are_closed_too() {
+    let (sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    let stream = api
+        .watch(&WatchParams::default().timeout(10), "0")
+        .await
+        .unwrap();
+    sb.set_faults(Faults::none().close_watches_after(2));
+    for i in 0..5 {
+        api.create(&PostParams::default(), &configmap(&format!("c{i}"), "1"))
+            .await
+            .unwrap();
+    }
+    let events: Vec<WatchEvent<ConfigMap>> =
+        tokio::time::timeout(Duration::from_secs(5), stream.try_collect())
+            .await
+            .unwrap()
+            .unwrap();
+    assert_eq!(events.len(), 2);
+}
+
+#[tokio::test]
 async fn service_unavailable_is_retried_by_the_kube_client() {
     let (sb, client) = start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(client);
