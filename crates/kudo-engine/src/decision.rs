@@ -191,6 +191,12 @@ pub enum Action {
     AddFinalizer,
     /// Remove the cleanup finalizer (the Instance may go).
     RemoveFinalizer,
+    /// Delete these cluster-scoped objects of the Instance (before the
+    /// finalizer goes; best effort).
+    DeleteClusterScoped {
+        /// The objects, as applied.
+        objects: Vec<AppliedObject>,
+    },
     /// Record an Event on the Instance.
     Event {
         /// Normal or Warning.

@@ -7,7 +7,7 @@ use kudo_api::names::{CLEANUP_FINALIZER, CLEANUP_PLAN, DEPLOY_PLAN};
 use kudo_api::{Blocker, ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion};
 
 use crate::decision::{Action, Decision, Effects, EventType, Input};
-use crate::facts::{event, other, running_plan};
+use crate::facts::{cluster_scoped_objects, event, other, release, running_plan};
 use crate::holds::{start_hold, step_hold, wake};
 use crate::lifecycle::{Before, finish_active, start};
 use crate::select::{self, Selection, Trigger};
@@ -53,7 +53,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
                 "CleanupSkipped",
                 format!("OperatorVersion {name} not found; removing the finalizer without cleanup"),
             ));
-            out.actions.push(Action::RemoveFinalizer);
+            release(st, &mut out.actions);
         }
         changed |= replace(&mut st.blockers, out.take_blockers());
         return Effects {
@@ -190,8 +190,8 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
             .get(CLEANUP_PLAN)
             .filter(|p| p.uid.as_deref() == Some(cleanup_uid.as_str()));
         match cleanup.map(|p| p.status()) {
-            _ if !has_cleanup => out.actions.push(Action::RemoveFinalizer),
-            Some(S::Complete) => out.actions.push(Action::RemoveFinalizer),
+            _ if !has_cleanup => release(st, &mut out.actions),
+            Some(S::Complete) => release(st, &mut out.actions),
             Some(S::FatalError) => {
                 out.actions.push(event(
                     EventType::Warning,
@@ -200,10 +200,17 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
                      objects cleanup should have removed may remain"
                         .to_string(),
                 ));
-                out.actions.push(Action::RemoveFinalizer);
+                release(st, &mut out.actions);
             }
             _ => {}
         }
+    }
+
+    // Cluster-scoped objects are deleted behind the finalizer too (the
+    // garbage collector cannot reach them through an owner reference);
+    // judged after this pass recorded what its tasks applied.
+    if !deleting && !has_finalizer && !has_cleanup && !cluster_scoped_objects(st).is_empty() {
+        out.actions.push(Action::AddFinalizer);
     }
 
     if let Some(active) = &mut st.active_plan

@@ -2,7 +2,7 @@
 //! runs, an Event action, a plain blocker. A leaf module, so that
 //! `engine`, `lifecycle` and `holds` depend on it rather than on each other.
 
-use kudo_api::{Blocker, BlockerKind, InstanceStatus};
+use kudo_api::{AppliedObject, Blocker, BlockerKind, InstanceStatus};
 
 use crate::decision::{Action, EventType};
 
@@ -30,5 +30,92 @@ pub(crate) fn event(event_type: EventType, reason: &str, message: String) -> Act
         event_type,
         reason: reason.to_string(),
         message,
+    }
+}
+
+/// Cluster-scoped objects the Instance's plans applied: they cannot carry an
+/// owner reference to a namespaced Instance, so the garbage collector never
+/// removes them and the Instance keeps its finalizer until they are deleted.
+pub fn cluster_scoped_objects(status: &InstanceStatus) -> Vec<AppliedObject> {
+    let mut out: Vec<AppliedObject> = status
+        .plan_status
+        .values()
+        .flat_map(|p| &p.phases)
+        .flat_map(|ph| &ph.steps)
+        .flat_map(|st| &st.tasks)
+        .flat_map(|t| &t.objects)
+        .filter(|o| o.namespace.is_none())
+        .cloned()
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Let the Instance go: delete its cluster-scoped objects, then remove the
+/// finalizer.
+pub(crate) fn release(status: &InstanceStatus, actions: &mut Vec<Action>) {
+    let objects = cluster_scoped_objects(status);
+    if !objects.is_empty() {
+        actions.push(Action::DeleteClusterScoped { objects });
+    }
+    actions.push(Action::RemoveFinalizer);
+}
+
+#[cfg(test)]
+mod tests {
+    use kudo_api::{PhaseStatus, PlanStatus, StepStatus, TaskStatus};
+
+    use super::*;
+
+    fn obj(kind: &str, ns: Option<&str>, name: &str) -> AppliedObject {
+        AppliedObject {
+            api_version: "v1".into(),
+            kind: kind.into(),
+            namespace: ns.map(str::to_string),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn only_cluster_scoped_objects_are_collected_once() {
+        let task = |objects| TaskStatus {
+            name: "t".into(),
+            objects,
+            ..TaskStatus::default()
+        };
+        let plan = PlanStatus {
+            phases: vec![PhaseStatus {
+                steps: vec![StepStatus {
+                    tasks: vec![
+                        task(vec![
+                            obj("Namespace", None, "team"),
+                            obj("ConfigMap", Some("a"), "c"),
+                        ]),
+                        task(vec![obj("Namespace", None, "team")]),
+                    ],
+                    ..StepStatus::default()
+                }],
+                ..PhaseStatus::default()
+            }],
+            ..PlanStatus::default()
+        };
+        let mut status = InstanceStatus::default();
+        status.plan_status.insert("deploy".into(), plan);
+        assert_eq!(
+            cluster_scoped_objects(&status),
+            vec![obj("Namespace", None, "team")]
+        );
+        let mut actions = Vec::new();
+        release(&status, &mut actions);
+        assert_eq!(
+            actions,
+            vec![
+                Action::DeleteClusterScoped {
+                    objects: vec![obj("Namespace", None, "team")]
+                },
+                Action::RemoveFinalizer
+            ]
+        );
     }
 }

@@ -61,7 +61,7 @@ pub mod admission;
 pub mod decision;
 mod engine;
 pub mod error;
-mod facts;
+pub mod facts;
 pub mod health;
 mod holds;
 mod lifecycle;

@@ -4,9 +4,10 @@
 
 mod support;
 
+use kudo_api::AppliedObject;
 use kudo_api::ExecutionStatus as S;
 use kudo_api::names::CLEANUP_FINALIZER;
-use kudo_engine::{Action, TaskOutcome};
+use kudo_engine::{Action, TaskOutcome, TaskResult};
 use support::*;
 
 #[test]
@@ -102,4 +103,63 @@ fn deletion_without_cleanup_plan_releases_the_finalizer_at_once() {
     sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
     let d = sim.all_done();
     assert!(d.actions.contains(&Action::RemoveFinalizer));
+}
+
+fn applied(kind: &str, namespace: Option<&str>, name: &str) -> AppliedObject {
+    AppliedObject {
+        api_version: "v1".into(),
+        kind: kind.into(),
+        namespace: namespace.map(String::from),
+        name: name.into(),
+    }
+}
+
+#[test]
+fn cluster_scoped_objects_hold_the_finalizer_and_are_deleted_before_it_goes() {
+    // No cleanup plan: only the cluster-scoped objects call for the finalizer.
+    let mut sim = Sim::new(
+        instance("a"),
+        ov("a", vec![("deploy", simple_plan(2))], vec![]),
+    );
+    let d = sim.reconcile_with(|k| TaskResult {
+        outcome: TaskOutcome::Done,
+        objects: if k.step() == "s0" {
+            vec![
+                applied("Namespace", None, "team"),
+                applied("ConfigMap", Some("a"), "c"),
+            ]
+        } else {
+            vec![applied("Namespace", None, "team")]
+        },
+        notes: Vec::new(),
+    });
+    assert!(d.actions.contains(&Action::AddFinalizer), "{:?}", d.actions);
+
+    sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
+    let d = sim.all_done();
+    let delete = d
+        .actions
+        .iter()
+        .position(|a| {
+            *a == Action::DeleteClusterScoped {
+                objects: vec![applied("Namespace", None, "team")],
+            }
+        })
+        .expect("the Namespace, once, and not the ConfigMap");
+    let release = d
+        .actions
+        .iter()
+        .position(|a| *a == Action::RemoveFinalizer)
+        .unwrap();
+    assert!(delete < release);
+}
+
+#[test]
+fn without_cluster_scoped_objects_or_cleanup_no_finalizer_is_added() {
+    let mut sim = Sim::new(
+        instance("a"),
+        ov("a", vec![("deploy", simple_plan(1))], vec![]),
+    );
+    let d = sim.all_done();
+    assert!(!d.actions.contains(&Action::AddFinalizer));
 }

@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use kudo_api::{BlockerKind, ExecutionStatus as S, PlanAction, PlanExecution};
-use kudo_engine::{Observed, TaskOutcome};
+use kudo_engine::{Observed, TaskOutcome, TaskResult};
 use support::*;
 
 fn zk() -> Sim {
@@ -62,13 +62,17 @@ fn create_runs_deploy_to_complete_and_records_what_it_consumed() {
 #[test]
 fn notes_of_done_tasks_stay_on_the_task_and_the_completed_step() {
     let mut sim = zk();
-    sim.reconcile_with_notes(|k| {
+    sim.reconcile_with(|k| {
         let notes = if k.step() == "s1" {
             vec!["applied policy/v1beta1 PodDisruptionBudget as policy/v1".to_string()]
         } else {
             Vec::new()
         };
-        (TaskOutcome::Done, notes)
+        TaskResult {
+            outcome: TaskOutcome::Done,
+            objects: Vec::new(),
+            notes,
+        }
     });
     assert_eq!(sim.plan_status("deploy"), S::Complete);
     let deploy = &sim.status().plan_status["deploy"];

@@ -255,12 +255,7 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
     let writing = ctx.own_instance_writes.start(inst.metadata.uid.as_deref());
     let remove_finalizer_requested = work.actions.contains(&Action::RemoveFinalizer);
 
-    // Cluster-scoped objects cannot be garbage-collected through an owner
-    // reference, so an Instance that has some keeps the finalizer even
-    // without a cleanup plan; the engine releases it on deletion.
-    let owns_cluster_scoped = inst.metadata.deletion_timestamp.is_none()
-        && !cluster_scoped_objects(&work.status).is_empty();
-    if (work.actions.contains(&Action::AddFinalizer) || owns_cluster_scoped)
+    if work.actions.contains(&Action::AddFinalizer)
         && !inst.finalizers().iter().any(|f| f == CLEANUP_FINALIZER)
     {
         let finalizers = inst.metadata.finalizers.as_deref();
@@ -327,15 +322,17 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
     if remove_finalizer_requested
         && let Some(patch) = remove_finalizer(current.finalizers(), CLEANUP_FINALIZER)
     {
-        // The garbage collector removes namespaced objects (owner reference);
-        // cluster-scoped ones cannot have one, so they go here.
-        match ctx.writers.for_instance(&ctx.client, inst) {
-            Ok(writer) => {
-                let objects = cluster_scoped_objects(&work.status);
-                crate::executor::delete_cluster_scoped(ctx, &writer, &objects).await;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "cluster-scoped objects of the removed Instance kept")
+        // The engine lists the cluster-scoped objects to delete first (the
+        // garbage collector cannot reach them through an owner reference).
+        for action in &work.actions {
+            let Action::DeleteClusterScoped { objects } = action else {
+                continue;
+            };
+            match ctx.writers.for_instance(&ctx.client, inst) {
+                Ok(writer) => crate::executor::delete_cluster_scoped(ctx, &writer, objects).await,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cluster-scoped objects of the removed Instance kept")
+                }
             }
         }
         match patch_json(&api, &name, patch).await {
@@ -353,23 +350,6 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
         }
     }
     Ok(Some(current))
-}
-
-/// Cluster-scoped objects any task of any plan recorded as applied.
-pub fn cluster_scoped_objects(status: &InstanceStatus) -> Vec<kudo_api::AppliedObject> {
-    let mut out: Vec<kudo_api::AppliedObject> = status
-        .plan_status
-        .values()
-        .flat_map(|p| &p.phases)
-        .flat_map(|ph| &ph.steps)
-        .flat_map(|st| &st.tasks)
-        .flat_map(|t| &t.objects)
-        .filter(|o| o.namespace.is_none())
-        .cloned()
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 async fn patch_json(

@@ -1,16 +1,6 @@
 //! Tests of the reconciler's pure helpers.
 
 use super::*;
-use kudo_api::{AppliedObject, PhaseStatus, PlanStatus, StepStatus, TaskStatus};
-
-fn obj(kind: &str, ns: Option<&str>, name: &str) -> AppliedObject {
-    AppliedObject {
-        api_version: "v1".into(),
-        kind: kind.into(),
-        namespace: ns.map(str::to_string),
-        name: name.into(),
-    }
-}
 
 fn run_task_action(step: &str) -> Action {
     Action::RunTask {
@@ -63,35 +53,4 @@ fn events_accumulate_over_passes_once_each_and_other_actions_are_the_last_pass()
     assert!(work.actions.is_empty(), "the last pass asked for no task");
     assert_eq!(work.requeue_after, None);
     assert!(work.changed, "an earlier pass changed the status");
-}
-
-#[test]
-fn only_cluster_scoped_objects_are_collected_once() {
-    let task = |objects| TaskStatus {
-        name: "t".into(),
-        objects,
-        ..TaskStatus::default()
-    };
-    let plan = PlanStatus {
-        phases: vec![PhaseStatus {
-            steps: vec![StepStatus {
-                tasks: vec![
-                    task(vec![
-                        obj("Namespace", None, "team"),
-                        obj("ConfigMap", Some("a"), "c"),
-                    ]),
-                    task(vec![obj("Namespace", None, "team")]),
-                ],
-                ..StepStatus::default()
-            }],
-            ..PhaseStatus::default()
-        }],
-        ..PlanStatus::default()
-    };
-    let mut status = InstanceStatus::default();
-    status.plan_status.insert("deploy".into(), plan);
-    assert_eq!(
-        cluster_scoped_objects(&status),
-        vec![obj("Namespace", None, "team")]
-    );
 }

@@ -197,14 +197,16 @@ impl Sim {
     /// pass that `changed` says exactly whether that pass changed it, and at
     /// the end that a copy differing from the stored status was reported.
     pub fn reconcile(&mut self, outcome: impl Fn(&TaskKey) -> TaskOutcome) -> Decision {
-        self.reconcile_with_notes(|k| (outcome(k), Vec::new()))
+        self.reconcile_with(|k| TaskResult {
+            outcome: outcome(k),
+            objects: Vec::new(),
+            notes: Vec::new(),
+        })
     }
 
-    /// As [`Sim::reconcile`], each task also reporting notes.
-    pub fn reconcile_with_notes(
-        &mut self,
-        outcome: impl Fn(&TaskKey) -> (TaskOutcome, Vec<String>),
-    ) -> Decision {
+    /// As [`Sim::reconcile`], each task reporting a whole result (objects
+    /// applied, notes).
+    pub fn reconcile_with(&mut self, result: impl Fn(&TaskKey) -> TaskResult) -> Decision {
         let mut observed = Observed::default();
         let mut ran = BTreeSet::new();
         let stored = self.inst.status.clone().unwrap_or_default();
@@ -240,15 +242,7 @@ impl Sim {
             for k in new {
                 ran.insert(k.clone());
                 self.ran.push(k.clone());
-                let (outcome, notes) = outcome(&k);
-                observed.tasks.insert(
-                    k.clone(),
-                    TaskResult {
-                        outcome,
-                        objects: Vec::new(),
-                        notes,
-                    },
-                );
+                observed.tasks.insert(k.clone(), result(&k));
             }
         }
         panic!("reconcile did not settle");
@@ -271,7 +265,7 @@ impl Sim {
                 Action::Event {
                     reason, message, ..
                 } => self.events.push((reason.clone(), message.clone())),
-                Action::RunTask { .. } => {}
+                Action::RunTask { .. } | Action::DeleteClusterScoped { .. } => {}
             }
         }
         self.inst.status = Some(d.status.clone());
