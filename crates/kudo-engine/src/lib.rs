@@ -66,6 +66,7 @@ pub mod health;
 mod holds;
 mod lifecycle;
 pub mod operations;
+pub mod outcome;
 pub mod ownership;
 pub mod params;
 pub mod ready;

@@ -4,34 +4,7 @@
 
 use kudo_engine::TaskOutcome;
 
-/// Whether an API failure can succeed on retry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    /// Retry with backoff (409, 429, 5xx, timeouts, connection errors).
-    Transient,
-    /// No retry fixes it (immutable field, unknown kind, invalid object).
-    Fatal,
-}
-
-/// Classify an API status by HTTP code, reason and message. Pure.
-pub fn classify_status(code: u16, reason: &str, message: &str) -> Severity {
-    match code {
-        409 | 429 | 408 | 500..=599 => Severity::Transient,
-        // Admission webhooks and quota reject with 403; a person must act.
-        400 | 403 | 404 | 405 | 415 => Severity::Fatal,
-        422 => {
-            if reason == "Invalid" || message.contains("field is immutable") {
-                Severity::Fatal
-            } else {
-                Severity::Transient
-            }
-        }
-        // Unauthorized may be a token rotation in progress.
-        401 => Severity::Transient,
-        _ if code >= 400 => Severity::Fatal,
-        _ => Severity::Transient,
-    }
-}
+pub use kudo_engine::outcome::{Severity, classify_status};
 
 /// Whether a kube client error is worth retrying.
 pub fn is_transient_kube_error(err: &kube::Error) -> bool {
