@@ -108,7 +108,7 @@ async fn manager_sigkilled_at_random_points_finishes_the_plan_without_reapplying
         tokio::time::sleep(Duration::from_millis(rng.between(0, JITTER_MS))).await;
         kill9(&mut child).await.unwrap();
         tokio::time::sleep(SETTLE).await;
-        let last_seq = sandbox.requests().last().map_or(0, |r| r.seq);
+        let last_seq = sandbox.next_request_seq().saturating_sub(1);
         let inst = env.instances().get(INSTANCE).await.unwrap();
         let complete = complete_steps(&inst, "deploy");
         // No uid yet: the dead run never wrote status, and the next may
