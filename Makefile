@@ -72,10 +72,11 @@ unit:
 # The chaos tests (ignored by `make unit`): tests/tests/chaos.rs SIGKILLs the
 # kudo-manager binary 20 times in a 50-step plan (KUDO_CHAOS_SEED=<n> repeats
 # a run); tests/tests/faults.rs runs 50 Instances under 10% injected API
-# errors. The binary is built first so the test never runs a stale one;
-# --workspace (not -p) reuses what `make unit` built with the same features.
+# errors. The first line builds what `make unit` builds (a no-op after it),
+# the kudo-manager binary the chaos test runs included, so it is never stale;
+# `build --bins` or `-p` would build other feature sets and recompile.
 chaos:
-	$(CARGO) build --workspace --bins --locked
+	$(CARGO) test --workspace --locked --no-run
 	$(CARGO) test --workspace --locked --test chaos --test faults -- --ignored --nocapture
 
 bench:
