@@ -329,7 +329,9 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
                 continue;
             };
             match ctx.writers.for_instance(&ctx.client, inst) {
-                Ok(writer) => crate::executor::delete_cluster_scoped(ctx, &writer, objects).await,
+                // A failure a retry can fix keeps the finalizer: the error
+                // requeues this Instance (with backoff) and the deletes run again.
+                Ok(writer) => crate::executor::delete_cluster_scoped(ctx, &writer, objects).await?,
                 Err(e) => {
                     tracing::warn!(error = %e, "cluster-scoped objects of the removed Instance kept")
                 }

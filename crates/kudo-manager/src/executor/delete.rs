@@ -66,17 +66,22 @@ fn failed(outcome: TaskOutcome) -> TaskResult {
 }
 
 /// Delete cluster-scoped objects an Instance owned (by label; they cannot
-/// carry an owner reference to a namespaced Instance). Best effort: failures
-/// are logged, the Instance still goes.
+/// carry an owner reference to a namespaced Instance). A failure that a
+/// retry can fix (a conflict, throttling, a server error) is returned, so
+/// the Instance keeps its finalizer and is reconciled again; one that it
+/// cannot (the account may not delete) is logged and the Instance goes.
 pub async fn delete_cluster_scoped(
     ctx: &Context,
     writer: &Writer,
     objects: &[kudo_api::AppliedObject],
-) {
+) -> Result<(), crate::Error> {
     for id in objects {
         let label = object_label(&id.kind, None, &id.name);
-        let Ok(Some(resolved)) = ctx.api.resolve(&id.api_version, &id.kind).await else {
-            continue;
+        let resolved = match ctx.api.resolve(&id.api_version, &id.kind).await {
+            Ok(Some(resolved)) => resolved,
+            // The kind is gone (its CRD was deleted): so is the object.
+            Ok(None) => continue,
+            Err(e) => return Err(crate::Error::kube(format!("discovery for {label}"), e)),
         };
         if resolved.namespaced {
             continue;
@@ -88,9 +93,13 @@ pub async fn delete_cluster_scoped(
                 tracing::info!(object = %label, "deleted a cluster-scoped object of the removed Instance")
             }
             Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) if crate::classify::is_transient_kube_error(&e) => {
+                return Err(crate::Error::kube(format!("deleting {label}"), e));
+            }
             Err(e) => {
-                tracing::warn!(object = %label, error = %e, "could not delete a cluster-scoped object of the removed Instance")
+                tracing::warn!(object = %label, error = %e, "could not delete a cluster-scoped object of the removed Instance; it is left")
             }
         }
     }
+    Ok(())
 }
