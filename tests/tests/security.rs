@@ -79,17 +79,7 @@ async fn an_injected_cluster_role_binding_is_refused_and_the_rest_applies() {
     env.install(fixture("note-op"), "hostile", &[("NOTE", &note)])
         .await
         .unwrap();
-    let failed = env
-        .wait_for(
-            "hostile",
-            "deploy FATAL_ERROR",
-            Duration::from_secs(60),
-            |i| plan_status(i, "deploy") == Some(S::FatalError),
-        )
-        .await
-        .unwrap();
-    // Plan, phase and step messages, wherever the reason is said.
-    let message = serde_json::to_string(&failed.status.unwrap().plan_status["deploy"]).unwrap();
+    let message = fails_with(&env, "hostile").await;
     let user = format!("system:serviceaccount:{}:{DEPLOYER}", env.ns);
     assert!(message.contains("forbidden"), "{message}");
     assert!(message.contains(&user), "{message}");
@@ -125,17 +115,7 @@ async fn an_instance_that_names_an_account_writes_as_that_account() {
         .create(&PostParams::default(), &inst)
         .await
         .unwrap();
-    let failed = env
-        .wait_for(
-            "nobody",
-            "deploy FATAL_ERROR",
-            Duration::from_secs(60),
-            |i| plan_status(i, "deploy") == Some(S::FatalError),
-        )
-        .await
-        .unwrap();
-    // Plan, phase and step messages, wherever the reason is said.
-    let message = serde_json::to_string(&failed.status.unwrap().plan_status["deploy"]).unwrap();
+    let message = fails_with(&env, "nobody").await;
     let user = format!("system:serviceaccount:{}:nobody", env.ns);
     assert!(message.contains(&user), "{message}");
 }
