@@ -32,7 +32,6 @@ mod lex;
 mod limits;
 mod parse;
 mod refs;
-mod sha256;
 mod value;
 mod walk;
 pub mod yaml;

@@ -105,7 +105,8 @@ fn b64dec<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
 }
 
 fn sha256sum<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
-    let digest = crate::sha256::digest(arg_str(args, 0)?.as_bytes());
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(arg_str(args, 0)?.as_bytes());
     Ok(Value::string(
         digest
             .iter()
