@@ -85,7 +85,7 @@ bench:
 # Property-based fuzzing (issue #31, proptest): templates, package archives
 # and files, parameter values and AdmissionReview bodies. `make test` runs
 # the same harnesses with a few hundred cases each; this raises every one to
-# FUZZ_CASES through PROPTEST_CASES (the damaged gzip-bomb test 1/2500 of them).
+# FUZZ_CASES through PROPTEST_CASES (the damaged gzip-bomb test 1/100 of them).
 # Debug build on purpose: overflow checks are part of what is tested. A
 # failing case is saved beside its harness (tests/*.proptest-regressions) and
 # replayed first on the next run.

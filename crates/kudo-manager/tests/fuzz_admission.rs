@@ -37,15 +37,12 @@ use proptest::test_runner::FileFailurePersistence;
 use serde_json::{Value, json};
 use support::admission::operator_versions;
 
-/// `ci` cases, or `PROPTEST_CASES` when set (`make fuzz`); a failing case
-/// is saved beside this file and tried first on the next run.
+/// `ci` cases; `PROPTEST_CASES`, when set (`make fuzz`), replaces it (the
+/// `proptest!` macro reads it). A failing case is saved beside this file
+/// (`fuzz_admission.proptest-regressions`) and tried first on the next run.
 fn config(ci: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(ci);
     ProptestConfig {
-        cases,
+        cases: ci,
         failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
             "proptest-regressions",
         ))),

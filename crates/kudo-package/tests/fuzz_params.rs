@@ -33,15 +33,12 @@ use proptest::sample::select;
 use proptest::test_runner::FileFailurePersistence;
 use serde_json::Value;
 
-/// `ci` cases, or `PROPTEST_CASES` when set (`make fuzz`); a failing case
-/// is saved beside this file and tried first on the next run.
+/// `ci` cases; `PROPTEST_CASES`, when set (`make fuzz`), replaces it (the
+/// `proptest!` macro reads it). A failing case is saved beside this file
+/// (`fuzz_params.proptest-regressions`) and tried first on the next run.
 fn config(ci: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(ci);
     ProptestConfig {
-        cases,
+        cases: ci,
         failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
             "proptest-regressions",
         ))),
