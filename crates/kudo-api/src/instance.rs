@@ -55,6 +55,21 @@ pub struct InstanceSpec {
     /// `--default-service-account`, or the manager itself when that is unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
+    /// Whether the manager re-applies objects deleted or changed behind its
+    /// back (the `recovery` plan). Unset: enabled, unless the manager runs
+    /// with `--recovery=false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoveryPolicy>,
+}
+
+/// `spec.recovery`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RecoveryPolicy {
+    /// Drift starts the `recovery` plan (the default).
+    #[default]
+    Enabled,
+    /// Drift is left alone.
+    Disabled,
 }
 
 impl InstanceSpec {
@@ -122,6 +137,10 @@ pub struct InstanceStatus {
     /// Plan operations already applied (by id), newest last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<OperationRecord>,
+    /// Objects the `recovery` plan re-applied in the last hour (backoff
+    /// against another controller that keeps changing them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recoveries: Vec<RecoveryRecord>,
     /// `metadata.generation` last acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
@@ -401,6 +420,20 @@ pub struct PlanRun {
     /// Final message, e.g. the error.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+}
+
+/// How often the `recovery` plan re-applied one object lately.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecoveryRecord {
+    /// The object.
+    pub object: AppliedObject,
+    /// When recoveries of it started within the last hour, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recovered_at: Vec<Time>,
+    /// What the last recovery repaired, e.g. `Deployment ns/web deleted`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cause: String,
 }
 
 /// A plan operation the manager applied.

@@ -24,7 +24,7 @@ pub mod status;
 pub use instance::{
     ActivePlan, AppliedConfig, AppliedObject, AutoSuppression, Blocker, BlockerKind, Instance,
     InstanceSpec, InstanceStatus, OperationRecord, PhaseStatus, PlanExecution, PlanRun, PlanStatus,
-    StepStatus, TaskStatus,
+    RecoveryPolicy, RecoveryRecord, StepStatus, TaskStatus,
 };
 pub use operations::{MaintenanceWindow, PlanAction, PlanOperation, Suppression};
 pub use operator::{Maintainer, Operator, OperatorSpec};

@@ -65,6 +65,9 @@ pub const UPDATE_PLAN: &str = "update";
 pub const UPGRADE_PLAN: &str = "upgrade";
 /// Plan run on deletion.
 pub const CLEANUP_PLAN: &str = "cleanup";
+/// Plan the manager builds itself (it is not in any package) to re-apply
+/// objects that were deleted or changed behind its back.
+pub const RECOVERY_PLAN: &str = "recovery";
 /// Plans with a special meaning.
 pub const SPECIAL_PLANS: [&str; 4] = [DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN, CLEANUP_PLAN];
 

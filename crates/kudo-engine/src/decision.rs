@@ -101,6 +101,9 @@ pub struct EngineConfig {
     pub auto_suppression_duration: Option<Duration>,
     /// Executions kept in `status.history`.
     pub history_limit: usize,
+    /// Whether drift starts the `recovery` plan (`spec.recovery` can turn
+    /// it off per Instance).
+    pub recovery: bool,
 }
 
 impl Default for EngineConfig {
@@ -112,6 +115,7 @@ impl Default for EngineConfig {
             auto_suppress_on_failure: true,
             auto_suppression_duration: None,
             history_limit: 20,
+            recovery: true,
         }
     }
 }
@@ -155,6 +159,9 @@ pub struct TaskResult {
 pub struct Observed {
     /// Task results by task.
     pub tasks: BTreeMap<TaskKey, TaskResult>,
+    /// Objects applied by plans that are no longer as those plans left
+    /// them (the manager looks only while no plan runs).
+    pub drift: Vec<crate::recovery::Drift>,
 }
 
 impl Observed {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use kudo_api::names::{CLEANUP_FINALIZER, CLEANUP_PLAN, DEPLOY_PLAN};
+use kudo_api::names::{CLEANUP_FINALIZER, CLEANUP_PLAN, DEPLOY_PLAN, RECOVERY_PLAN};
 use kudo_api::{Blocker, ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion};
 
 use crate::decision::{Action, Decision, Effects, EventType, Input};
@@ -13,7 +13,7 @@ use crate::lifecycle::{Before, finish_active, start};
 use crate::select::{self, Selection, Trigger};
 use crate::tree::{sync_plan, sync_plan_in_place};
 use crate::walk::{Walk, WalkOutput};
-use crate::{operations, ready, suppression, windows};
+use crate::{operations, ready, recovery, suppression, windows};
 
 /// See [`crate::decide`].
 pub fn decide(input: Input<'_>) -> Decision {
@@ -85,9 +85,11 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
     );
 
     let mut queued = false;
+    let mut asked = true;
     match select::select(inst, ov, st) {
-        Selection::Nothing => {}
+        Selection::Nothing => asked = false,
         Selection::ConsumeOnly => {
+            asked = false;
             changed |= replace(&mut st.applied_parameters, Some(select::spec_params(inst)));
         }
         Selection::Invalid(message) => out.push_blocker(other(message)),
@@ -95,7 +97,14 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
             let running = running_plan(st);
             let may_start = match running.as_deref() {
                 None => true,
-                Some(name) if name == req.plan || req.trigger == Trigger::Cleanup => true,
+                // Recovery yields to any plan asked for.
+                Some(name)
+                    if name == req.plan
+                        || name == RECOVERY_PLAN
+                        || req.trigger == Trigger::Cleanup =>
+                {
+                    true
+                }
                 Some(name) => {
                     queued = true;
                     out.push_blocker(Blocker {
@@ -121,13 +130,27 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         }
     }
 
+    if !asked && running_plan(st).is_none() {
+        let cx = recovery::Context {
+            instance: inst,
+            ov,
+            drift: &input.observed.drift,
+            config: input.config,
+            manual_suppression,
+            window: &window,
+            now,
+        };
+        changed |= recovery::consider(&cx, st, &mut out);
+    }
+
     changed |= operations::apply_new(inst, ov, st, now, |o| !clears(o), &mut applied_ops);
 
+    let active_def = st
+        .active_plan
+        .as_ref()
+        .and_then(|a| recovery::plan_of(ov, st, &a.name));
     if let Some(active) = &st.active_plan
-        && let (Some(plan), Some(ps)) = (
-            ov.spec.plan(&active.name),
-            st.plan_status.get_mut(&active.name),
-        )
+        && let (Some(plan), Some(ps)) = (active_def, st.plan_status.get_mut(&active.name))
         && ps.status().is_running()
     {
         let exempt = active.name == CLEANUP_PLAN;
@@ -151,7 +174,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
             config: input.config,
             hold: hold.as_ref(),
         }
-        .run(ps, plan, &mut out);
+        .run(ps, &plan, &mut out);
         if let Some(h) = hold
             && ps.status() == S::Waiting
             && !out.has_blocker(&h)
@@ -246,7 +269,8 @@ fn sync_plans(ov: &OperatorVersion, st: &mut InstanceStatus) -> bool {
     let plans = &ov.spec.plans;
     let mut changed = false;
     let count = st.plan_status.len();
-    st.plan_status.retain(|name, _| plans.contains_key(name));
+    st.plan_status
+        .retain(|name, _| plans.contains_key(name) || name == RECOVERY_PLAN);
     changed |= st.plan_status.len() != count;
     for (name, plan) in plans {
         match st.plan_status.get_mut(name) {

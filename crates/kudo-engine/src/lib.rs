@@ -51,7 +51,8 @@
 //!   approval; held steps are WAITING and the reason is in `status.blockers`.
 //!   Started steps finish under every hold.
 //! - **Operations** ([`operations`]), **windows** ([`windows`]),
-//!   **suppressions** ([`suppression`]), **Ready** ([`ready`]) and
+//!   **suppressions** ([`suppression`]), **Ready** ([`ready`]), **recovery**
+//!   of drift ([`recovery`]) and
 //!   **admission** ([`admission`]) are described in their modules.
 //!
 //! `decide` is deterministic, and an Instance with nothing to do gets its
@@ -70,6 +71,7 @@ pub mod outcome;
 pub mod ownership;
 pub mod params;
 pub mod ready;
+pub mod recovery;
 pub mod select;
 pub mod suppression;
 mod task_key;

@@ -2,7 +2,7 @@
 //! history, events, last successful configuration, automatic suppression.
 
 use jiff::Timestamp;
-use kudo_api::names::CLEANUP_PLAN;
+use kudo_api::names::{CLEANUP_PLAN, RECOVERY_PLAN};
 use kudo_api::{
     ActivePlan, AppliedConfig, AutoSuppression, ExecutionStatus as S, Instance, InstanceStatus,
     PlanRun,
@@ -192,7 +192,9 @@ pub(crate) fn finish_active(
     if active.name == CLEANUP_PLAN {
         return true;
     }
-    if result == S::Complete {
+    if result == S::Complete && active.name == RECOVERY_PLAN {
+        // Recovery restores the configuration; it does not change it.
+    } else if result == S::Complete {
         st.last_successful = Some(AppliedConfig {
             operator_version: st.applied_operator_version.clone().unwrap_or_default(),
             parameters: st.applied_parameters.clone().unwrap_or_default(),

@@ -87,7 +87,7 @@ fn apply_one(
     let Some(plan_name) = op.plan.clone().or(active.clone()) else {
         return "no-op: no plan has run yet; name the plan".to_string();
     };
-    let Some(plan_def) = ov.spec.plan(&plan_name) else {
+    let Some(plan_def) = crate::recovery::plan_of(ov, status, &plan_name) else {
         return format!("no-op: plan {plan_name:?} does not exist");
     };
     let is_active = active.as_deref() == Some(plan_name.as_str());

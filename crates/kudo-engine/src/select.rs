@@ -39,12 +39,17 @@ pub enum Trigger {
     Rollback,
     /// The Instance is being deleted.
     Cleanup,
+    /// Objects drifted; the text says which and how.
+    Recovery(String),
 }
 
 impl Trigger {
     /// Whether the controller started it on its own (suppressions hold these).
     pub fn is_automatic(&self) -> bool {
-        matches!(self, Self::Parameters(_) | Self::Upgrade)
+        matches!(
+            self,
+            Self::Parameters(_) | Self::Upgrade | Self::Recovery(_)
+        )
     }
 }
 
@@ -57,6 +62,7 @@ impl fmt::Display for Trigger {
             Self::Manual => f.write_str("manual"),
             Self::Rollback => f.write_str("rollback"),
             Self::Cleanup => f.write_str("cleanup"),
+            Self::Recovery(cause) => f.write_str(cause),
         }
     }
 }

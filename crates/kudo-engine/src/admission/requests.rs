@@ -187,7 +187,9 @@ pub(super) fn in_the_way<'s>(
     status: &'s StatusView<'_>,
     ov: &OperatorVersion,
 ) -> Option<Blocking<'s>> {
+    // A running recovery yields to any plan asked for.
     if let Some(active) = status.active_plan.as_deref()
+        && active != kudo_api::names::RECOVERY_PLAN
         && let Some(ps) = status.plan(active)
         && ps.status.is_running()
     {

@@ -75,6 +75,32 @@ pub(super) fn check_operations(
     Ok(())
 }
 
+/// The recovery plan as its status shows it (it is in no OperatorVersion).
+fn recovery_definition(status: &StatusView<'_>) -> kudo_api::Plan {
+    let phases = status
+        .plan(kudo_api::names::RECOVERY_PLAN)
+        .map(|ps| status.phases_of(ps))
+        .unwrap_or_default();
+    kudo_api::Plan {
+        strategy: Some("parallel".to_string()),
+        phases: phases
+            .iter()
+            .map(|ph| kudo_api::Phase {
+                name: ph.name.to_string(),
+                strategy: Some("serial".to_string()),
+                steps: status
+                    .steps_of(ph)
+                    .iter()
+                    .map(|s| kudo_api::Step {
+                        name: s.name.to_string(),
+                        tasks: Vec::new(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
 fn check_operation(
     op: &PlanOperation,
     ov: &OperatorVersion,
@@ -91,11 +117,19 @@ fn check_operation(
     else {
         return Err("no plan named and no plan has run yet; name the plan".to_string());
     };
-    let Some(plan) = ov.spec.plan(&plan_name) else {
-        return Err(format!(
+    let recovery;
+    let plan = match ov.spec.plan(&plan_name) {
+        Some(plan) => plan,
+        None if plan_name == kudo_api::names::RECOVERY_PLAN
+            && status.plan(&plan_name).is_some() =>
+        {
+            recovery = recovery_definition(status);
+            &recovery
+        }
+        None => return Err(format!(
             "plan {plan_name:?} does not exist; the OperatorVersion has {}",
             plans.join(", ")
-        ));
+        )),
     };
     let phase = match op.phase.as_deref() {
         Some(p) => Some(plan.phases.iter().find(|ph| ph.name == p).ok_or_else(|| {

@@ -140,6 +140,8 @@ pub struct Sim {
     pub now: Timestamp,
     pub events: Vec<(String, String)>,
     pub ran: Vec<TaskKey>,
+    /// What the manager observes as drifted in every reconcile.
+    pub drift: Vec<kudo_engine::recovery::Drift>,
 }
 
 impl Sim {
@@ -151,6 +153,7 @@ impl Sim {
             now: ts("2026-11-24T12:00:00Z"),
             events: Vec::new(),
             ran: Vec::new(),
+            drift: Vec::new(),
         }
     }
 
@@ -207,7 +210,10 @@ impl Sim {
     /// As [`Sim::reconcile`], each task reporting a whole result (objects
     /// applied, notes).
     pub fn reconcile_with(&mut self, result: impl Fn(&TaskKey) -> TaskResult) -> Decision {
-        let mut observed = Observed::default();
+        let mut observed = Observed {
+            drift: self.drift.clone(),
+            ..Observed::default()
+        };
         let mut ran = BTreeSet::new();
         let stored = self.inst.status.clone().unwrap_or_default();
         let mut working = stored.clone();

@@ -1,0 +1,339 @@
+//! Recovery (DC/OS' `recovery` plan): when an object a plan applied is
+//! deleted, or a field kudo-manager owns is taken over by another field
+//! manager, the engine starts the plan `recovery`, which is in no package:
+//! one phase per drifted object, each re-applying the object from the render
+//! the manager stored when a plan last applied it.
+//!
+//! Rules:
+//! - recovery is on unless `spec.recovery: Disabled` or the manager runs
+//!   with recovery off, and never while the Instance is being deleted or an
+//!   OperatorVersion defines its own plan called `recovery`;
+//! - it starts only while no plan runs and no plan is asked for: a running
+//!   plan owns the objects, and recovery of the rest waits until it ends;
+//!   any new plan request overrides a running recovery;
+//! - it is an automatic plan: suppressions, maintenance windows, pause and
+//!   cancel hold it as any other;
+//! - an object recovered within the last hour waits 30 s, 60 s, 2 min, ...
+//!   (capped at an hour) after its previous recovery, and from the third
+//!   recovery in an hour on each recovery is a Warning Event, so another
+//!   controller fighting kudo-manager over a field never makes a hot loop.
+
+use std::fmt;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use kudo_api::names::RECOVERY_PLAN;
+use kudo_api::{
+    AppliedObject, Blocker, BlockerKind, Instance, InstanceStatus, OperatorVersion, PhaseStatus,
+    Plan, PlanStatus, RecoveryPolicy, RecoveryRecord, StepStatus, TaskStatus,
+};
+
+use crate::decision::{EngineConfig, EventType};
+use crate::facts::event;
+use crate::health::object_label;
+use crate::holds::{start_hold, wake};
+use crate::lifecycle::start;
+use crate::select::{Consumes, PlanRequest, Trigger, derived_uid};
+use crate::walk::WalkOutput;
+use crate::windows::WindowState;
+
+/// Delay after the first recovery of an object in the last hour; it
+/// doubles with each further one.
+pub const BACKOFF_BASE: Duration = Duration::from_secs(30);
+/// Longest delay between two recoveries of one object.
+pub const BACKOFF_CAP: Duration = Duration::from_secs(3600);
+/// Recoveries of one object within this long count towards its backoff.
+pub const RECENT: Duration = Duration::from_secs(3600);
+/// From this many recoveries of one object within [`RECENT`] on, each one
+/// is a Warning Event.
+pub const WARN_AFTER: usize = 3;
+/// Name of the one step (and task) of each recovery phase.
+pub const REAPPLY: &str = "reapply";
+
+/// An object a plan applied that is no longer as that plan left it, as the
+/// manager observed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// The object, as recorded when it was applied.
+    pub object: AppliedObject,
+    /// What happened to it.
+    pub cause: DriftCause,
+}
+
+/// What happened to a drifted object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DriftCause {
+    /// It is gone.
+    Deleted,
+    /// Fields kudo-manager owned are now owned by another field manager.
+    Changed {
+        /// The field manager that now owns the first of them, if any does.
+        manager: Option<String>,
+        /// The fields, e.g. `.spec.replicas` (a few, not necessarily all).
+        fields: Vec<String>,
+    },
+}
+
+impl fmt::Display for Drift {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let o = &self.object;
+        let label = object_label(&o.kind, o.namespace.as_deref(), &o.name);
+        match &self.cause {
+            DriftCause::Deleted => write!(f, "{label} deleted"),
+            DriftCause::Changed { manager, fields } => {
+                write!(f, "{label}: {} changed", fields.join(", "))?;
+                match manager {
+                    Some(m) => write!(f, " by {m}"),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// Whether drift of this Instance is recovered.
+pub fn enabled(instance: &Instance, config: &EngineConfig) -> bool {
+    config.recovery && instance.spec.recovery != Some(RecoveryPolicy::Disabled)
+}
+
+/// When recovery of `object` may start next; `None` when it may start now.
+pub fn next_allowed(
+    records: &[RecoveryRecord],
+    object: &AppliedObject,
+    now: Timestamp,
+) -> Option<Timestamp> {
+    let recent = recent_times(records, object, now);
+    let last = *recent.last()?;
+    let doublings = u32::try_from(recent.len() - 1).unwrap_or(u32::MAX).min(16);
+    let delay = BACKOFF_BASE
+        .saturating_mul(1 << doublings)
+        .min(BACKOFF_CAP);
+    let at = last.checked_add(SignedDuration::try_from(delay).ok()?).ok()?;
+    (at > now).then_some(at)
+}
+
+fn recent_times(records: &[RecoveryRecord], object: &AppliedObject, now: Timestamp) -> Vec<Timestamp> {
+    let since = now
+        .checked_sub(SignedDuration::try_from(RECENT).unwrap_or(SignedDuration::ZERO))
+        .unwrap_or(now);
+    records
+        .iter()
+        .filter(|r| &r.object == object)
+        .flat_map(|r| &r.recovered_at)
+        .map(|t| t.0)
+        .filter(|t| *t > since)
+        .collect()
+}
+
+/// The object a task of the recovery plan re-applies: its phase is named
+/// after it, and `status.recoveries` holds every object a recovery started
+/// for within the last hour.
+pub fn object_of<'s>(status: &'s InstanceStatus, phase: &str) -> Option<&'s AppliedObject> {
+    status
+        .recoveries
+        .iter()
+        .map(|r| &r.object)
+        .find(|o| object_label(&o.kind, o.namespace.as_deref(), &o.name) == phase)
+}
+
+/// The plan the walk runs for a recovery status: its phases in parallel,
+/// each one step of one task.
+pub(crate) fn plan_definition(status: &PlanStatus) -> Plan {
+    Plan {
+        strategy: Some("parallel".to_string()),
+        phases: status
+            .phases
+            .iter()
+            .map(|ph| kudo_api::Phase {
+                name: ph.name.clone(),
+                strategy: Some("serial".to_string()),
+                steps: ph
+                    .steps
+                    .iter()
+                    .map(|s| kudo_api::Step {
+                        name: s.name.clone(),
+                        tasks: s.tasks.iter().map(|t| t.name.clone()).collect(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// The definition of plan `name`: the OperatorVersion's, or the recovery
+/// plan built from its status.
+pub(crate) fn plan_of<'a>(
+    ov: &'a OperatorVersion,
+    status: &InstanceStatus,
+    name: &str,
+) -> Option<std::borrow::Cow<'a, Plan>> {
+    if let Some(plan) = ov.spec.plan(name) {
+        return Some(std::borrow::Cow::Borrowed(plan));
+    }
+    (name == RECOVERY_PLAN)
+        .then(|| status.plan_status.get(RECOVERY_PLAN))
+        .flatten()
+        .map(|ps| std::borrow::Cow::Owned(plan_definition(ps)))
+}
+
+/// A fresh recovery status: one phase per object, named after it (see
+/// [`object_of`]).
+fn fresh_status(objects: &[&Drift]) -> PlanStatus {
+    PlanStatus {
+        name: RECOVERY_PLAN.to_string(),
+        phases: objects
+            .iter()
+            .map(|d| PhaseStatus {
+                name: object_label(
+                    &d.object.kind,
+                    d.object.namespace.as_deref(),
+                    &d.object.name,
+                ),
+                steps: vec![StepStatus {
+                    name: REAPPLY.to_string(),
+                    tasks: vec![TaskStatus {
+                        name: REAPPLY.to_string(),
+                        objects: vec![d.object.clone()],
+                        ..TaskStatus::default()
+                    }],
+                    ..StepStatus::default()
+                }],
+                ..PhaseStatus::default()
+            })
+            .collect(),
+        ..PlanStatus::default()
+    }
+}
+
+/// What `consider` needs besides the status it may change.
+pub(crate) struct Context<'a> {
+    pub instance: &'a Instance,
+    pub ov: &'a OperatorVersion,
+    pub drift: &'a [Drift],
+    pub config: &'a EngineConfig,
+    pub manual_suppression: Option<&'a kudo_api::Suppression>,
+    pub window: &'a Result<WindowState, crate::EngineError>,
+    pub now: Timestamp,
+}
+
+/// Starts the recovery plan for the drifted objects whose backoff has
+/// passed, when nothing else runs; whether the status changed. The caller
+/// has checked that no plan runs or was asked for.
+pub(crate) fn consider(cx: &Context<'_>, st: &mut InstanceStatus, out: &mut WalkOutput) -> bool {
+    if cx.drift.is_empty()
+        || !enabled(cx.instance, cx.config)
+        || cx.instance.metadata.deletion_timestamp.is_some()
+    {
+        return false;
+    }
+    if cx.ov.spec.plan(RECOVERY_PLAN).is_some() {
+        out.push_blocker(blocker(
+            BlockerKind::Other,
+            format!(
+                "{} is not recovered: the OperatorVersion defines a plan named \"recovery\" \
+                 of its own; run it, or rename it to let kudo-rs recover drift",
+                cx.drift[0]
+            ),
+            None,
+        ));
+        return false;
+    }
+    let mut due = Vec::new();
+    for d in cx.drift {
+        match next_allowed(&st.recoveries, &d.object, cx.now) {
+            None => due.push(d),
+            Some(at) => {
+                wake(out, at);
+                let times = recent_times(&st.recoveries, &d.object, cx.now).len();
+                out.push_blocker(blocker(
+                    BlockerKind::Backoff,
+                    format!(
+                        "{d}; recovery backs off until {at} (recovered {times} times in the last hour)"
+                    ),
+                    Some(at),
+                ));
+            }
+        }
+    }
+    if due.is_empty() {
+        return false;
+    }
+    let cause = summary(&due);
+    let req = PlanRequest {
+        plan: RECOVERY_PLAN.to_string(),
+        uid: derived_uid(cx.instance, RECOVERY_PLAN, &cx.now.as_millisecond().to_string()),
+        trigger: Trigger::Recovery(cause.clone()),
+        break_glass: false,
+        consumes: Consumes::Nothing,
+    };
+    if let Some(b) = start_hold(&req, st, cx.manual_suppression, cx.window, cx.now, out) {
+        out.push_blocker(b);
+        return false;
+    }
+    st.plan_status
+        .insert(RECOVERY_PLAN.to_string(), fresh_status(&due));
+    start(cx.instance, st, &req, cx.config, cx.now, out);
+    out.actions.push(event(
+        EventType::Normal,
+        "DriftDetected",
+        format!("{cause}; plan recovery re-applies it as its last plan left it"),
+    ));
+    record(st, &due, cx.now, out);
+    true
+}
+
+/// Notes the recoveries just started, forgets those older than an hour,
+/// and warns about objects that keep drifting.
+fn record(st: &mut InstanceStatus, due: &[&Drift], now: Timestamp, out: &mut WalkOutput) {
+    for d in due {
+        let recent: Vec<_> = recent_times(&st.recoveries, &d.object, now)
+            .into_iter()
+            .map(crate::time)
+            .collect();
+        let count = recent.len() + 1;
+        st.recoveries.retain(|r| r.object != d.object);
+        let mut recovered_at = recent;
+        recovered_at.push(crate::time(now));
+        st.recoveries.push(RecoveryRecord {
+            object: d.object.clone(),
+            recovered_at,
+            cause: d.to_string(),
+        });
+        if count >= WARN_AFTER {
+            out.actions.push(event(
+                EventType::Warning,
+                "RecoveryRepeated",
+                format!(
+                    "{d}: recovery number {count} within an hour; another controller may be \
+                     changing it back; the next recovery waits longer"
+                ),
+            ));
+        }
+    }
+    st.recoveries
+        .retain(|r| !recent_times(std::slice::from_ref(r), &r.object, now).is_empty());
+}
+
+fn summary(due: &[&Drift]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = due
+        .iter()
+        .take(SHOWN)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if due.len() > SHOWN {
+        text.push_str(&format!("; and {} more", due.len() - SHOWN));
+    }
+    text
+}
+
+fn blocker(kind: BlockerKind, message: String, until: Option<Timestamp>) -> Blocker {
+    Blocker {
+        kind,
+        message,
+        until: until.map(crate::time),
+        plan: Some(RECOVERY_PLAN.to_string()),
+        ..Blocker::default()
+    }
+}
