@@ -20,7 +20,7 @@ fn put(s: &mut State, plural: &str, ns: &str, body: Value) {
         .cloned()
         .unwrap_or_else(|| panic!("{plural} is served"));
     let planned = s
-        .plan_create(&r, "v1", ns, body)
+        .plan_create(&r, "v1", ns, body, "admin")
         .unwrap_or_else(|e| panic!("{e}"));
     s.commit(planned, false).unwrap_or_else(|e| panic!("{e:?}"));
 }

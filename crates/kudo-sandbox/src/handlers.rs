@@ -12,8 +12,11 @@ use crate::admission;
 use crate::authz::{self, Attributes, Caller};
 use crate::faults::Verb;
 use crate::http::{Body, ObjectPath, Query, json_response};
+use crate::managed_fields::{Shown, ShownList};
+use crate::owners::{Owners, update_manager};
 use crate::patch::PatchKind;
 use crate::registry::ResourceInfo;
+use crate::scale::scale;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::Inner;
 use crate::state::{CommitError, DeleteOptions, Planned, Propagation, State, parse_body};
@@ -40,15 +43,33 @@ pub struct RequestCtx {
     pub content_type: String,
     /// Request body.
     pub body: Bytes,
+    /// User-Agent header.
+    pub user_agent: Option<String>,
 }
 
-/// Sets apiVersion to the version the client asked for.
-pub fn present(mut v: Value, res: &ResourceInfo, version: &str) -> Value {
-    if let Some(m) = v.as_object_mut() {
-        m.insert("apiVersion".into(), json!(res.api_version(version)));
-        m.insert("kind".into(), json!(res.kind));
+impl RequestCtx {
+    /// The field manager of a write other than apply.
+    pub fn update_manager(&self) -> String {
+        update_manager(
+            self.query.non_empty("fieldManager"),
+            self.user_agent.as_deref(),
+        )
     }
-    v
+}
+
+/// An object as the client asked for it, with its managedFields.
+pub fn shown<'a>(
+    obj: &'a Value,
+    owners: &'a Owners,
+    res: &'a ResourceInfo,
+    api_version: &'a str,
+) -> Shown<'a> {
+    Shown {
+        obj,
+        api_version,
+        kind: &res.kind,
+        owners,
+    }
 }
 
 /// Label and field selectors of a list or watch.
@@ -89,6 +110,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
     let q = &ctx.query;
     let dry_run = q.get("dryRun") == Some("All");
     let table_mode = wants_table(&ctx.accept);
+    let api_version = res.api_version(&version);
     match (&ctx.method, p.name.as_deref()) {
         (&Method::GET, None) if q.flag("watch") => watch::serve(
             inner.clone(),
@@ -101,10 +123,10 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
         (&Method::GET, None) => list(inner, &res, &version, p.namespace.as_deref(), q, table_mode),
         (&Method::GET, Some(name)) => {
             let st = inner.lock();
-            let obj = st
+            let (obj, owners) = st
                 .store
                 .get(&res.group, &res.plural, &ns, name)
-                .map(|s| s.value.clone())
+                .map(|s| (s.value.clone(), s.owners.clone()))
                 .ok_or_else(|| {
                     ApiError::not_found(Subject {
                         group: &res.group,
@@ -123,20 +145,27 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
                     &table(&res, [obj.as_ref()].into_iter(), &rv, true),
                 ));
             }
-            Ok(json_response(200, &present((*obj).clone(), &res, &version)))
+            Ok(json_response(
+                200,
+                &shown(&obj, &owners, &res, &api_version),
+            ))
         }
         (&Method::POST, None) => {
             let body = request_body(&ctx)?;
-            let out = write(inner, dry_run, |st| {
-                st.plan_create(&res, &version, &ns, body.clone())
+            let manager = ctx.update_manager();
+            let (out, owners) = write(inner, dry_run, |st| {
+                st.plan_create(&res, &version, &ns, body.clone(), &manager)
             })
             .await?;
-            Ok(json_response(201, &present(out, &res, &version)))
+            Ok(json_response(
+                201,
+                &shown(&out, &owners, &res, &api_version),
+            ))
         }
         (&Method::PUT, Some(name)) => {
             let body = request_body(&ctx)?;
-            let manager = q.non_empty("fieldManager").unwrap_or("unknown").to_string();
-            let out = write(inner, dry_run, |st| {
+            let manager = ctx.update_manager();
+            let (out, owners) = write(inner, dry_run, |st| {
                 st.plan_replace(
                     &res,
                     &version,
@@ -148,18 +177,25 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
                 )
             })
             .await?;
-            Ok(json_response(200, &present(out, &res, &version)))
+            Ok(json_response(
+                200,
+                &shown(&out, &owners, &res, &api_version),
+            ))
         }
         (&Method::PATCH, Some(name)) => {
             let kind = PatchKind::from_content_type(&ctx.content_type)?;
-            let manager = q.non_empty("fieldManager");
+            // Apply must name its manager; other patches fall back to the User-Agent.
+            let manager = match kind {
+                PatchKind::Apply => q.non_empty("fieldManager").map(str::to_string),
+                _ => Some(ctx.update_manager()),
+            };
             let force = q.flag("force");
             let existed = inner
                 .lock()
                 .store
                 .get(&res.group, &res.plural, &ns, name)
                 .is_some();
-            let out = write(inner, dry_run, |st| {
+            let (out, owners) = write(inner, dry_run, |st| {
                 st.plan_patch(
                     &res,
                     &version,
@@ -168,7 +204,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
                     status_only,
                     kind,
                     &ctx.body,
-                    manager,
+                    manager.as_deref(),
                     force,
                 )
             })
@@ -178,15 +214,21 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
             } else {
                 201
             };
-            Ok(json_response(code, &present(out, &res, &version)))
+            Ok(json_response(
+                code,
+                &shown(&out, &owners, &res, &api_version),
+            ))
         }
         (&Method::DELETE, Some(name)) => {
             let opts = delete_options(q, &ctx.body)?;
-            let out = write(inner, dry_run, |st| {
+            let (out, owners) = write(inner, dry_run, |st| {
                 st.plan_delete(&res, &version, &ns, name, &opts)
             })
             .await?;
-            Ok(json_response(200, &present(out, &res, &version)))
+            Ok(json_response(
+                200,
+                &shown(&out, &owners, &res, &api_version),
+            ))
         }
         (&Method::DELETE, None) => {
             let opts = delete_options(q, &ctx.body)?;
@@ -205,7 +247,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
                 })
                 .await
                 {
-                    Ok(v) => deleted.push(present(v, &res, &version)),
+                    Ok(v) => deleted.push(v),
                     Err(e) if e.code == 404 => {}
                     Err(e) => return Err(e),
                 }
@@ -213,10 +255,15 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
             let rv = inner.lock().store.resource_version().to_string();
             Ok(json_response(
                 200,
-                &json!({
-                    "apiVersion": res.api_version(&version), "kind": format!("{}List", res.kind),
-                    "metadata": {"resourceVersion": rv}, "items": deleted,
-                }),
+                &ShownList {
+                    api_version: &api_version,
+                    kind: format!("{}List", res.kind),
+                    metadata: json!({"resourceVersion": rv}),
+                    items: deleted
+                        .iter()
+                        .map(|(v, o)| shown(v, o, &res, &api_version))
+                        .collect(),
+                },
             ))
         }
         _ => Err(ApiError::method_not_allowed(format!(
@@ -271,12 +318,12 @@ fn authorize(
 }
 
 /// Plans, admits and commits a write, planning again if the object changed
-/// in between.
+/// in between. Returns the object and its field ownership.
 pub async fn write(
     inner: &Arc<Inner>,
     dry_run: bool,
     plan: impl Fn(&State) -> Result<Planned, ApiError>,
-) -> Result<Value, ApiError> {
+) -> Result<(Value, Owners), ApiError> {
     for _ in 0..10 {
         let (planned, hooks) = {
             let st = inner.lock();
@@ -287,7 +334,7 @@ pub async fn write(
         if !hooks.is_empty() {
             admission::review(&planned, &hooks, dry_run).await?;
         }
-        let committed = inner.lock().commit(planned, dry_run);
+        let committed = inner.lock().commit_owned(planned, dry_run);
         match committed {
             Ok(v) => {
                 if !dry_run {
@@ -311,7 +358,7 @@ pub async fn write(
 
 /// The body of a POST or PUT: JSON, YAML, or protobuf for the kinds kubectl's
 /// generators send that way.
-fn request_body(ctx: &RequestCtx) -> Result<Value, ApiError> {
+pub(crate) fn request_body(ctx: &RequestCtx) -> Result<Value, ApiError> {
     if ctx.content_type.starts_with(crate::protobuf::CONTENT_TYPE) {
         return crate::protobuf::decode(&ctx.body);
     }
@@ -380,8 +427,12 @@ fn list(
         .store
         .list_named(&res.group, &res.plural, ns, fields.pinned_name())
         .filter(|s| labels.matches(&s.value) && fields.matches(&s.value))
-        .map(|s| s.value.clone())
-        .filter(|v| after.as_ref().is_none_or(|a| crate::store::ns_name(v) > *a))
+        .filter(|s| {
+            after
+                .as_ref()
+                .is_none_or(|a| crate::store::ns_name(&s.value) > *a)
+        })
+        .map(|s| (s.value.clone(), s.owners.clone()))
         .collect::<Vec<_>>();
     drop(st);
     let mut meta = json!({"resourceVersion": rv});
@@ -390,116 +441,28 @@ fn list(
     {
         let remaining = matching.len() - limit;
         matching.truncate(limit);
-        if let Some(last) = matching.last() {
+        if let Some((last, _)) = matching.last() {
             let (lns, lname) = crate::store::ns_name(last);
             meta["continue"] = json!(encode_continue(&lns, &lname));
             meta["remainingItemCount"] = json!(remaining);
         }
     }
     if table_mode {
-        let mut t = table(res, matching.iter().map(|v| v.as_ref()), &rv, true);
+        let mut t = table(res, matching.iter().map(|(v, _)| v.as_ref()), &rv, true);
         t["metadata"] = meta;
         return Ok(json_response(200, &t));
     }
-    let items: Vec<Value> = matching
-        .into_iter()
-        .map(|v| present((*v).clone(), res, version))
-        .collect();
+    let api_version = res.api_version(version);
     Ok(json_response(
         200,
-        &json!({
-            "apiVersion": res.api_version(version),
-            "kind": format!("{}List", res.kind),
-            "metadata": meta,
-            "items": items,
-        }),
-    ))
-}
-
-fn scale_of(obj: &Value) -> Value {
-    let replicas = obj["spec"]["replicas"].as_i64().unwrap_or(1);
-    let selector = obj["spec"]["selector"]["matchLabels"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
-    json!({
-        "kind": "Scale", "apiVersion": "autoscaling/v1",
-        "metadata": {
-            "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
-            "uid": obj["metadata"]["uid"], "resourceVersion": obj["metadata"]["resourceVersion"],
-            "creationTimestamp": obj["metadata"]["creationTimestamp"],
+        &ShownList {
+            api_version: &api_version,
+            kind: format!("{}List", res.kind),
+            metadata: meta,
+            items: matching
+                .iter()
+                .map(|(v, o)| shown(v, o, res, &api_version))
+                .collect(),
         },
-        "spec": {"replicas": replicas},
-        "status": {"replicas": obj["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector},
-    })
-}
-
-async fn scale(
-    inner: &Arc<Inner>,
-    res: &ResourceInfo,
-    ctx: &RequestCtx,
-) -> Result<Response<Body>, ApiError> {
-    let p = &ctx.path;
-    let ns = p.namespace.clone().unwrap_or_default();
-    let name = p.name.clone().unwrap_or_default();
-    let current = inner
-        .lock()
-        .store
-        .get(&res.group, &res.plural, &ns, &name)
-        .map(|s| s.value.clone())
-        .ok_or_else(|| {
-            ApiError::not_found(Subject {
-                group: &res.group,
-                plural: &res.plural,
-                name: &name,
-            })
-        })?;
-    let mut sc = scale_of(&current);
-    match ctx.method {
-        Method::GET => return Ok(json_response(200, &sc)),
-        Method::PUT => sc = parse_body(&ctx.body)?,
-        Method::PATCH => {
-            let body = request_body(ctx)?;
-            match PatchKind::from_content_type(&ctx.content_type)? {
-                PatchKind::Json => crate::patch::json(&mut sc, &body)?,
-                _ => crate::patch::merge(&mut sc, &body),
-            }
-        }
-        _ => {
-            return Err(ApiError::method_not_allowed(
-                "scale supports get, update and patch",
-            ));
-        }
-    }
-    let replicas = sc["spec"]["replicas"].as_i64().ok_or_else(|| {
-        ApiError::invalid(
-            "Scale",
-            "autoscaling",
-            &name,
-            "spec.replicas",
-            "Required value",
-        )
-    })?;
-    let patch = serde_json::to_vec(&json!({"spec": {"replicas": replicas}})).unwrap_or_default();
-    let version = p.version.clone();
-    let out = write(inner, ctx.query.get("dryRun") == Some("All"), |st| {
-        st.plan_patch(
-            res,
-            &version,
-            &ns,
-            &name,
-            false,
-            PatchKind::Merge,
-            &patch,
-            ctx.query.non_empty("fieldManager"),
-            false,
-        )
-    })
-    .await?;
-    Ok(json_response(200, &scale_of(&out)))
+    ))
 }

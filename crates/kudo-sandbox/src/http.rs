@@ -6,7 +6,6 @@ use std::convert::Infallible;
 use bytes::Bytes;
 use http::{Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
-use serde_json::Value;
 
 use crate::status::ApiError;
 
@@ -168,7 +167,7 @@ impl Query {
 }
 
 /// A JSON response.
-pub fn json_response(code: u16, value: &Value) -> Response<Body> {
+pub fn json_response<T: serde::Serialize + ?Sized>(code: u16, value: &T) -> Response<Body> {
     let body = serde_json::to_vec(value).unwrap_or_default();
     let mut resp = Response::new(Full::new(Bytes::from(body)).boxed());
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

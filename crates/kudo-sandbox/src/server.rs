@@ -277,6 +277,11 @@ async fn dispatch(inner: Arc<Inner>, req: Request<Incoming>, seen: &mut Seen) ->
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or_default()
                         .to_string();
+                    let user_agent = req
+                        .headers()
+                        .get(header::USER_AGENT)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
                     let caller = crate::authz::Caller::from_headers(req.headers());
                     let body = crate::http::read_body(req.into_body()).await;
                     match body {
@@ -293,6 +298,7 @@ async fn dispatch(inner: Arc<Inner>, req: Request<Incoming>, seen: &mut Seen) ->
                                 accept,
                                 content_type,
                                 body,
+                                user_agent,
                             };
                             handlers::handle(&inner, ctx).await
                         }

@@ -1,14 +1,20 @@
 //! Server-side apply with per-field-manager ownership.
 //!
-//! Ownership is tracked as a set of leaf field paths per manager. Lists of
+//! Ownership is tracked as a set of leaf field paths per manager entry. Lists of
 //! objects that all carry a key field (`name`, `type`, ...) are associative
 //! and tracked per item; other lists are atomic leaves.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::store::{FieldPath, Owners};
+use crate::objects::now_rfc3339;
+use crate::owners::{FieldPath, Manager, Op, Owned, Owners};
+
+mod diff;
+
+use diff::{Diff, diff_scoped};
 
 /// Which part of an object a write may touch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +57,7 @@ fn item_segment(key: &str, item: &Value) -> String {
     format!("[{key}={id}]")
 }
 
-fn parse_item_segment(seg: &str) -> Option<(&str, &str)> {
+pub(crate) fn parse_item_segment(seg: &str) -> Option<(&str, &str)> {
     seg.strip_prefix('[')?.strip_suffix(']')?.split_once('=')
 }
 
@@ -97,18 +103,8 @@ pub fn owned_paths(obj: &Value, scope: Scope) -> BTreeSet<FieldPath> {
     let Some(m) = obj.as_object() else {
         return out;
     };
-    for (k, v) in m {
-        let include = match (k.as_str(), scope) {
-            ("apiVersion" | "kind", _) => false,
-            ("status", Scope::Status) => true,
-            (_, Scope::Status) => false,
-            ("status", Scope::MainWithoutStatus) => false,
-            ("metadata", _) => false,
-            _ => true,
-        };
-        if include {
-            collect_leaves(v, &mut vec![k.clone()], &mut out);
-        }
+    for (k, v) in m.iter().filter(|(k, _)| in_scope(k, scope)) {
+        collect_leaves(v, &mut vec![k.clone()], &mut out);
     }
     if scope != Scope::Status {
         for field in ["labels", "annotations", "finalizers", "ownerReferences"] {
@@ -243,20 +239,21 @@ pub fn apply(
     scope: Scope,
     owners: &mut Owners,
 ) -> Result<Value, Vec<Conflict>> {
+    let me = Manager::new(manager, Op::Apply, scope == Scope::Status);
     let new_paths = owned_paths(config, scope);
     let mut obj = current
         .cloned()
         .unwrap_or_else(|| Value::Object(Map::new()));
+    let differing: Vec<&FieldPath> = new_paths
+        .iter()
+        .filter(|p| value_at(&obj, p) != value_at(config, p))
+        .collect();
     let mut conflicts = Vec::new();
-    for path in &new_paths {
-        let differs = value_at(&obj, path) != value_at(config, path);
-        if !differs {
-            continue;
-        }
-        for (other, set) in owners.iter() {
-            if other != manager && set.contains(path) {
+    for path in &differing {
+        for (other, owned) in owners.iter() {
+            if *other != me && owned.fields.contains(*path) {
                 conflicts.push(Conflict {
-                    manager: other.clone(),
+                    manager: other.name.clone(),
                     field: dotted(path),
                 });
             }
@@ -265,17 +262,22 @@ pub fn apply(
     if !conflicts.is_empty() && !force {
         return Err(conflicts);
     }
-    for (other, set) in owners.iter_mut() {
-        if other != manager {
-            // Shared ownership when values agree; forced takeover otherwise.
-            set.retain(|p| !new_paths.contains(p) || value_at(&obj, p) == value_at(config, p));
+    // Shared ownership when values agree; forced takeover otherwise.
+    for (other, owned) in owners.iter_mut() {
+        if *other != me {
+            for path in &differing {
+                owned.remove(path);
+            }
         }
     }
-    let previous = owners.get(manager).cloned().unwrap_or_default();
+    let previous = owners
+        .get(&me)
+        .map(|o| o.fields.clone())
+        .unwrap_or_default();
     for path in previous.difference(&new_paths) {
         let owned_elsewhere = owners
             .iter()
-            .any(|(m, set)| m != manager && set.contains(path));
+            .any(|(m, o)| *m != me && o.fields.contains(path));
         if !owned_elsewhere {
             remove_path(&mut obj, path);
         }
@@ -296,149 +298,72 @@ pub fn apply(
     } else {
         merge_config(&mut obj, &filtered);
     }
-    owners.insert(manager.to_string(), new_paths);
-    owners.retain(|_, set| !set.is_empty());
+    // An apply that changes neither values nor the set keeps its time, so
+    // that a repeated apply is recognised as changing nothing.
+    if differing.is_empty() && *previous == new_paths {
+        return Ok(obj);
+    }
+    owners.insert(me, Owned::new(new_paths));
+    owners.retain(|_, o| !o.fields.is_empty());
     Ok(obj)
 }
 
-/// Records a non-apply write: changed fields move to `manager`, removed
-/// fields are forgotten.
+/// Ownership of an object created by a non-apply write: all of it, by `manager`.
+pub fn track_create(obj: &Value, manager: &str, scope: Scope) -> Owners {
+    let fields = owned_paths(obj, scope);
+    let mut owners = Owners::new();
+    if !fields.is_empty() {
+        owners.insert(
+            Manager::new(manager, Op::Update, scope == Scope::Status),
+            Owned::new(fields),
+        );
+    }
+    owners
+}
+
+/// Records a non-apply write: changed fields move to `manager`'s Update
+/// entry, removed fields are forgotten.
 pub fn track_update(old: &Value, new: &Value, manager: &str, scope: Scope, owners: &mut Owners) {
-    if owners.is_empty() {
+    let Diff { changed, removed } = diff_scoped(old, new, scope);
+    if changed.is_empty() && removed.is_empty() {
         return;
     }
-    let old_paths = owned_paths(old, scope);
-    let new_paths = owned_paths(new, scope);
-    let changed: BTreeSet<FieldPath> = new_paths
-        .iter()
-        .filter(|p| value_at(old, p) != value_at(new, p))
-        .cloned()
-        .collect();
-    for set in owners.values_mut() {
-        set.retain(|p| !changed.contains(p) && (new_paths.contains(p) || !old_paths.contains(p)));
+    let me = Manager::new(manager, Op::Update, scope == Scope::Status);
+    let mut mine_removed = false;
+    for (key, owned) in owners.iter_mut() {
+        let before = owned.fields.len();
+        for path in &removed {
+            owned.remove(path);
+        }
+        if *key == me {
+            mine_removed = owned.fields.len() != before;
+        } else {
+            for path in &changed {
+                owned.remove(path);
+            }
+        }
     }
-    if !changed.is_empty() {
-        owners
-            .entry(manager.to_string())
-            .or_default()
-            .extend(changed);
+    if !changed.is_empty() || mine_removed {
+        let entry = owners.entry(me).or_default();
+        if changed.iter().any(|p| !entry.fields.contains(p)) {
+            Arc::make_mut(&mut entry.fields).extend(changed);
+        }
+        entry.time = now_rfc3339();
     }
-    owners.retain(|_, set| !set.is_empty());
+    owners.retain(|_, o| !o.fields.is_empty());
+}
+
+/// Top-level fields a write in `scope` may own.
+fn in_scope(key: &str, scope: Scope) -> bool {
+    match (key, scope) {
+        ("apiVersion" | "kind" | "metadata", _) => false,
+        ("status", Scope::Status) => true,
+        (_, Scope::Status) => false,
+        ("status", Scope::MainWithoutStatus) => false,
+        _ => true,
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn removing_a_field_from_the_config_removes_it() {
-        let mut owners = Owners::new();
-        let first = json!({"metadata": {"name": "a", "labels": {"x": "1", "y": "2"}}, "data": {"k": "v", "old": "o"}});
-        let obj = apply(None, &first, "m", false, Scope::Main, &mut owners).unwrap();
-        let second = json!({"metadata": {"name": "a", "labels": {"x": "1"}}, "data": {"k": "v"}});
-        let obj = apply(Some(&obj), &second, "m", false, Scope::Main, &mut owners).unwrap();
-        assert_eq!(obj["data"], json!({"k": "v"}));
-        assert_eq!(obj["metadata"]["labels"], json!({"x": "1"}));
-    }
-
-    #[test]
-    fn another_managers_field_conflicts_unless_forced() {
-        let mut owners = Owners::new();
-        let a = apply(
-            None,
-            &json!({"data": {"k": "a"}}),
-            "one",
-            false,
-            Scope::Main,
-            &mut owners,
-        )
-        .unwrap();
-        let err = apply(
-            Some(&a),
-            &json!({"data": {"k": "b"}}),
-            "two",
-            false,
-            Scope::Main,
-            &mut owners,
-        )
-        .unwrap_err();
-        assert_eq!(err[0].manager, "one");
-        assert_eq!(err[0].field, ".data.k");
-        let b = apply(
-            Some(&a),
-            &json!({"data": {"k": "b"}}),
-            "two",
-            true,
-            Scope::Main,
-            &mut owners,
-        )
-        .unwrap();
-        assert_eq!(b["data"]["k"], "b");
-        assert!(!owners.contains_key("one"));
-    }
-
-    #[test]
-    fn field_still_owned_by_another_manager_is_kept() {
-        let mut owners = Owners::new();
-        let cfg = json!({"data": {"k": "v"}});
-        let o = apply(None, &cfg, "one", false, Scope::Main, &mut owners).unwrap();
-        let o = apply(Some(&o), &cfg, "two", false, Scope::Main, &mut owners).unwrap();
-        let o = apply(Some(&o), &json!({}), "one", false, Scope::Main, &mut owners).unwrap();
-        assert_eq!(o["data"]["k"], "v");
-    }
-
-    #[test]
-    fn containers_merge_by_name_and_removed_items_go() {
-        let mut owners = Owners::new();
-        let c1 = json!({"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "1"}]}});
-        let o = apply(None, &c1, "m", false, Scope::Main, &mut owners).unwrap();
-        let c2 = json!({"spec": {"containers": [{"name": "a", "image": "2"}]}});
-        let o = apply(Some(&o), &c2, "m", false, Scope::Main, &mut owners).unwrap();
-        assert_eq!(
-            o["spec"]["containers"],
-            json!([{"name": "a", "image": "2"}])
-        );
-    }
-
-    #[test]
-    fn main_scope_ignores_status_in_config() {
-        let mut owners = Owners::new();
-        let o = apply(
-            None,
-            &json!({"spec": {"a": 1}, "status": {"x": 1}}),
-            "m",
-            false,
-            Scope::MainWithoutStatus,
-            &mut owners,
-        )
-        .unwrap();
-        assert!(o.get("status").is_none());
-    }
-
-    #[test]
-    fn update_by_other_manager_takes_ownership() {
-        let mut owners = Owners::new();
-        let o = apply(
-            None,
-            &json!({"data": {"k": "a"}}),
-            "one",
-            false,
-            Scope::Main,
-            &mut owners,
-        )
-        .unwrap();
-        let updated = json!({"data": {"k": "edited"}});
-        track_update(&o, &updated, "editor", Scope::Main, &mut owners);
-        let err = apply(
-            Some(&updated),
-            &json!({"data": {"k": "a"}}),
-            "one",
-            false,
-            Scope::Main,
-            &mut owners,
-        )
-        .unwrap_err();
-        assert_eq!(err[0].manager, "editor");
-    }
-}
+#[path = "ssa_tests.rs"]
+mod tests;

@@ -149,8 +149,23 @@ impl State {
         }
     }
 
-    /// Plans a POST.
+    /// Plans a POST by `manager`, who owns every field it sets.
     pub fn plan_create(
+        &self,
+        res: &ResourceInfo,
+        version: &str,
+        ns: &str,
+        body: Value,
+        manager: &str,
+    ) -> Result<Planned, ApiError> {
+        let mut planned = self.planned_create(res, version, ns, body)?;
+        if let Some(obj) = &planned.new {
+            planned.owners = ssa::track_create(obj, manager, scope_for(res, false));
+        }
+        Ok(planned)
+    }
+
+    fn planned_create(
         &self,
         res: &ResourceInfo,
         version: &str,
@@ -190,9 +205,21 @@ impl State {
         status_only: bool,
         old: Arc<Value>,
         new: Value,
-        owners: Owners,
+        mut owners: Owners,
+        updater: Option<&str>,
     ) -> Result<Planned, ApiError> {
         let new = objects::prepare_update(res, version, &old, new, status_only)?;
+        // Tracked on the object as it will be stored, so fields the server
+        // defaults back to their old value do not change hands.
+        if let Some(manager) = updater {
+            ssa::track_update(
+                &old,
+                &new,
+                manager,
+                scope_for(res, status_only),
+                &mut owners,
+            );
+        }
         let remove_now = is_deleting(&new) && finalizers(&new).is_empty();
         Ok(Planned {
             op: Operation::Update,
@@ -220,13 +247,23 @@ impl State {
         body: Value,
         manager: &str,
     ) -> Result<Planned, ApiError> {
-        let (old, mut owners) = self.existing(res, ns, name)?;
-        let scope = scope_for(res, status_only);
-        ssa::track_update(&old, &body, manager, scope, &mut owners);
-        self.planned_update(res, version, ns, name, status_only, old, body, owners)
+        let (old, owners) = self.existing(res, ns, name)?;
+        self.planned_update(
+            res,
+            version,
+            ns,
+            name,
+            status_only,
+            old,
+            body,
+            owners,
+            Some(manager),
+        )
     }
 
-    /// Plans a PATCH of any kind, including server-side apply (which may create).
+    /// Plans a PATCH of any kind, including server-side apply (which may
+    /// create). `manager` is required for apply; other patches without one
+    /// are tracked as "unknown".
     #[allow(clippy::too_many_arguments)]
     pub fn plan_patch(
         &self,
@@ -267,7 +304,7 @@ impl State {
                         .map_err(|c| conflict_error(res, name, &c))?;
                     let meta = meta_mut(&mut obj);
                     meta.insert("name".into(), json!(name));
-                    let mut planned = self.plan_create(res, version, ns, obj)?;
+                    let mut planned = self.planned_create(res, version, ns, obj)?;
                     planned.owners = owners;
                     Ok(planned)
                 }
@@ -276,11 +313,11 @@ impl State {
                     let mut owners = stored.owners.clone();
                     let new = ssa::apply(Some(&old), &config, manager, force, scope, &mut owners)
                         .map_err(|c| conflict_error(res, name, &c))?;
-                    self.planned_update(res, version, ns, name, status_only, old, new, owners)
+                    self.planned_update(res, version, ns, name, status_only, old, new, owners, None)
                 }
             };
         }
-        let (old, mut owners) = self.existing(res, ns, name)?;
+        let (old, owners) = self.existing(res, ns, name)?;
         let mut new = (*old).clone();
         match kind {
             PatchKind::Merge => patch::merge_owned(&mut new, parse_body(patch_body)?),
@@ -301,8 +338,18 @@ impl State {
         } else if let Some(m) = new["metadata"].as_object_mut() {
             m.remove("resourceVersion");
         }
-        ssa::track_update(&old, &new, manager.unwrap_or("unknown"), scope, &mut owners);
-        self.planned_update(res, version, ns, name, status_only, old, new, owners)
+        let manager = manager.unwrap_or("unknown");
+        self.planned_update(
+            res,
+            version,
+            ns,
+            name,
+            status_only,
+            old,
+            new,
+            owners,
+            Some(manager),
+        )
     }
 
     /// Plans a DELETE.
@@ -364,8 +411,18 @@ impl State {
     }
 
     /// Commits a planned write. Returns the object as stored (for a removal,
-    /// its last state).
+    /// its last state). Tests only: the server also needs the ownership.
+    #[cfg(test)]
     pub fn commit(&mut self, p: Planned, dry_run: bool) -> Result<Value, CommitError> {
+        self.commit_owned(p, dry_run).map(|(v, _)| v)
+    }
+
+    /// [`State::commit`], with the field ownership the object has afterwards.
+    pub fn commit_owned(
+        &mut self,
+        p: Planned,
+        dry_run: bool,
+    ) -> Result<(Value, Owners), CommitError> {
         let (group, plural) = (p.res.group.clone(), p.res.plural.clone());
         let current = self
             .store
@@ -389,14 +446,13 @@ impl State {
             if p.op == Operation::Delete && !dry_run {
                 self.after_delete_marked(&p.res, &Arc::new(unchanged.clone()), p.propagation);
             }
-            return Ok(unchanged);
+            return Ok((unchanged, p.owners));
         }
         if dry_run {
-            return Ok(p
-                .new
-                .or_else(|| p.old.map(|o| (*o).clone()))
-                .unwrap_or(Value::Null));
+            let value = p.new.or_else(|| p.old.map(|o| (*o).clone()));
+            return Ok((value.unwrap_or(Value::Null), p.owners));
         }
+        let owners = p.owners.clone();
         let is_crd = group == "apiextensions.k8s.io" && plural == "customresourcedefinitions";
         let result = match p.new {
             Some(new) => {
@@ -430,10 +486,14 @@ impl State {
                 value
             }
         };
-        Ok(result)
+        Ok((result, owners))
     }
 }
 
 #[cfg(test)]
 #[path = "state_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "state_managed_tests.rs"]
+mod managed_tests;

@@ -1,7 +1,7 @@
 //! In-memory object storage with a global resourceVersion and an event log
 //! that watches resume from.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -9,18 +9,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-/// A field path inside an object (map keys, and `[key=value]` for list items).
-pub type FieldPath = Vec<String>;
-/// Fields owned per field manager (server-side apply bookkeeping).
-pub type Owners = BTreeMap<String, BTreeSet<FieldPath>>;
+pub use crate::owners::Owners;
 
 /// An object as stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Stored {
     /// The object, with metadata filled in.
     pub value: Arc<Value>,
-    /// Field ownership from server-side apply.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Field ownership per manager entry.
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "crate::owners::snapshot"
+    )]
     pub owners: Owners,
 }
 
@@ -52,6 +53,8 @@ pub struct Change {
     pub object: Arc<Value>,
     /// The object before the change, for selector transitions.
     pub old: Option<Arc<Value>>,
+    /// Field ownership after the change, shown as managedFields.
+    pub owners: Owners,
     /// The object as JSON for watchers, serialised by the first watcher and
     /// shared with the others asking for the same apiVersion.
     pub presented: OnceLock<(String, bytes::Bytes)>,
@@ -221,7 +224,7 @@ impl Store {
                 (ns.clone(), name),
                 Stored {
                     value: value.clone(),
-                    owners,
+                    owners: owners.clone(),
                 },
             );
         let kind = if old.is_some() {
@@ -237,6 +240,7 @@ impl Store {
             namespace: ns,
             object: value.clone(),
             old: old.map(|o| o.value),
+            owners,
             presented: OnceLock::new(),
         });
         value
@@ -270,6 +274,7 @@ impl Store {
             namespace: ns.to_string(),
             object: last.clone(),
             old: Some(old.value),
+            owners: old.owners,
             presented: OnceLock::new(),
         });
         Some(last)

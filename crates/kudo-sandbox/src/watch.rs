@@ -14,13 +14,13 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::mpsc;
 
-use crate::handlers::{present, selectors};
+use crate::handlers::{selectors, shown};
 use crate::http::{Body, Query};
 use crate::registry::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::server::Inner;
 use crate::status::ApiError;
-use crate::store::{Change, EventKind};
+use crate::store::{Change, EventKind, Owners};
 use crate::table::table;
 
 struct Filter {
@@ -66,6 +66,7 @@ impl Filter {
         &self,
         kind: &str,
         obj: &Value,
+        owners: &Owners,
         first: &mut bool,
         shared: Option<&OnceLock<(String, Bytes)>>,
     ) -> Bytes {
@@ -82,7 +83,8 @@ impl Filter {
         let object = match shared.and_then(OnceLock::get) {
             Some((v, bytes)) if *v == api_version => bytes.clone(),
             _ => {
-                let bytes = Bytes::from(self.object_json(obj, &api_version));
+                let shown = shown(obj, owners, &self.res, &api_version);
+                let bytes = Bytes::from(serde_json::to_vec(&shown).unwrap_or_default());
                 if let Some(cell) = shared {
                     let _ = cell.set((api_version, bytes.clone()));
                 }
@@ -90,19 +92,6 @@ impl Filter {
             }
         };
         event_line(kind, &object)
-    }
-
-    /// The object as `present` would show it, without copying it when it
-    /// already carries the apiVersion and kind asked for.
-    fn object_json(&self, obj: &Value, api_version: &str) -> Vec<u8> {
-        let shown = obj.get("apiVersion").and_then(Value::as_str) == Some(api_version)
-            && obj.get("kind").and_then(Value::as_str) == Some(self.res.kind.as_str());
-        let out = if shown {
-            serde_json::to_vec(obj)
-        } else {
-            serde_json::to_vec(&present(obj.clone(), &self.res, &self.version))
-        };
-        out.unwrap_or_default()
     }
 
     fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
@@ -136,8 +125,9 @@ fn error_line(e: &ApiError) -> Bytes {
     line(&json!({"type": "ERROR", "object": e.to_status()}))
 }
 
-/// Events to send before live ones: type, object, and the change it came from.
-type Backlog = Vec<(&'static str, Arc<Value>, Option<Arc<Change>>)>;
+/// An event to send before live ones: type, object, its ownership, and the
+/// change it came from.
+type Backlogged = (&'static str, Arc<Value>, Owners, Option<Arc<Change>>);
 
 type Tx = mpsc::Sender<Result<Frame<Bytes>, Infallible>>;
 
@@ -184,7 +174,7 @@ pub fn serve(
         let rx = st.store.subscribe();
         let current = st.store.resource_version();
         let mut gone = None;
-        let backlog: Backlog = if send_initial || requested_num.is_none() {
+        let backlog: Vec<Backlogged> = if send_initial || requested_num.is_none() {
             st.store
                 .list_named(
                     &filter.res.group,
@@ -193,7 +183,7 @@ pub fn serve(
                     filter.fields.pinned_name(),
                 )
                 .filter(|s| filter.matches(&s.value))
-                .map(|s| ("ADDED", s.value.clone(), None))
+                .map(|s| ("ADDED", s.value.clone(), s.owners.clone(), None))
                 .collect()
         } else {
             match st.store.changes_since(requested_num.unwrap_or(0)) {
@@ -202,7 +192,7 @@ pub fn serve(
                     .filter_map(|c| {
                         filter
                             .event_type(c)
-                            .map(|t| (t, c.object.clone(), Some(c.clone())))
+                            .map(|t| (t, c.object.clone(), c.owners.clone(), Some(c.clone())))
                     })
                     .collect(),
                 Err(c) => {
@@ -234,9 +224,9 @@ pub fn serve(
             }
             hit
         };
-        for (kind, obj, change) in &backlog {
+        for (kind, obj, owners, change) in &backlog {
             let shared = change.as_ref().map(|c| &c.presented);
-            if !send(&tx, filter.frame(kind, obj, &mut first, shared)).await {
+            if !send(&tx, filter.frame(kind, obj, owners, &mut first, shared)).await {
                 return;
             }
             sent += 1;
@@ -264,7 +254,7 @@ pub fn serve(
                         match rx.try_recv() {
                             Ok(c) => {
                                 if let Some(kind) = filter.event_type(&c) {
-                                    if !send(&tx, filter.frame(kind, &c.object, &mut first, Some(&c.presented))).await { return; }
+                                    if !send(&tx, filter.frame(kind, &c.object, &c.owners, &mut first, Some(&c.presented))).await { return; }
                                     sent += 1;
                                     if limit_hit(sent) { return; }
                                 }
@@ -282,7 +272,7 @@ pub fn serve(
                 c = rx.recv() => match c {
                     Ok(c) => {
                         if let Some(kind) = filter.event_type(&c) {
-                            if !send(&tx, filter.frame(kind, &c.object, &mut first, Some(&c.presented))).await { return; }
+                            if !send(&tx, filter.frame(kind, &c.object, &c.owners, &mut first, Some(&c.presented))).await { return; }
                             sent += 1;
                             if limit_hit(sent) { return; }
                         }
@@ -344,19 +334,20 @@ mod tests {
         let obj = json!({"apiVersion": "apps/v1", "kind": "Deployment",
                          "metadata": {"name": "web", "resourceVersion": "7"}});
         let shared = OnceLock::new();
+        let none = Owners::new();
         let mut first = true;
-        let a = filter("v1").frame("ADDED", &obj, &mut first, Some(&shared));
+        let a = filter("v1").frame("ADDED", &obj, &none, &mut first, Some(&shared));
         assert!(a.ends_with(b"\n"));
         assert_eq!(event(&a), json!({"type": "ADDED", "object": obj}));
         let cached = shared.get().map(|(v, b)| (v.clone(), b.as_ptr()));
-        let b = filter("v1").frame("MODIFIED", &obj, &mut first, Some(&shared));
+        let b = filter("v1").frame("MODIFIED", &obj, &none, &mut first, Some(&shared));
         assert_eq!(event(&b), json!({"type": "MODIFIED", "object": obj}));
         assert_eq!(
             shared.get().map(|(v, b)| (v.clone(), b.as_ptr())),
             cached,
             "the second watcher reused the first one's bytes"
         );
-        let old = filter("v1beta2").frame("ADDED", &obj, &mut first, Some(&shared));
+        let old = filter("v1beta2").frame("ADDED", &obj, &none, &mut first, Some(&shared));
         assert_eq!(event(&old)["object"]["apiVersion"], "apps/v1beta2");
         assert_eq!(event(&old)["object"]["metadata"], obj["metadata"]);
     }

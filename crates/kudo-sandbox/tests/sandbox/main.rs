@@ -9,6 +9,7 @@ mod exec;
 mod faults;
 mod kubectl;
 mod lifecycle;
+mod managed_fields;
 mod patch;
 mod persist;
 mod requests;
