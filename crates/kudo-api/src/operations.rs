@@ -34,6 +34,13 @@ pub struct PlanOperation {
     /// Who asked (the CLI fills in the kubeconfig user).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_by: Option<String>,
+    /// Pod to restart or replace, in the Instance's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<String>,
+    /// uid of that pod when the operation was asked for: only that pod is
+    /// deleted, so the operation acts once even if it is looked at again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_uid: Option<String>,
 }
 
 /// Plan operations.
@@ -55,6 +62,13 @@ pub enum PlanAction {
     Cancel,
     /// Clear an automatic suppression.
     ClearSuppression,
+    /// Delete a pod of the Instance so its controller starts it again (DC/OS
+    /// `pod restart`).
+    RestartPod,
+    /// Delete a pod and the PersistentVolumeClaims of its StatefulSet's
+    /// volumeClaimTemplates, so it comes back with fresh storage (DC/OS
+    /// `pod replace`).
+    ReplacePod,
 }
 
 impl PlanAction {
@@ -68,7 +82,14 @@ impl PlanAction {
             Self::Restart => "restart",
             Self::Cancel => "cancel",
             Self::ClearSuppression => "clearSuppression",
+            Self::RestartPod => "restartPod",
+            Self::ReplacePod => "replacePod",
         }
+    }
+
+    /// Whether it acts on a pod (not on a plan).
+    pub fn is_pod(self) -> bool {
+        matches!(self, Self::RestartPod | Self::ReplacePod)
     }
 }
 

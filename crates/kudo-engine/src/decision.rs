@@ -104,6 +104,9 @@ pub struct EngineConfig {
     /// Whether drift starts the `recovery` plan (`spec.recovery` can turn
     /// it off per Instance).
     pub recovery: bool,
+    /// Wait after an object's first recovery within an hour before the
+    /// next; it doubles with each further one (capped at an hour).
+    pub recovery_backoff: Duration,
 }
 
 impl Default for EngineConfig {
@@ -116,6 +119,7 @@ impl Default for EngineConfig {
             auto_suppression_duration: None,
             history_limit: 20,
             recovery: true,
+            recovery_backoff: crate::recovery::BACKOFF_BASE,
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::lifecycle::{Before, finish_active, start};
 use crate::select::{self, Selection, Trigger};
 use crate::tree::{sync_plan, sync_plan_in_place};
 use crate::walk::{Walk, WalkOutput};
-use crate::{operations, ready, recovery, suppression, windows};
+use crate::{operations, ready, recovery, recovery_pods, suppression, windows};
 
 /// See [`crate::decide`].
 pub fn decide(input: Input<'_>) -> Decision {
@@ -143,7 +143,15 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         changed |= recovery::consider(&cx, st, &mut out);
     }
 
-    changed |= operations::apply_new(inst, ov, st, now, |o| !clears(o), &mut applied_ops);
+    changed |= operations::apply_new(
+        inst,
+        ov,
+        st,
+        now,
+        |o| !clears(o) && !o.action.is_pod(),
+        &mut applied_ops,
+    );
+    changed |= recovery_pods::apply_new(inst, st, input.config, now, &mut out);
 
     let active_def = st
         .active_plan

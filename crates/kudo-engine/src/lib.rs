@@ -72,6 +72,8 @@ pub mod ownership;
 pub mod params;
 pub mod ready;
 pub mod recovery;
+pub mod recovery_fields;
+pub mod recovery_pods;
 pub mod select;
 pub mod suppression;
 mod task_key;

@@ -10,6 +10,8 @@
 //! | restart          | step, phase or plan  | back to PENDING, backoff cleared, runs again                   |
 //! | cancel           | running plan         | FATAL_ERROR "cancelled by WHO: WHY"; no new step starts       |
 //! | clearSuppression | instance             | removes the automatic suppression                             |
+//! | restartPod       | pod                  | a phase of the recovery plan deletes it once, waits for it back |
+//! | replacePod       | pod                  | as restartPod, deleting its StatefulSet volume claims too      |
 //!
 //! A target that does not exist is recorded as a no-op with a message (the
 //! webhook refuses such operations first).
@@ -254,7 +256,10 @@ fn apply_one(
             applied.cancelled.push(plan_name.clone());
             return format!("plan {plan_name:?} cancelled");
         }
-        (PlanAction::ClearSuppression, _, _) => String::new(),
+        // Applied by `recovery_pods` (they start the recovery plan).
+        (PlanAction::ClearSuppression | PlanAction::RestartPod | PlanAction::ReplacePod, _, _) => {
+            String::new()
+        }
     };
     if revive && is_active && ps.status().is_terminal() {
         // An explicit force-complete or restart is a way out of a stopped

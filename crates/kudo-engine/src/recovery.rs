@@ -14,7 +14,7 @@
 //! - it is an automatic plan: suppressions, maintenance windows, pause and
 //!   cancel hold it as any other;
 //! - an object recovered within the last hour waits 30 s, 60 s, 2 min, ...
-//!   (capped at an hour) after its previous recovery, and from the third
+//!   (the first delay is configurable; capped at an hour) after its previous recovery, and from the third
 //!   recovery in an hour on each recovery is a Warning Event, so another
 //!   controller fighting kudo-manager over a field never makes a hot loop.
 
@@ -37,8 +37,8 @@ use crate::select::{Consumes, PlanRequest, Trigger, derived_uid};
 use crate::walk::WalkOutput;
 use crate::windows::WindowState;
 
-/// Delay after the first recovery of an object in the last hour; it
-/// doubles with each further one.
+/// Default delay after the first recovery of an object in the last hour
+/// ([`crate::EngineConfig::recovery_backoff`]); it doubles with each further one.
 pub const BACKOFF_BASE: Duration = Duration::from_secs(30);
 /// Longest delay between two recoveries of one object.
 pub const BACKOFF_CAP: Duration = Duration::from_secs(3600);
@@ -100,19 +100,24 @@ pub fn enabled(instance: &Instance, config: &EngineConfig) -> bool {
 pub fn next_allowed(
     records: &[RecoveryRecord],
     object: &AppliedObject,
+    base: Duration,
     now: Timestamp,
 ) -> Option<Timestamp> {
     let recent = recent_times(records, object, now);
     let last = *recent.last()?;
     let doublings = u32::try_from(recent.len() - 1).unwrap_or(u32::MAX).min(16);
-    let delay = BACKOFF_BASE
-        .saturating_mul(1 << doublings)
-        .min(BACKOFF_CAP);
-    let at = last.checked_add(SignedDuration::try_from(delay).ok()?).ok()?;
+    let delay = base.saturating_mul(1 << doublings).min(BACKOFF_CAP);
+    let at = last
+        .checked_add(SignedDuration::try_from(delay).ok()?)
+        .ok()?;
     (at > now).then_some(at)
 }
 
-fn recent_times(records: &[RecoveryRecord], object: &AppliedObject, now: Timestamp) -> Vec<Timestamp> {
+fn recent_times(
+    records: &[RecoveryRecord],
+    object: &AppliedObject,
+    now: Timestamp,
+) -> Vec<Timestamp> {
     let since = now
         .checked_sub(SignedDuration::try_from(RECENT).unwrap_or(SignedDuration::ZERO))
         .unwrap_or(now);
@@ -240,7 +245,12 @@ pub(crate) fn consider(cx: &Context<'_>, st: &mut InstanceStatus, out: &mut Walk
     }
     let mut due = Vec::new();
     for d in cx.drift {
-        match next_allowed(&st.recoveries, &d.object, cx.now) {
+        match next_allowed(
+            &st.recoveries,
+            &d.object,
+            cx.config.recovery_backoff,
+            cx.now,
+        ) {
             None => due.push(d),
             Some(at) => {
                 wake(out, at);
@@ -261,7 +271,11 @@ pub(crate) fn consider(cx: &Context<'_>, st: &mut InstanceStatus, out: &mut Walk
     let cause = summary(&due);
     let req = PlanRequest {
         plan: RECOVERY_PLAN.to_string(),
-        uid: derived_uid(cx.instance, RECOVERY_PLAN, &cx.now.as_millisecond().to_string()),
+        uid: derived_uid(
+            cx.instance,
+            RECOVERY_PLAN,
+            &cx.now.as_millisecond().to_string(),
+        ),
         trigger: Trigger::Recovery(cause.clone()),
         break_glass: false,
         consumes: Consumes::Nothing,

@@ -111,9 +111,18 @@ fn a_changed_field_names_the_field_and_the_manager_that_took_it() {
         message: "rolling".into(),
     });
     assert_eq!(sim.plan_status("recovery"), S::InProgress);
-    assert_eq!(sim.status().plan_status["deploy"], before, "deploy's record stays");
     assert_eq!(
-        sim.status().active_plan.as_ref().unwrap().trigger.as_deref(),
+        sim.status().plan_status["deploy"],
+        before,
+        "deploy's record stays"
+    );
+    assert_eq!(
+        sim.status()
+            .active_plan
+            .as_ref()
+            .unwrap()
+            .trigger
+            .as_deref(),
         Some("Deployment default/web: .spec.replicas changed by kubectl-edit")
     );
 }
@@ -217,7 +226,10 @@ fn spec_recovery_disabled_or_the_manager_flag_leaves_drift_alone() {
 #[test]
 fn a_manual_suppression_holds_recovery_with_a_blocker() {
     let mut sim = deployed();
-    let until = sim.now.checked_add(jiff::SignedDuration::from_hours(1)).unwrap();
+    let until = sim
+        .now
+        .checked_add(jiff::SignedDuration::from_hours(1))
+        .unwrap();
     sim.edit(|s| {
         s.suppressions.push(kudo_api::Suppression {
             until: Some(time(until)),
@@ -263,7 +275,11 @@ fn the_recovery_plan_can_be_paused_and_cancelled_like_any_plan() {
     sim.drift.clear();
     sim.all_done();
     assert_eq!(sim.plan_status("recovery"), S::FatalError);
-    assert!(sim.status().plan_status["recovery"].message.contains("cancelled by alice"));
+    assert!(
+        sim.status().plan_status["recovery"]
+            .message
+            .contains("cancelled by alice")
+    );
 }
 
 #[test]
@@ -284,5 +300,93 @@ fn an_operator_version_with_its_own_recovery_plan_is_not_overridden() {
         sim.status().blockers[0]
             .message
             .contains("defines a plan named \"recovery\""),
+    );
+}
+
+fn pod_op(id: &str, action: PlanAction, pod: &str) -> kudo_api::PlanOperation {
+    kudo_api::PlanOperation {
+        pod: Some(pod.into()),
+        pod_uid: Some(format!("uid-{pod}")),
+        ..op(id, action, None, None)
+    }
+}
+
+#[test]
+fn a_pod_restart_runs_as_a_phase_of_the_recovery_plan_until_its_task_is_done() {
+    let mut sim = deployed();
+    sim.operate(pod_op("r1", PlanAction::RestartPod, "zk-0"));
+    sim.reconcile(|_| TaskOutcome::InProgress {
+        message: "waiting for pod zk-0".into(),
+    });
+    assert_eq!(sim.plan_status("recovery"), S::InProgress);
+    assert_eq!(recovery_keys(&sim), ["Pod default/zk-0/restart/r1"]);
+    let run = sim.status().history.last().unwrap();
+    assert_eq!(run.trigger, "pod zk-0: restart requested by alice: testing");
+    assert_eq!(
+        sim.status().operations.last().unwrap().result,
+        "restart of pod zk-0 started in plan recovery"
+    );
+    let op = kudo_engine::recovery_pods::operation_of(&sim.inst, "r1").unwrap();
+    assert_eq!(op.pod_uid.as_deref(), Some("uid-zk-0"));
+    sim.all_done();
+    assert_eq!(sim.plan_status("recovery"), S::Complete);
+}
+
+#[test]
+fn a_pod_replace_joins_a_running_recovery_plan() {
+    let mut sim = deployed();
+    sim.drift = vec![deleted(web())];
+    sim.reconcile(|_| TaskOutcome::InProgress {
+        message: "rolling".into(),
+    });
+    sim.drift.clear();
+    sim.operate(pod_op("r2", PlanAction::ReplacePod, "zk-1"));
+    sim.reconcile(|_| TaskOutcome::InProgress {
+        message: "rolling".into(),
+    });
+    let ps = &sim.status().plan_status["recovery"];
+    let names: Vec<_> = ps.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["Deployment default/web", "Pod default/zk-1"]);
+    assert_eq!(ps.phases[1].steps[0].name, "replace");
+    let runs = sim
+        .status()
+        .history
+        .iter()
+        .filter(|r| r.plan == "recovery")
+        .count();
+    assert_eq!(runs, 1, "one recovery run");
+    sim.all_done();
+    assert_eq!(sim.plan_status("recovery"), S::Complete);
+}
+
+#[test]
+fn a_pod_operation_while_another_plan_runs_is_a_recorded_no_op() {
+    let mut sim = deployed();
+    sim.set_params(&[("X", "2")]);
+    sim.reconcile(|_| TaskOutcome::InProgress {
+        message: "rolling".into(),
+    });
+    sim.operate(pod_op("r3", PlanAction::RestartPod, "zk-0"));
+    sim.reconcile(|_| TaskOutcome::InProgress {
+        message: "rolling".into(),
+    });
+    assert_eq!(
+        sim.status().operations.last().unwrap().result,
+        "no-op: plan \"update\" is running; restart pod zk-0 after it ends"
+    );
+    assert!(!sim.status().plan_status.contains_key("recovery"));
+
+    let mut no_uid = pod_op("r4", PlanAction::RestartPod, "zk-0");
+    no_uid.pod_uid = None;
+    sim.all_done();
+    sim.operate(no_uid);
+    sim.all_done();
+    assert!(
+        sim.status()
+            .operations
+            .last()
+            .unwrap()
+            .result
+            .contains("needs the pod's name and uid")
     );
 }

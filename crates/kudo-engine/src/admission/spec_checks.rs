@@ -75,6 +75,40 @@ pub(super) fn check_operations(
     Ok(())
 }
 
+/// A pod operation names its pod (and that pod's uid, so it acts once), no
+/// plan, phase or step, and waits for no plan but recovery. Whether the pod
+/// belongs to the Instance is checked where pods can be read.
+fn check_pod_operation(op: &PlanOperation, status: &StatusView<'_>) -> Result<(), String> {
+    let Some(pod) = op.pod.as_deref().filter(|p| !p.is_empty()) else {
+        return Err("name the pod (spec.planOperations[].pod)".to_string());
+    };
+    if op.pod_uid.as_deref().is_none_or(str::is_empty) {
+        return Err(format!(
+            "give the uid of pod {pod:?} (podUid), so that only that pod is deleted"
+        ));
+    }
+    if op.plan.is_some() || op.phase.is_some() || op.step.is_some() {
+        return Err(format!(
+            "{} acts on a pod: give no plan, phase or step",
+            op.action
+        ));
+    }
+    if let Some(active) = status.active_plan.as_deref()
+        && active != kudo_api::names::RECOVERY_PLAN
+        && status.plan(active).is_some_and(|p| p.status.is_running())
+    {
+        return Err(format!(
+            "plan {active:?} is running and owns the workload; {} pod {pod:?} after it ends",
+            if op.action == PlanAction::ReplacePod {
+                "replace"
+            } else {
+                "restart"
+            }
+        ));
+    }
+    Ok(())
+}
+
 /// The recovery plan as its status shows it (it is in no OperatorVersion).
 fn recovery_definition(status: &StatusView<'_>) -> kudo_api::Plan {
     let phases = status
@@ -109,6 +143,9 @@ fn check_operation(
     if op.action == PlanAction::ClearSuppression {
         return Ok(());
     }
+    if op.action.is_pod() {
+        return check_pod_operation(op, status);
+    }
     let plans: Vec<&str> = ov.spec.plans.keys().map(String::as_str).collect();
     let Some(plan_name) = op
         .plan
@@ -126,10 +163,12 @@ fn check_operation(
             recovery = recovery_definition(status);
             &recovery
         }
-        None => return Err(format!(
-            "plan {plan_name:?} does not exist; the OperatorVersion has {}",
-            plans.join(", ")
-        )),
+        None => {
+            return Err(format!(
+                "plan {plan_name:?} does not exist; the OperatorVersion has {}",
+                plans.join(", ")
+            ));
+        }
     };
     let phase = match op.phase.as_deref() {
         Some(p) => Some(plan.phases.iter().find(|ph| ph.name == p).ok_or_else(|| {

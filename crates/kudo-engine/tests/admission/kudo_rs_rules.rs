@@ -266,3 +266,75 @@ fn webhook_says_when_the_plan_waits_for_a_window() {
         "{v:?}"
     );
 }
+
+fn pod_op(action: PlanAction, pod: Option<&str>, uid: Option<&str>) -> PlanOperation {
+    PlanOperation {
+        pod: pod.map(str::to_string),
+        pod_uid: uid.map(str::to_string),
+        ..op("pod-op", action, None, None)
+    }
+}
+
+#[test]
+fn pod_operations_need_pod_and_uid_and_wait_for_a_running_plan() {
+    let ok = with(&idle(), |i| {
+        i.spec
+            .plan_operations
+            .push(pod_op(PlanAction::ReplacePod, Some("zk-0"), Some("u1")))
+    });
+    assert!(update(&idle(), &ok).is_allowed());
+    let cases = [
+        (
+            pod_op(PlanAction::RestartPod, None, Some("u1")),
+            "name the pod",
+        ),
+        (
+            pod_op(PlanAction::RestartPod, Some("zk-0"), None),
+            "give the uid of pod \"zk-0\"",
+        ),
+        (
+            PlanOperation {
+                phase: Some("nodes".into()),
+                ..pod_op(PlanAction::RestartPod, Some("zk-0"), Some("u1"))
+            },
+            "acts on a pod: give no plan, phase or step",
+        ),
+    ];
+    for (o, want) in cases {
+        let new = with(&idle(), |i| i.spec.plan_operations.push(o.clone()));
+        let msg = denied(&update(&idle(), &new)).to_string();
+        assert!(msg.contains(want), "{o:?}: {msg}");
+    }
+    let while_running = with(&running(), |i| {
+        i.spec
+            .plan_operations
+            .push(pod_op(PlanAction::RestartPod, Some("zk-0"), Some("u1")))
+    });
+    let msg = denied(&update(&running(), &while_running)).to_string();
+    assert!(
+        msg.contains("plan \"deploy\" is running and owns the workload"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_running_recovery_plan_does_not_block_a_parameter_change() {
+    let mut recovering = idle();
+    let st = recovering.status.as_mut().unwrap();
+    st.active_plan = Some(kudo_api::ActivePlan {
+        name: "recovery".into(),
+        uid: Some("r".into()),
+        status: S::InProgress,
+        ..Default::default()
+    });
+    st.plan_status.insert(
+        "recovery".into(),
+        kudo_api::PlanStatus {
+            name: "recovery".into(),
+            status: Some(S::InProgress),
+            ..Default::default()
+        },
+    );
+    let new = with(&recovering, params(&[("foo", "changed")]));
+    assert!(update(&recovering, &new).is_allowed());
+}

@@ -127,6 +127,8 @@ pub fn op(id: &str, action: PlanAction, phase: Option<&str>, step: Option<&str>)
         step: step.map(str::to_string),
         reason: Some("testing".into()),
         requested_by: Some("alice".into()),
+        pod: None,
+        pod_uid: None,
     }
 }
 
