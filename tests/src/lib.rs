@@ -303,6 +303,7 @@ pub fn kudo_engine_config() -> EngineConfig {
     EngineConfig {
         initial_backoff: Duration::from_millis(200),
         max_backoff: Duration::from_secs(2),
+        recovery_backoff: Duration::from_secs(1),
         ..EngineConfig::default()
     }
 }

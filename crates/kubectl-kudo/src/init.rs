@@ -67,7 +67,10 @@ fn pod_labels() -> Map<String, Value> {
 
 /// Rules the manager needs whoever writes the Instances' objects: kudo.dev
 /// (child Instances too), events, leases, impersonating ServiceAccounts,
-/// and reading what it watches for health (CRDs until Established).
+/// and reading what it watches for health and drift (CRDs until
+/// Established). Secrets are not among them: with a default ServiceAccount
+/// the manager reads and writes no Secret (the render books of recovery
+/// are written as each Instance's account).
 fn manager_rules() -> Vec<Value> {
     let all = [
         "get", "list", "watch", "create", "update", "patch", "delete",
@@ -79,7 +82,7 @@ fn manager_rules() -> Vec<Value> {
         json!({"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]}),
         json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update", "patch"]}),
         json!({"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]}),
-        json!({"apiGroups": [""], "resources": ["pods", "services", "namespaces"], "verbs": read}),
+        json!({"apiGroups": [""], "resources": ["pods", "services", "namespaces", "configmaps", "serviceaccounts"], "verbs": read}),
         json!({"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets"], "verbs": read}),
         json!({"apiGroups": ["batch"], "resources": ["jobs"], "verbs": read}),
         json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": read}),

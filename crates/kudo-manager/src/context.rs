@@ -55,6 +55,10 @@ pub struct Context {
     pub render_limits: kudo_package::render::RenderLimits,
     /// Notes already published as Events: `instance uid/plan uid/note`.
     said: Mutex<HashSet<String>>,
+    /// Render books of the Instances (what recovery re-applies).
+    pub books: crate::recovery::Books,
+    /// Metadata caches of owned objects, where drift is seen.
+    pub observers: crate::recovery::Observers,
 }
 
 /// Object versions this manager wrote itself, so that the watch event each
@@ -193,7 +197,16 @@ impl Context {
             writers: Writers::default(),
             render_limits: kudo_package::render::RenderLimits::default(),
             said: Mutex::default(),
+            books: crate::recovery::Books::default(),
+            observers: crate::recovery::Observers::default(),
         }
+    }
+
+    /// Observe drift through these metadata caches.
+    #[must_use]
+    pub fn with_observers(mut self, observers: crate::recovery::Observers) -> Self {
+        self.observers = observers;
+        self
     }
 
     /// Publishes a task's note as a Warning Event once per Instance, plan

@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
 use kube::api::Api;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{self, ObjectRef};
@@ -19,17 +19,21 @@ use kudo_api::names::{API_VERSION, HERITAGE_LABEL, HERITAGE_VALUE};
 use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::EngineConfig;
 use serde::de::DeserializeOwned;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::admin::{ControllerState, Readiness};
 use crate::context::Context;
 use crate::metrics::Metrics;
 use crate::reconcile::{error_policy, reconcile};
+use crate::recovery::{Observers, TypedLookup};
 use crate::{Error, Result};
 
 /// How long an Instance event waits for the response of our own write
 /// under way to the same Instance (it usually arrives within a millisecond);
 /// other Instances' events are judged meanwhile.
 const OWN_WRITE_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+/// How long running reconciles may take to finish after shutdown was asked.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Settings of [`run`].
 #[derive(Debug, Clone, Default)]
@@ -77,6 +81,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<()> {
     check_crds(&client).await?;
+    let shutdown = futures::FutureExt::shared(shutdown);
 
     ready.set_controller(ControllerState::Syncing);
     let synced = CacheSync::new(ready.clone());
@@ -92,10 +97,30 @@ pub async fn run(
     .default_backoff()
     .touched_objects();
 
+    let mut observers = Observers::default();
+    let deployments = owned::<Deployment>(&client, &mut observers, "apps", true);
+    let statefulsets = owned::<StatefulSet>(&client, &mut observers, "apps", true);
+    let daemonsets = owned::<DaemonSet>(&client, &mut observers, "apps", true);
+    let services = owned::<Service>(&client, &mut observers, "", true);
+    // Watched for drift only where the manager may list them (a manager
+    // that writes as Instances' accounts has no right on Secrets).
+    let (may_list_config_maps, may_list_secrets, may_list_accounts) = futures::join!(
+        may_list::<ConfigMap>(&client),
+        may_list::<Secret>(&client),
+        may_list::<ServiceAccount>(&client)
+    );
+    let config_maps = owned_if::<ConfigMap>(may_list_config_maps, &client, &mut observers);
+    let secrets = owned_if::<Secret>(may_list_secrets, &client, &mut observers);
+    let accounts = owned_if::<ServiceAccount>(may_list_accounts, &client, &mut observers);
+    // Jobs and Pods run to completion and may be removed on purpose (a Job's
+    // TTL): watched for health, never recovered.
+    let jobs = owned::<Job>(&client, &mut observers, "batch", false);
+    let pods = owned::<Pod>(&client, &mut observers, "", false);
     let ctx = Arc::new(
         Context::new(client.clone(), metrics, config.engine, ov_store.clone())
             .with_default_service_account(config.default_service_account)
-            .with_render_limits(config.render_limits),
+            .with_render_limits(config.render_limits)
+            .with_observers(observers),
     );
     let (instances, instance_writer) = reflector::store::<Instance>();
     // Our own status writes update the cache but trigger nothing. The cache
@@ -132,18 +157,21 @@ pub async fn run(
         .with_config(kube::runtime::controller::Config::default().concurrency(config.concurrency));
 
     let by_ov = instances.clone();
-    // Owned kinds whose health can change after they are applied. Kinds
-    // that are healthy once applied (ConfigMaps, Secrets, ...) are not
-    // watched, as in KUDO: their events could never move a plan, and a plan
-    // applies many of them. A step waiting on an unwatched object (a custom
-    // health rule) is rechecked on a timer instead.
-    controller
-        .owns_stream(owned::<Deployment>(&client, &ctx))
-        .owns_stream(owned::<StatefulSet>(&client, &ctx))
-        .owns_stream(owned::<DaemonSet>(&client, &ctx))
-        .owns_stream(owned::<Job>(&client, &ctx))
-        .owns_stream(owned::<Service>(&client, &ctx))
-        .owns_stream(owned::<Pod>(&client, &ctx))
+    // Owned kinds whose health can change after they are applied, and the
+    // kinds whose drift is recovered (their metadata, managed fields
+    // included, is cached for that). Our own applies trigger nothing. A step
+    // waiting on an unwatched object (a custom health rule) is rechecked on
+    // a timer instead.
+    let running = controller
+        .owns_stream(not_own_applies(deployments, &ctx))
+        .owns_stream(not_own_applies(statefulsets, &ctx))
+        .owns_stream(not_own_applies(daemonsets, &ctx))
+        .owns_stream(not_own_applies(jobs, &ctx))
+        .owns_stream(not_own_applies(services, &ctx))
+        .owns_stream(not_own_applies(pods, &ctx))
+        .owns_stream(not_own_applies(config_maps, &ctx))
+        .owns_stream(not_own_applies(secrets, &ctx))
+        .owns_stream(not_own_applies(accounts, &ctx))
         .watches_stream(ov_events, move |ov: OperatorVersion| {
             let (name, ns) = (ov.name_any(), ov.namespace());
             by_ov
@@ -160,19 +188,35 @@ pub async fn run(
                 watcher(
                     Api::<PartialObjectMeta<Instance>>::all(client),
                     watcher::Config::default(),
-                ),
+                )
+                .default_backoff()
+                .touched_objects(),
                 &ctx,
             ),
             |child: PartialObjectMeta<Instance>| parents(&child),
         )
-        .graceful_shutdown_on(shutdown)
+        .graceful_shutdown_on(shutdown.clone())
         .run(reconcile, error_policy, ctx)
         .for_each(|res| async move {
             if let Err(e) = res {
                 tracing::debug!(error = %e, "controller event");
             }
-        })
-        .await;
+        });
+    // kube-runtime's runner waits for the Instance cache before it starts,
+    // also when asked to stop: stopped before that cache listed, it would
+    // wait forever. Running reconciles get a grace period.
+    let give_up = async {
+        shutdown.await;
+        if !synced.is_synced() {
+            return;
+        }
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+        tracing::warn!("reconciles still running {SHUTDOWN_GRACE:?} after shutdown; leaving them");
+    };
+    tokio::select! {
+        () = running => {}
+        () = give_up => {}
+    }
     ready.set_controller(ControllerState::Standby);
     Ok(())
 }
@@ -211,6 +255,11 @@ impl CacheSync {
         }
     }
 
+    fn is_synced(&self) -> bool {
+        let all = Cache::Instances as u8 | Cache::OperatorVersions as u8;
+        self.seen.load(std::sync::atomic::Ordering::SeqCst) == all
+    }
+
     fn listed(&self, cache: Cache) {
         use std::sync::atomic::Ordering;
         let all = Cache::Instances as u8 | Cache::OperatorVersions as u8;
@@ -222,27 +271,77 @@ impl CacheSync {
     }
 }
 
-/// Metadata events of objects of kind `K` labelled `heritage=kudo`, except
-/// the versions our own applies produced (the apply response already told
-/// the reconcile everything those events carry).
+/// Metadata watch events of objects of kind `K` labelled `heritage=kudo`;
+/// with `recovered`, their metadata is also cached for drift observation.
 fn owned<K>(
     client: &Client,
-    ctx: &Arc<Context>,
+    observers: &mut Observers,
+    group: &str,
+    recovered: bool,
 ) -> impl Stream<Item = Result<PartialObjectMeta<K>, watcher::Error>> + Send + 'static
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     let owned = watcher::Config::default().labels(&format!("{HERITAGE_LABEL}={HERITAGE_VALUE}"));
-    not_own_applies(
-        watcher(Api::<PartialObjectMeta<K>>::all(client.clone()), owned),
-        ctx,
-    )
+    let (store, writer) = reflector::store::<PartialObjectMeta<K>>();
+    let synced = Arc::new(AtomicBool::new(false));
+    if recovered {
+        let kind = K::kind(&()).to_string();
+        observers.add(
+            group,
+            &kind,
+            Arc::new(TypedLookup::new(store, synced.clone())),
+        );
+    }
+    watcher(Api::<PartialObjectMeta<K>>::all(client.clone()), owned)
+        .inspect_ok(move |e| {
+            if matches!(e, watcher::Event::InitDone) {
+                synced.store(true, Ordering::Release);
+            }
+        })
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects()
 }
 
+type MetaStream<K> =
+    futures::stream::BoxStream<'static, Result<PartialObjectMeta<K>, watcher::Error>>;
+
+/// Whether the manager may list objects of kind `K` (a manager that writes
+/// as Instances' accounts has no right on Secrets).
+async fn may_list<K>(client: &Client) -> bool
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let probe = Api::<K>::all(client.clone())
+        .list_metadata(&kube::api::ListParams::default().limit(1))
+        .await;
+    match probe {
+        Err(kube::Error::Api(s)) if s.code == 403 => {
+            tracing::info!(kind = %K::kind(&()), "not allowed to list; its drift is not recovered");
+            false
+        }
+        _ => true,
+    }
+}
+
+/// [`owned`] for a core kind when `allowed`; otherwise a stream that never
+/// yields, and its drift is not observed.
+fn owned_if<K>(allowed: bool, client: &Client, observers: &mut Observers) -> MetaStream<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    if allowed {
+        owned::<K>(client, observers, "", true).boxed()
+    } else {
+        futures::stream::pending().boxed()
+    }
+}
+
+/// Drops the versions our own applies produced (the apply response already
+/// told the reconcile everything those events carry).
 fn not_own_applies<K>(
-    events: impl Stream<Item = Result<watcher::Event<PartialObjectMeta<K>>, watcher::Error>>
-    + Send
-    + 'static,
+    objects: impl Stream<Item = Result<PartialObjectMeta<K>, watcher::Error>> + Send + 'static,
     ctx: &Arc<Context>,
 ) -> impl Stream<Item = Result<PartialObjectMeta<K>, watcher::Error>> + Send + 'static
 where
@@ -250,16 +349,13 @@ where
     K::DynamicType: Default,
 {
     let ctx = ctx.clone();
-    events
-        .default_backoff()
-        .touched_objects()
-        .try_filter(move |o| {
-            let own = ctx.own_applies.is_own(
-                o.metadata.uid.as_deref(),
-                o.metadata.resource_version.as_deref(),
-            );
-            std::future::ready(!own)
-        })
+    objects.try_filter(move |o| {
+        let own = ctx.own_applies.is_own(
+            o.metadata.uid.as_deref(),
+            o.metadata.resource_version.as_deref(),
+        );
+        std::future::ready(!own)
+    })
 }
 
 /// The parent Instances a child Instance names in its owner references.

@@ -32,5 +32,6 @@ pub mod manager;
 pub mod metrics;
 mod readiness;
 pub mod reconcile;
+pub mod recovery;
 pub mod settings;
 pub mod status_patch;

@@ -11,7 +11,7 @@ use kube::runtime::controller::Action as Requeue;
 use kube::runtime::events::{Event, EventType as KubeEventType};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use kudo_api::names::CLEANUP_FINALIZER;
+use kudo_api::names::{CLEANUP_FINALIZER, RECOVERY_PLAN};
 use kudo_api::{Instance, InstanceStatus};
 use kudo_engine::{Action, EventType, Input, Observed, TaskKey, TaskOutcome};
 use serde_json::json;
@@ -19,8 +19,10 @@ use tracing::Instrument;
 
 use crate::context::Context;
 use crate::executor::run_task;
+use crate::recovery;
 use crate::status_patch::{StatusPatch, add_finalizer, merge_patch, remove_finalizer};
 use crate::{Error, Result};
+use kudo_engine::recovery::REAPPLY;
 
 /// Upper bound of decide/execute rounds in one reconcile (a plan of many
 /// instantly-done steps advances this many steps per reconcile).
@@ -34,6 +36,9 @@ const IN_PROGRESS_RECHECK: Duration = Duration::from_secs(10);
 /// this much recorded progress (those steps run again: their applies are
 /// idempotent).
 const STATUS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
+/// After a plan ends, look for drift again this soon: drift that happened
+/// while the plan ran was left to it, and no watch event may come later.
+const DRIFT_RECHECK: Duration = Duration::from_secs(5);
 
 /// Reconcile one Instance (the kube-runtime entry point).
 pub async fn reconcile(cached: Arc<Instance>, ctx: Arc<Context>) -> Result<Requeue> {
@@ -70,6 +75,14 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let mut observed = Observed::default();
     let mut timing = Timing::default();
     let mut work = Working::from_stored(&inst);
+    let book = ctx.books.of(ctx, &inst).await;
+    let mut book = book.lock().await;
+    let mut look_again = false;
+    if recovery::watching(ctx, &inst, &work.status) {
+        let seen = recovery::drift(ctx, &book).await;
+        observed.drift = seen.drift;
+        look_again = seen.incomplete;
+    }
     timing.decide(ctx, &inst, ov.as_deref(), &observed, &mut work);
     // Tasks run in this reconcile, also across a mid-plan status write
     // (which starts `observed` afresh): each runs at most once per reconcile,
@@ -86,6 +99,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
             if last_write.elapsed() >= STATUS_WRITE_INTERVAL {
                 // A long run of quick steps: record progress before going on.
                 let started = Instant::now();
+                recovery::save(ctx, &inst, &mut book).await?;
                 let written = act(ctx, &inst, &work).await?;
                 timing.writing += started.elapsed();
                 let Some(written) = written else {
@@ -105,8 +119,18 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
             for key in todo {
                 // The working status holds what the task applied before
                 // (the last pass decided from it).
-                let previously_applied = key.previously_applied(&work.status);
-                let result = run_task(ctx, &inst, ov, &key, previously_applied).await;
+                let result = if key.plan() == RECOVERY_PLAN && key.step() != REAPPLY {
+                    recovery::pod_task(ctx, &inst, &key).await
+                } else if key.plan() == RECOVERY_PLAN {
+                    recovery::reapply(ctx, &inst, &work.status, &mut book, &key).await
+                } else {
+                    let previously_applied = key.previously_applied(&work.status);
+                    let mut changes = recovery::Changes::default();
+                    let result =
+                        run_task(ctx, &inst, ov, &key, previously_applied, &mut changes).await;
+                    changes.record(key.plan(), &mut book);
+                    result
+                };
                 waiting_on_objects |= matches!(result.outcome, TaskOutcome::InProgress { .. });
                 ran.insert(key.clone());
                 observed.tasks.insert(key, result);
@@ -124,7 +148,14 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
         work.changed = true;
     }
     let started = Instant::now();
+    if inst.metadata.deletion_timestamp.is_none() {
+        recovery::save(ctx, &inst, &mut book).await?;
+    }
     let exists = act(ctx, &inst, &work).await?.is_some();
+    if !exists {
+        ctx.books
+            .forget(inst.metadata.uid.as_deref().unwrap_or_default());
+    }
     timing.writing += started.elapsed();
     tracing::debug!(
         rounds = timing.rounds,
@@ -135,12 +166,15 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
         writing = ?timing.writing,
         "decided and executed"
     );
-    let requeue = match (work.requeue_after, waiting_on_objects && exists) {
+    let mut requeue = match (work.requeue_after, waiting_on_objects && exists) {
         (Some(d), true) => Some(d.min(IN_PROGRESS_RECHECK)),
         (Some(d), false) => Some(d),
         (None, true) => Some(IN_PROGRESS_RECHECK),
         (None, false) => None,
     };
+    if (look_again || !ran.is_empty()) && exists && recovery::watching(ctx, &inst, &work.status) {
+        requeue = Some(requeue.map_or(DRIFT_RECHECK, |d| d.min(DRIFT_RECHECK)));
+    }
     Ok(requeue.map_or_else(Requeue::await_change, Requeue::requeue))
 }
 

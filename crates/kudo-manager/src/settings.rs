@@ -1,5 +1,6 @@
 //! Manager-wide engine settings given as flags to `run` and `dev`:
-//! default maintenance windows and the automatic suppression on failure.
+//! default maintenance windows, the automatic suppression on failure and
+//! recovery of drift.
 
 use std::time::Duration;
 
@@ -22,6 +23,11 @@ pub struct EngineFlags {
     /// How long an automatic suppression lasts (e.g. 30m, 2h, 1h30m); unset = until cleared.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub auto_suppression_duration: Option<Duration>,
+    /// Whether objects deleted or changed behind the manager's back are
+    /// re-applied by the `recovery` plan (each Instance can turn it off
+    /// with `spec.recovery: Disabled`).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub recovery: bool,
 }
 
 impl EngineFlags {
@@ -37,6 +43,7 @@ impl EngineFlags {
             default_maintenance_windows: self.maintenance_windows.clone(),
             auto_suppress_on_failure: self.auto_suppress_on_failure,
             auto_suppression_duration: self.auto_suppression_duration,
+            recovery: self.recovery,
             ..EngineConfig::default()
         })
     }
@@ -284,8 +291,10 @@ mod tests {
             maintenance_windows: vec![window("*", "01:00", "02:00", None)],
             auto_suppress_on_failure: false,
             auto_suppression_duration: Some(Duration::from_secs(60)),
+            recovery: false,
         };
         let c = flags.engine_config().unwrap();
+        assert!(!c.recovery);
         assert_eq!(c.default_maintenance_windows, flags.maintenance_windows);
         assert!(!c.auto_suppress_on_failure);
         assert_eq!(c.auto_suppression_duration, Some(Duration::from_secs(60)));
@@ -297,6 +306,7 @@ mod tests {
             maintenance_windows: vec![window("Mon", "01:00", "99:00", None)],
             auto_suppress_on_failure: true,
             auto_suppression_duration: None,
+            recovery: true,
         };
         let e = flags.engine_config().unwrap_err().to_string();
         assert!(

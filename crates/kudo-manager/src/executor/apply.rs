@@ -17,8 +17,12 @@ use crate::classify::{describe_kube_error, object_label, outcome_for};
 use crate::context::Context;
 use crate::discovery::Resolved;
 use crate::identity::Writer;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kudo_engine::health::{self, Health};
 use kudo_engine::ownership::{self, Claimant};
+use kudo_engine::recovery_fields::our_fields;
+
+use crate::recovery::Changes;
 
 /// Identity of an object as recorded in status.
 pub fn object_identity(obj: &Value) -> AppliedObject {
@@ -103,6 +107,8 @@ pub async fn apply_object(
 trait StoredObject: DeserializeOwned {
     fn uid(&self) -> Option<&str>;
     fn resource_version(&self) -> Option<&str>;
+    /// The fields kudo-manager's apply owns now (`null` if none are listed).
+    fn our_fields(&self) -> Value;
 }
 
 impl StoredObject for Value {
@@ -111,6 +117,13 @@ impl StoredObject for Value {
     }
     fn resource_version(&self) -> Option<&str> {
         self.get("metadata")?.get("resourceVersion")?.as_str()
+    }
+    fn our_fields(&self) -> Value {
+        let entries: Vec<ManagedFieldsEntry> = self
+            .pointer("/metadata/managedFields")
+            .and_then(|m| Vec::deserialize(m).ok())
+            .unwrap_or_default();
+        our_fields(&entries).cloned().unwrap_or(Value::Null)
     }
 }
 
@@ -127,6 +140,8 @@ struct StoredIdentity {
 struct IdentityMeta {
     uid: Option<String>,
     resource_version: Option<String>,
+    #[serde(default)]
+    managed_fields: Vec<ManagedFieldsEntry>,
 }
 
 impl StoredObject for StoredIdentity {
@@ -135,6 +150,11 @@ impl StoredObject for StoredIdentity {
     }
     fn resource_version(&self) -> Option<&str> {
         self.metadata.resource_version.as_deref()
+    }
+    fn our_fields(&self) -> Value {
+        our_fields(&self.metadata.managed_fields)
+            .cloned()
+            .unwrap_or(Value::Null)
     }
 }
 
@@ -230,6 +250,7 @@ pub(super) async fn run(
     claimant: &Claimant<'_>,
     objects: Vec<Value>,
     previously_applied: &[AppliedObject],
+    changes: &mut Changes,
 ) -> TaskResult {
     let mut applied = Vec::with_capacity(objects.len());
     let mut notes = Vec::new();
@@ -283,15 +304,20 @@ pub(super) async fn run(
         }
         // Objects healthy once applied need nothing more from the response.
         let applied_now = if health::depends_on_stored_object(obj) {
-            apply_as::<Value>(ctx, writer, obj, wait).await.map(Some)
+            apply_as::<Value>(ctx, writer, obj, wait)
+                .await
+                .map(|s| (s.our_fields(), Some(s)))
         } else {
             apply_as::<StoredIdentity>(ctx, writer, obj, wait)
                 .await
-                .map(|_| None)
+                .map(|s| (s.our_fields(), None))
         };
+        if let Ok((fields, _)) = &applied_now {
+            changes.applied(id.clone(), obj.clone(), fields.clone());
+        }
         let stored = match applied_now {
-            Ok(Some(stored)) => stored,
-            Ok(None) => {
+            Ok((_, Some(stored))) => stored,
+            Ok((_, None)) => {
                 applied.push(id);
                 continue;
             }
@@ -330,7 +356,7 @@ pub(super) async fn run(
             }
         }
     }
-    if let Err(outcome) = prune(ctx, writer, previously_applied, &applied).await {
+    if let Err(outcome) = prune(ctx, writer, previously_applied, &applied, changes).await {
         return TaskResult {
             outcome,
             objects: applied,
@@ -349,6 +375,22 @@ pub(super) async fn run(
         objects: applied,
         notes,
     }
+}
+
+/// Re-applies one object exactly as a plan last applied it (recovery):
+/// the same ownership check as a plan's apply, then a forced apply.
+/// Returns the stored object and the fields kudo-manager owns now.
+pub(crate) async fn reapply(
+    ctx: &Context,
+    writer: &Writer,
+    claimant: &Claimant<'_>,
+    obj: &Value,
+) -> Result<(Value, Value), TaskOutcome> {
+    let id = object_identity(obj);
+    check_ownership(ctx, writer, claimant, &id, obj, None).await?;
+    let stored = apply_as::<Value>(ctx, writer, obj, None).await?;
+    let fields = stored.our_fields();
+    Ok((stored, fields))
 }
 
 /// Refuses (FATAL) to apply over an existing object that another owner
@@ -380,8 +422,10 @@ async fn prune(
     writer: &Writer,
     before: &[AppliedObject],
     now: &[AppliedObject],
+    changes: &mut Changes,
 ) -> Result<(), TaskOutcome> {
     for gone in before.iter().filter(|b| !now.contains(b)) {
+        changes.removed(gone.clone());
         let (api, _) = match api_for(ctx, &writer.client, gone, None).await {
             Ok(a) => a,
             // The kind itself is gone (its CRD was removed): nothing to prune.

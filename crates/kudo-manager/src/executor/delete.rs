@@ -9,7 +9,12 @@ use crate::classify::{object_label, outcome_for};
 use crate::context::Context;
 use crate::identity::Writer;
 
-pub(super) async fn run(ctx: &Context, writer: &Writer, objects: Vec<Value>) -> TaskResult {
+pub(super) async fn run(
+    ctx: &Context,
+    writer: &Writer,
+    objects: Vec<Value>,
+    changes: &mut crate::recovery::Changes,
+) -> TaskResult {
     let mut remaining = Vec::new();
     // An object in a removed version is deleted in the version it was applied in.
     let mut notes = Vec::new();
@@ -19,6 +24,7 @@ pub(super) async fn run(ctx: &Context, writer: &Writer, objects: Vec<Value>) -> 
     };
     for obj in &objects {
         let id = object_identity(obj);
+        changes.removed(id.clone());
         let label = object_label(&id.kind, id.namespace.as_deref(), &id.name);
         let resolved = match ctx.api.resolve(&id.api_version, &id.kind).await {
             Ok(Some(r)) => r,

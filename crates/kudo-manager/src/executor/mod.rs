@@ -18,8 +18,10 @@ use kudo_package::render::{RenderContext, RenderedTask, pipe_artifact_names, ren
 use tracing::Instrument;
 
 use crate::context::Context;
+use crate::recovery::Changes;
 
 pub use crate::identity::Writer;
+pub(crate) use apply::reapply;
 pub use apply::{apply_object, object_identity};
 pub use delete::delete_cluster_scoped;
 
@@ -30,6 +32,7 @@ pub async fn run_task(
     ov: &OperatorVersion,
     key: &TaskKey,
     previously_applied: &[AppliedObject],
+    changes: &mut Changes,
 ) -> TaskResult {
     let span = tracing::info_span!(
         "task",
@@ -39,7 +42,7 @@ pub async fn run_task(
         step = %key.step(),
         task = %key.task(),
     );
-    run_task_inner(ctx, inst, ov, key, previously_applied)
+    run_task_inner(ctx, inst, ov, key, previously_applied, changes)
         .instrument(span)
         .await
 }
@@ -50,6 +53,7 @@ async fn run_task_inner(
     ov: &OperatorVersion,
     key: &TaskKey,
     previously_applied: &[AppliedObject],
+    changes: &mut Changes,
 ) -> TaskResult {
     let writer = match ctx.writers.for_instance(&ctx.client, inst) {
         Ok(w) => w,
@@ -66,9 +70,17 @@ async fn run_task_inner(
                 namespace: inst.metadata.namespace.as_deref().unwrap_or("default"),
                 uid: inst.metadata.uid.as_deref().unwrap_or_default(),
             };
-            apply::run(ctx, &writer, &claimant, objects, previously_applied).await
+            apply::run(
+                ctx,
+                &writer,
+                &claimant,
+                objects,
+                previously_applied,
+                changes,
+            )
+            .await
         }
-        RenderedTask::Delete { objects } => delete::run(ctx, &writer, objects).await,
+        RenderedTask::Delete { objects } => delete::run(ctx, &writer, objects, changes).await,
         RenderedTask::Dummy {
             want_err,
             fatal,
@@ -106,7 +118,7 @@ async fn run_task_inner(
     res
 }
 
-fn result(outcome: TaskOutcome, objects: Vec<AppliedObject>) -> TaskResult {
+pub(crate) fn result(outcome: TaskOutcome, objects: Vec<AppliedObject>) -> TaskResult {
     TaskResult {
         outcome,
         objects,

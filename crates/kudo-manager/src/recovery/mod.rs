@@ -1,0 +1,208 @@
+//! Recovery on the manager's side: the render book (what each object looked
+//! like when a plan applied it, kept in a Secret per Instance), the
+//! observation of drift from the metadata watches, and the task that
+//! re-applies a drifted object. What is drift and when recovery runs is
+//! decided by [`kudo_engine::recovery`].
+
+mod book;
+mod observe;
+mod pods;
+mod reapply;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use kube::{Resource, ResourceExt};
+use kudo_api::Instance;
+use kudo_api::names::INSTANCE_LABEL;
+
+pub use book::{Entry, RenderBook};
+pub(crate) use observe::drift;
+pub use observe::{MetaLookup, Observers, TypedLookup};
+pub(crate) use pods::run as pod_task;
+pub(crate) use reapply::run as reapply;
+
+use crate::context::Context;
+use crate::{Error, Result};
+
+/// What one task did to the book: objects applied (as applied, with the
+/// fields kudo-manager owns afterwards) and objects it deleted.
+#[derive(Debug, Default)]
+pub struct Changes {
+    applied: Vec<(
+        kudo_api::AppliedObject,
+        serde_json::Value,
+        serde_json::Value,
+    )>,
+    removed: Vec<kudo_api::AppliedObject>,
+}
+
+impl Changes {
+    /// An object applied.
+    pub fn applied(
+        &mut self,
+        object: kudo_api::AppliedObject,
+        render: serde_json::Value,
+        fields: serde_json::Value,
+    ) {
+        self.applied.push((object, render, fields));
+    }
+
+    /// An object deleted.
+    pub fn removed(&mut self, object: kudo_api::AppliedObject) {
+        self.removed.push(object);
+    }
+
+    /// Writes them into the book as done by plan `plan`.
+    pub fn record(self, plan: &str, book: &mut RenderBook) {
+        for o in &self.removed {
+            book.removed(o);
+        }
+        for (object, render, fields) in self.applied {
+            book.applied(plan, object, render, fields);
+        }
+    }
+}
+
+/// Field manager of the book's Secret (not kudo-manager's: its fields there
+/// must never look like an operator object's).
+const BOOK_MANAGER: &str = "kudo-manager-renders";
+
+/// The books of the Instances this manager reconciled, by Instance uid.
+/// Reconciles of one Instance never overlap, so one lock per book is only
+/// held by one reconcile at a time.
+#[derive(Default)]
+pub struct Books {
+    loaded: Mutex<HashMap<String, Arc<tokio::sync::Mutex<RenderBook>>>>,
+}
+
+impl std::fmt::Debug for Books {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Books").finish_non_exhaustive()
+    }
+}
+
+impl Books {
+    /// The book of `inst`, read from its Secret the first time. When the
+    /// Secret cannot be read the book is [`RenderBook::unavailable`] for
+    /// this reconcile (plans go on; recovery waits), and read again next time.
+    pub async fn of(&self, ctx: &Context, inst: &Instance) -> Arc<tokio::sync::Mutex<RenderBook>> {
+        let uid = inst.metadata.uid.clone().unwrap_or_default();
+        if let Some(book) = self.loaded.lock().ok().and_then(|m| m.get(&uid).cloned()) {
+            return book;
+        }
+        match load(ctx, inst).await {
+            Ok(book) => {
+                let book = Arc::new(tokio::sync::Mutex::new(book));
+                if let Ok(mut m) = self.loaded.lock() {
+                    m.insert(uid, book.clone());
+                }
+                book
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "render book unavailable; drift is not recovered until it can be read");
+                Arc::new(tokio::sync::Mutex::new(RenderBook::unavailable()))
+            }
+        }
+    }
+
+    /// Forgets the book of a deleted Instance.
+    pub fn forget(&self, uid: &str) {
+        if let Ok(mut m) = self.loaded.lock() {
+            m.remove(uid);
+        }
+    }
+}
+
+/// The book's Secret, read and written as the Instance's account (the one
+/// that writes its objects, rendered Secrets included), so the manager
+/// needs no rights on Secrets of its own.
+fn secret_api(ctx: &Context, inst: &Instance) -> Result<(Api<Secret>, String)> {
+    let ns = inst.namespace().unwrap_or_else(|| "default".into());
+    let writer = ctx
+        .writers
+        .for_instance(&ctx.client, inst)
+        .map_err(Error::Config)?;
+    Ok((
+        Api::namespaced(writer.client, &ns),
+        book::secret_name(&inst.name_any()),
+    ))
+}
+
+async fn load(ctx: &Context, inst: &Instance) -> Result<RenderBook> {
+    let (api, name) = secret_api(ctx, inst)?;
+    let secret = api
+        .get_opt(&name)
+        .await
+        .map_err(|e| Error::kube(format!("reading the render book Secret {name}"), e))?;
+    let Some(bytes) = secret
+        .and_then(|s| s.data)
+        .and_then(|mut d| d.remove(book::DATA_KEY))
+    else {
+        return Ok(RenderBook::default());
+    };
+    Ok(RenderBook::decode(&bytes.0).unwrap_or_else(|e| {
+        tracing::warn!(secret = %name, error = %e, "render book unreadable; starting a new one");
+        RenderBook::default()
+    }))
+}
+
+/// Writes the book to its Secret if it changed.
+pub async fn save(ctx: &Context, inst: &Instance, book: &mut RenderBook) -> Result<()> {
+    if !book.is_dirty() {
+        return Ok(());
+    }
+    let (api, name) = secret_api(ctx, inst)?;
+    let (bytes, dropped) = book.encode();
+    if !dropped.is_empty() {
+        tracing::warn!(
+            secret = %name,
+            left_out = dropped.len(),
+            "renders too large for the book; those objects cannot be recovered"
+        );
+    }
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: inst.namespace(),
+            labels: Some([(INSTANCE_LABEL.to_string(), inst.name_any())].into()),
+            owner_references: inst.controller_owner_ref(&()).map(|mut r| {
+                r.controller = None;
+                r.block_owner_deletion = None;
+                vec![r]
+            }),
+            ..ObjectMeta::default()
+        },
+        type_: Some("Opaque".into()),
+        data: Some([(book::DATA_KEY.to_string(), ByteString(bytes))].into()),
+        ..Secret::default()
+    };
+    let params = PatchParams::apply(BOOK_MANAGER).force();
+    match api.patch(&name, &params, &Patch::Apply(&secret)).await {
+        Ok(_) => {
+            book.saved();
+            Ok(())
+        }
+        // Plans go on without recovery rather than fail for it.
+        Err(kube::Error::Api(s)) if s.code == 403 => {
+            tracing::warn!(secret = %name, reason = %s.message, "render book cannot be written; drift of this Instance is not recovered");
+            *book = RenderBook::unavailable();
+            Ok(())
+        }
+        Err(e) => Err(Error::kube(
+            format!("writing the render book Secret {name}"),
+            e,
+        )),
+    }
+}
+
+/// Whether an Instance's drift is looked at now: recovery on, not being
+/// deleted, and no plan running (a running plan owns its objects).
+pub fn watching(ctx: &Context, inst: &Instance, status: &kudo_api::InstanceStatus) -> bool {
+    kudo_engine::recovery::enabled(inst, &ctx.engine)
+        && inst.meta().deletion_timestamp.is_none()
+        && !status.plan_status.values().any(|p| p.status().is_running())
+}

@@ -1,0 +1,144 @@
+//! Drift observed from the controller's metadata watches of owned objects:
+//! the cached metadata (with managed fields) is compared with the book, and
+//! only a suspect is read live (the cache may lag behind our own applies),
+//! so an Instance without drift costs no API request.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use kube::Resource;
+use kube::api::{Api, DynamicObject, ObjectMeta};
+use kube::core::PartialObjectMeta;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kudo_api::AppliedObject;
+use kudo_engine::recovery::Drift;
+use kudo_engine::recovery_fields::judge;
+
+use super::RenderBook;
+use crate::context::Context;
+
+/// Cached metadata of one kind.
+pub trait MetaLookup: Send + Sync {
+    /// Whether the cache has listed everything once.
+    fn synced(&self) -> bool;
+    /// The object's metadata, `None` when it is not in the cache.
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<ObjectMeta>;
+}
+
+/// A reflector store of one kind's metadata and whether it has synced.
+pub struct TypedLookup<K: Resource<DynamicType = ()> + 'static> {
+    store: Store<PartialObjectMeta<K>>,
+    synced: Arc<AtomicBool>,
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + 'static> TypedLookup<K> {
+    /// Wraps a store; `synced` turns true on its watch's first `InitDone`.
+    pub fn new(store: Store<PartialObjectMeta<K>>, synced: Arc<AtomicBool>) -> Self {
+        Self { store, synced }
+    }
+}
+
+impl<K> MetaLookup for TypedLookup<K>
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    fn synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
+    fn get(&self, namespace: Option<&str>, name: &str) -> Option<ObjectMeta> {
+        let r = ObjectRef::<PartialObjectMeta<K>>::new(name);
+        let r = match namespace {
+            Some(ns) => r.within(ns),
+            None => r,
+        };
+        self.store.get(&r).map(|o| o.metadata.clone())
+    }
+}
+
+/// The kinds whose drift is observed, with their caches.
+#[derive(Default, Clone)]
+pub struct Observers {
+    kinds: Vec<(String, String, Arc<dyn MetaLookup>)>,
+}
+
+impl std::fmt::Debug for Observers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kinds: Vec<_> = self
+            .kinds
+            .iter()
+            .map(|(g, k, _)| format!("{k}.{g}"))
+            .collect();
+        f.debug_struct("Observers").field("kinds", &kinds).finish()
+    }
+}
+
+impl Observers {
+    /// Adds the cache of a kind of API group `group` ("" for core).
+    pub fn add(&mut self, group: &str, kind: &str, lookup: Arc<dyn MetaLookup>) {
+        self.kinds
+            .push((group.to_string(), kind.to_string(), lookup));
+    }
+
+    fn of(&self, object: &AppliedObject) -> Option<&dyn MetaLookup> {
+        let group = kudo_package::render::api_group(&object.api_version);
+        self.kinds
+            .iter()
+            .find(|(g, k, _)| g == group && *k == object.kind)
+            .map(|(_, _, l)| l.as_ref())
+    }
+}
+
+/// What one look at an Instance's objects found.
+#[derive(Debug, Default)]
+pub struct Observation {
+    /// The objects that drifted.
+    pub drift: Vec<Drift>,
+    /// Some objects could not be judged yet (a cache still listing): look
+    /// again soon, no watch event may come for them.
+    pub incomplete: bool,
+}
+
+/// The objects of the book that drifted. Kinds without a cache are not
+/// judged; those whose cache has not synced yet are judged later.
+pub(crate) async fn drift(ctx: &Context, book: &RenderBook) -> Observation {
+    let mut out = Observation::default();
+    for entry in book.entries() {
+        let Some(cache) = ctx.observers.of(&entry.object) else {
+            continue;
+        };
+        if !cache.synced() {
+            out.incomplete = true;
+            continue;
+        }
+        let o = &entry.object;
+        let cached = cache.get(o.namespace.as_deref(), &o.name);
+        if judge(o, &entry.fields, cached.as_ref()).is_none() {
+            continue;
+        }
+        match live_metadata(ctx, o).await {
+            Ok(live) => out.drift.extend(judge(o, &entry.fields, live.as_ref())),
+            Err(e) => {
+                out.incomplete = true;
+                tracing::debug!(error = %e, object = %o.name, "drift: live read failed");
+            }
+        }
+    }
+    out
+}
+
+async fn live_metadata(ctx: &Context, o: &AppliedObject) -> Result<Option<ObjectMeta>, String> {
+    let resolved = match ctx.api.resolve(&o.api_version, &o.kind).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let api: Api<DynamicObject> = match (&o.namespace, resolved.namespaced) {
+        (Some(ns), true) => Api::namespaced_with(ctx.client.clone(), ns, &resolved.resource),
+        _ => Api::all_with(ctx.client.clone(), &resolved.resource),
+    };
+    api.get_metadata_opt(&o.name)
+        .await
+        .map(|m| m.map(|m| m.metadata))
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,298 @@
+//! Recovery of drift: objects a plan applied that are deleted, or whose
+//! fields kudo-manager owns are changed by another field manager, are
+//! re-applied by the `recovery` plan from the stored render; fields it does
+//! not own are left alone; recovery waits for a running plan and backs off
+//! from a fighting controller.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use kudo_api::{ExecutionStatus as S, Instance, PlanRun};
+use kudo_e2e::{Env, fixture, plan_status};
+use serde_json::json;
+
+const T: Duration = Duration::from_secs(60);
+
+fn recoveries(i: &Instance) -> Vec<PlanRun> {
+    i.status
+        .as_ref()
+        .map(|s| {
+            s.history
+                .iter()
+                .filter(|r| r.plan == "recovery")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn completed_recoveries(i: &Instance) -> usize {
+    recoveries(i)
+        .iter()
+        .filter(|r| r.result == Some(S::Complete))
+        .count()
+}
+
+async fn deployed(env: &Env, name: &str) -> Instance {
+    env.install(fixture("e2e-op-v1"), name, &[]).await.unwrap();
+    env.wait_for(name, "deploy COMPLETE", T, |i| {
+        plan_status(i, "deploy") == Some(S::Complete)
+    })
+    .await
+    .unwrap()
+}
+
+/// A merge patch as another field manager (an operator's own controller,
+/// a person with kubectl).
+async fn patch_as(env: &Env, manager: &str, name: &str, patch: serde_json::Value) {
+    let params = PatchParams {
+        field_manager: Some(manager.into()),
+        ..PatchParams::default()
+    };
+    env.api::<ConfigMap>()
+        .patch(name, &params, &Patch::Merge(patch))
+        .await
+        .unwrap();
+}
+
+async fn greeting(env: &Env, name: &str) -> Option<String> {
+    env.api::<ConfigMap>()
+        .get_opt(name)
+        .await
+        .unwrap()
+        .and_then(|c| c.data)
+        .and_then(|d| d.get("greeting").cloned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_deployment_is_recovered_and_shows_in_history() {
+    let env = Env::start().await.unwrap();
+    deployed(&env, "del").await;
+    let before = env.api::<Deployment>().get("del-app").await.unwrap();
+    env.api::<Deployment>()
+        .delete("del-app", &DeleteParams::default())
+        .await
+        .unwrap();
+    let inst = env
+        .wait_for("del", "recovery COMPLETE", T, |i| {
+            completed_recoveries(i) == 1
+        })
+        .await
+        .unwrap();
+    let run = &recoveries(&inst)[0];
+    assert_eq!(
+        run.trigger,
+        format!("Deployment {}/del-app deleted", env.ns)
+    );
+    let after = env.api::<Deployment>().get("del-app").await.unwrap();
+    assert_ne!(after.metadata.uid, before.metadata.uid, "created anew");
+    let image = |d: &Deployment| {
+        serde_json::to_value(d).unwrap()["spec"]["template"]["spec"]["containers"][0]["image"]
+            .clone()
+    };
+    assert_eq!(image(&after), image(&before));
+    let ps = &inst.status.as_ref().unwrap().plan_status["recovery"];
+    assert_eq!(ps.phases[0].name, format!("Deployment {}/del-app", env.ns));
+    // The deploy plan's own record is untouched: no plan re-ran.
+    assert_eq!(plan_status(&inst, "deploy"), Some(S::Complete));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_owned_field_is_restored_and_an_unowned_field_is_left_alone() {
+    let env = Env::start().await.unwrap();
+    deployed(&env, "own").await;
+    // A label kudo-manager never set: not drift.
+    patch_as(
+        &env,
+        "labeller",
+        "own-config",
+        json!({"metadata": {"labels": {"team": "blue"}}}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let inst = env.instances().get("own").await.unwrap();
+    assert!(recoveries(&inst).is_empty(), "{:?}", recoveries(&inst));
+
+    // A value kudo-manager applied: drift, restored as deploy left it.
+    patch_as(
+        &env,
+        "intruder",
+        "own-config",
+        json!({"data": {"greeting": "hacked"}}),
+    )
+    .await;
+    let inst = env
+        .wait_for("own", "recovery COMPLETE", T, |i| {
+            completed_recoveries(i) == 1
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        recoveries(&inst)[0].trigger,
+        format!(
+            "ConfigMap {}/own-config: .data.greeting changed by intruder",
+            env.ns
+        )
+    );
+    assert_eq!(greeting(&env, "own-config").await.as_deref(), Some("hello"));
+    let cm = env.api::<ConfigMap>().get("own-config").await.unwrap();
+    assert_eq!(
+        cm.metadata.labels.unwrap().get("team").map(String::as_str),
+        Some("blue"),
+        "the unowned label stays"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_waits_while_a_plan_runs_and_repairs_after_it() {
+    let env = Env::start().await.unwrap();
+    if env.is_remote() {
+        return; // the stuck rollout is simulated by the sandbox
+    }
+    deployed(&env, "wait").await;
+    // deploy runs again and waits on a Deployment that does not become ready.
+    let stuck = json!({"metadata": {"annotations": {"sandbox.kudo.dev/fail": "true"}}});
+    env.api::<Deployment>()
+        .patch("wait-app", &PatchParams::default(), &Patch::Merge(stuck))
+        .await
+        .unwrap();
+    env.patch_spec("wait", json!({"parameters": {"REPLICAS": "2"}}))
+        .await
+        .unwrap();
+    env.wait_for("wait", "deploy waiting on the app", T, |i| {
+        plan_status(i, "deploy") == Some(S::InProgress)
+            && kudo_e2e::step_status(i, "deploy", "main", "config") == Some(S::Complete)
+    })
+    .await
+    .unwrap();
+    env.api::<ConfigMap>()
+        .delete("wait-config", &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let inst = env.instances().get("wait").await.unwrap();
+    assert!(
+        recoveries(&inst).is_empty(),
+        "deploy owns the objects while it runs"
+    );
+    assert!(greeting(&env, "wait-config").await.is_none());
+
+    let healthy = json!({"metadata": {"annotations": {"sandbox.kudo.dev/fail": null}}});
+    env.api::<Deployment>()
+        .patch("wait-app", &PatchParams::default(), &Patch::Merge(healthy))
+        .await
+        .unwrap();
+    env.wait_for("wait", "recovery after deploy", T, |i| {
+        plan_status(i, "deploy") == Some(S::Complete) && completed_recoveries(i) == 1
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        greeting(&env, "wait-config").await.as_deref(),
+        Some("hello")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fighting_controller_makes_recovery_back_off_and_warn() {
+    let env = Env::start().await.unwrap();
+    deployed(&env, "fight").await;
+    // Another controller sets the value back each time kudo-manager restores it.
+    let fighter = {
+        let api = env.api::<ConfigMap>();
+        tokio::spawn(async move {
+            let params = PatchParams {
+                field_manager: Some("fighter".into()),
+                ..PatchParams::default()
+            };
+            loop {
+                let patch = Patch::Merge(json!({"data": {"greeting": "mine"}}));
+                let _ = api.patch("fight-config", &params, &patch).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        })
+    };
+    let inst = env
+        .wait_for("fight", "three recoveries", T, |i| recoveries(i).len() >= 3)
+        .await
+        .unwrap();
+    let times: Vec<i64> = recoveries(&inst)
+        .iter()
+        .map(|r| r.started.0.as_millisecond())
+        .collect();
+    let gaps: Vec<i64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    // Test backoff base 1 s: at least 1 s, then at least 2 s between starts.
+    assert!(gaps[0] >= 950, "{gaps:?}");
+    assert!(gaps[1] >= 1950, "{gaps:?}");
+    let events: kube::Api<k8s_openapi::api::events::v1::Event> = env.api();
+    let warned = tokio::time::timeout(T, async {
+        loop {
+            let list = events.list(&Default::default()).await.unwrap();
+            if let Some(e) = list
+                .items
+                .into_iter()
+                .find(|e| e.reason.as_deref() == Some("RecoveryRepeated"))
+            {
+                return e;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("no RecoveryRepeated Event");
+    assert_eq!(warned.type_.as_deref(), Some("Warning"));
+    let inst = env
+        .wait_for("fight", "a backoff blocker", T, |i| {
+            i.status.as_ref().is_some_and(|s| {
+                s.blockers
+                    .iter()
+                    .any(|b| b.kind == kudo_api::BlockerKind::Backoff)
+            })
+        })
+        .await
+        .unwrap();
+    let blocker = inst.status.unwrap().blockers[0].message.clone();
+    assert!(blocker.contains("changed by fighter"), "{blocker}");
+    fighter.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_recovery_disabled_leaves_a_deletion_alone() {
+    let env = Env::start().await.unwrap();
+    deployed(&env, "off").await;
+    env.patch_spec("off", json!({"recovery": "Disabled"}))
+        .await
+        .unwrap();
+    env.api::<ConfigMap>()
+        .delete("off-config", &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let inst = env.instances().get("off").await.unwrap();
+    assert!(recoveries(&inst).is_empty());
+    assert!(greeting(&env, "off-config").await.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stored_render_survives_a_manager_restart() {
+    let mut env = Env::start().await.unwrap();
+    deployed(&env, "keep").await;
+    env.stop_controller().await.unwrap();
+    env.api::<ConfigMap>()
+        .delete("keep-config", &DeleteParams::default())
+        .await
+        .unwrap();
+    env.start_controller();
+    env.wait_for("keep", "recovery by the new manager", T, |i| {
+        completed_recoveries(i) == 1
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        greeting(&env, "keep-config").await.as_deref(),
+        Some("hello")
+    );
+}
