@@ -108,6 +108,9 @@ pub enum Command {
     Plan(PlanCommand),
     /// Suppress automatic plans of an Instance, or clear suppressions
     Suppress(SuppressArgs),
+    /// Restart or replace a pod of an Instance (shown in its recovery plan)
+    #[command(subcommand)]
+    Pod(PodCommand),
     /// Go back to the OperatorVersion and parameters of the last successful plan
     Rollback(RollbackArgs),
     /// Verify, inspect and render operator packages (no cluster needed)
@@ -345,6 +348,32 @@ pub struct PlanOperationArgs {
     /// Step (needs --phase)
     #[arg(long, value_name = "STEP", requires = "phase")]
     pub step: Option<String>,
+    /// Why (recorded in the Instance)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+/// `pod restart|replace`.
+#[derive(Debug, Subcommand)]
+pub enum PodCommand {
+    /// Delete the pod so its controller starts it again in place
+    Restart(PodArgs),
+    /// Delete the pod and its StatefulSet volume claims so it comes back with fresh storage
+    Replace(PodArgs),
+}
+
+/// The pod of `pod restart|replace`.
+#[derive(Debug, Clone, Args)]
+pub struct PodArgs {
+    /// Instance the pod belongs to
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// Pod name
+    #[arg(value_name = "POD")]
+    pub pod: String,
+    /// Do not ask before deleting volume claims (replace)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     /// Why (recorded in the Instance)
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,

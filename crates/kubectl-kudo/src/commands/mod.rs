@@ -10,6 +10,7 @@ mod instance;
 mod kube_version;
 mod package;
 mod plan;
+mod pod;
 mod suppress;
 
 use std::collections::BTreeMap;
@@ -60,6 +61,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Rollback(args) => instance::rollback(&connect(&global).await?, &args).await,
         Command::Get(args) => get::run(&connect(&global).await?, &args).await,
         Command::Suppress(args) => suppress::run(&global, args).await,
+        Command::Pod(cmd) => pod::run(&connect(&global).await?, cmd).await,
         Command::Plan(cmd) => {
             let ctx = connect(&global).await?;
             match cmd {

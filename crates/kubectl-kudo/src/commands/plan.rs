@@ -248,6 +248,7 @@ pub async fn operation(ctx: &KubeContext, cmd: PlanCommand) -> Result<()> {
         step: target.step.clone(),
         reason: target.reason.clone(),
         requested_by: ctx.user.clone(),
+        ..PlanOperation::default()
     };
     read_modify_write(
         ctx,
