@@ -211,7 +211,7 @@ fn start_webhook(
                 .with_readiness(ready.clone());
             Some(tokio::spawn(crate::webhook::serve(
                 config,
-                client.clone(),
+                crate::webhook::CachedOperatorVersions::start(client.clone()),
                 stopped,
             )))
         }

@@ -3,13 +3,13 @@
 //!
 //! ```text
 //! API server ──HTTPS POST AdmissionReview v1──► server (hyper + tokio-rustls, 3 MiB, 4 s)
-//!                                                  └─► Reviewer: decode ─► read OVs live ─► engine::admission::review
+//!                                                  └─► Reviewer: decode ─► OVs (cache, live on a miss) ─► engine::admission::review
 //!                                                                                          └─► allowed / denied (403) / error (400, 500)
 //! ```
 //!
 //! The handler is a thin layer: [`Reviewer`] turns bytes into an answer
-//! using an [`OperatorVersionSource`] (the API server in production,
-//! fixtures in tests), the server only adds TLS, limits and routing.
+//! using an [`OperatorVersionSource`] ([`CachedOperatorVersions`] in
+//! production, fixtures in tests), the server only adds TLS, limits and routing.
 //!
 //! - [`serve`] / [`serve_listener`]: the server, until a shutdown future completes.
 //! - [`register_local_webhook`], [`unregister_local_webhook`], [`serve_local`]:
@@ -24,6 +24,7 @@ mod idle_watch;
 mod json_scan;
 mod json_text;
 mod lazy_timeout;
+mod ov_cache;
 mod ov_read;
 mod ov_source;
 #[doc(hidden)]
@@ -38,6 +39,7 @@ mod wire_status;
 pub use answer::ReviewVerdict;
 pub use cert_files::PrivateCertDir;
 pub use error::WebhookError;
+pub use ov_cache::CachedOperatorVersions;
 pub use ov_read::ReviewedOperatorVersion;
 pub use ov_source::{
     FnSource, OperatorVersionReadError, OperatorVersionSource, StaticOperatorVersions,

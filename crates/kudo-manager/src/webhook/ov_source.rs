@@ -28,8 +28,8 @@ pub trait OperatorVersionSource: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError>> + Send;
 }
 
-/// Uncached reads through the API server: a cache could miss an
-/// OperatorVersion created just before its Instance and wrongly deny it.
+/// Live reads through the API server: what [`super::CachedOperatorVersions`]
+/// does on a miss (an OperatorVersion created just before its Instance).
 /// Decoded as [`ReviewedOperatorVersion`]: templates and tasks skipped.
 impl OperatorVersionSource for kube::Client {
     async fn get(

@@ -130,11 +130,11 @@ pub async fn unregister_local_webhook(client: &kube::Client) -> Result<(), Webho
 /// Everything local mode needs in one call: certificates into a fresh
 /// private directory made inside `cert_dir` (see [`PrivateCertDir`]; it is
 /// removed again when this returns), listen on 127.0.0.1:`port` (0 picks a free port), register the
-/// configuration with that port, serve with live OperatorVersion reads
-/// through `client` until `shutdown`, then unregister.
+/// configuration with that port, serve until `shutdown`, then unregister.
 ///
 /// `on_ready` is called with the bound address once the configuration is
-/// registered (dev mode prints it).
+/// registered (dev mode prints it). OperatorVersions come from a cache fed
+/// by a watch, read live when it does not have one yet.
 pub async fn serve_local(
     client: kube::Client,
     port: u16,
@@ -164,7 +164,8 @@ pub async fn serve_local(
     };
     register_local_webhook(&client, addr.port(), &tls.ca_pem).await?;
     on_ready(addr);
-    let served = serve_listener(listener, config, client.clone(), shutdown).await;
+    let source = super::CachedOperatorVersions::start(client.clone());
+    let served = serve_listener(listener, config, source, shutdown).await;
     let unregistered = unregister_local_webhook(&client).await;
     served.and(unregistered)
 }

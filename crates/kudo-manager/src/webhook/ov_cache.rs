@@ -1,0 +1,86 @@
+//! OperatorVersions for reviews from a watch-fed cache, so a review costs
+//! the API server nothing; an OperatorVersion the cache does not have yet
+//! (created a moment ago, or the watch is behind) is read live, so it is
+//! still seen. A failed live read is an error answer, never an allow.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use kube::Api;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kudo_api::OperatorVersion;
+
+use super::ov_source::{OperatorVersionReadError, OperatorVersionSource};
+
+/// Stops the watch when the last copy of the source goes.
+#[derive(Debug)]
+struct StopOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A reflector store of every OperatorVersion plus live reads on a miss.
+#[derive(Clone)]
+pub struct CachedOperatorVersions {
+    store: Store<OperatorVersion>,
+    client: kube::Client,
+    _watch: Option<Arc<StopOnDrop>>,
+}
+
+impl std::fmt::Debug for CachedOperatorVersions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedOperatorVersions")
+            .field("cached", &self.store.state().len())
+            .finish()
+    }
+}
+
+impl CachedOperatorVersions {
+    /// Starts a watch of all OperatorVersions feeding the cache; it runs
+    /// until the last copy of the source is dropped.
+    pub fn start(client: kube::Client) -> Self {
+        let (store, writer) = reflector::store();
+        let events = watcher(
+            Api::<OperatorVersion>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .reflect(writer);
+        let watch = tokio::spawn(events.for_each(|event| async move {
+            if let Err(e) = event {
+                tracing::debug!(error = %e, "webhook OperatorVersion watch");
+            }
+        }));
+        Self {
+            store,
+            client,
+            _watch: Some(Arc::new(StopOnDrop(watch))),
+        }
+    }
+
+    /// A source over a store someone else keeps (tests: an empty one).
+    pub fn with_store(store: Store<OperatorVersion>, client: kube::Client) -> Self {
+        Self {
+            store,
+            client,
+            _watch: None,
+        }
+    }
+}
+
+impl OperatorVersionSource for CachedOperatorVersions {
+    async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
+        if let Some(ov) = self.store.get(&ObjectRef::new(name).within(namespace)) {
+            return Ok(Some(ov));
+        }
+        self.client.get(namespace, name).await
+    }
+}
