@@ -96,3 +96,71 @@ async fn an_operator_version_missing_from_the_cache_is_read_live() {
     assert_eq!(answer["response"]["allowed"], Value::Bool(false));
     assert_eq!(answer["response"]["status"]["code"], 500, "{answer}");
 }
+
+/// An update of the idle fixture Instance `zk` that only adds a
+/// `restartPod` operation for `pod`.
+fn restart_pod_review(pod: &str) -> Vec<u8> {
+    let mut review: Value =
+        serde_json::from_slice(&fixture("allow/update-param-on-idle-instance.json")).unwrap();
+    let request = &mut review["request"];
+    request["object"]["spec"] = request["oldObject"]["spec"].clone();
+    request["object"]["spec"]["planOperations"] = serde_json::json!([{
+        "id": "op-1", "action": "restartPod", "pod": pod, "podUid": "u-1",
+        "requestedBy": "alice"
+    }]);
+    serde_json::to_vec(&review).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_operation_must_name_a_pod_of_the_instance() {
+    use k8s_openapi::api::core::v1::Pod;
+    let sandbox = sandbox_with_operator_versions().await;
+    let pods: Api<Pod> = Api::namespaced(sandbox.client().unwrap(), "default");
+    for (name, instance) in [
+        ("zk-0", Some("zk")),
+        ("kafka-0", Some("kafka")),
+        ("stranger", None),
+    ] {
+        let labels = instance.map(|i| serde_json::json!({"kudo.dev/instance": i}));
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": labels},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}
+        }))
+        .unwrap();
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+    }
+    let reviewer = Reviewer::new(
+        CachedOperatorVersions::start(sandbox.client().unwrap()),
+        Duration::from_secs(3),
+    );
+    let answer = |pod: &'static str| {
+        let reviewer = reviewer.clone();
+        async move {
+            let json = reviewer.review_to_json(&restart_pod_review(pod)).await;
+            serde_json::from_slice::<Value>(&json).unwrap()["response"].clone()
+        }
+    };
+    assert_eq!(answer("zk-0").await["allowed"], Value::Bool(true));
+    let other = answer("kafka-0").await;
+    assert_eq!(other["allowed"], Value::Bool(false));
+    assert_eq!(other["status"]["code"], 403);
+    let message = other["status"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("pod kafka-0 belongs to Instance kafka, not zk"),
+        "{message}"
+    );
+    let stranger = answer("stranger").await;
+    assert!(
+        stranger["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not belong to Instance zk")
+    );
+    let missing = answer("nope").await;
+    assert!(
+        missing["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("pod nope not found")
+    );
+}

@@ -42,7 +42,7 @@ pub use error::WebhookError;
 pub use ov_cache::CachedOperatorVersions;
 pub use ov_read::ReviewedOperatorVersion;
 pub use ov_source::{
-    FnSource, OperatorVersionReadError, OperatorVersionSource, StaticOperatorVersions,
+    FnSource, OperatorVersionReadError, OperatorVersionSource, PodLookup, StaticOperatorVersions,
 };
 pub use register::{
     LocalTls, apply_webhook_configuration, register_local_webhook, serve_local,

@@ -11,7 +11,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kudo_api::OperatorVersion;
 
-use super::ov_source::{OperatorVersionReadError, OperatorVersionSource};
+use super::ov_source::{OperatorVersionReadError, OperatorVersionSource, PodLookup};
 
 /// Stops the watch when the last copy of the source goes.
 #[derive(Debug)]
@@ -82,5 +82,13 @@ impl OperatorVersionSource for CachedOperatorVersions {
             return Ok(Some(ov));
         }
         self.client.get(namespace, name).await
+    }
+
+    async fn pod(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<PodLookup, OperatorVersionReadError> {
+        super::ov_source::read_pod(&self.client, namespace, name).await
     }
 }

@@ -17,7 +17,18 @@ use super::ov_read::ReviewedOperatorVersion;
 #[error("{0}")]
 pub struct OperatorVersionReadError(pub String);
 
-/// Reads OperatorVersions for a review.
+/// What a source knows of a pod named by a pod operation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PodLookup {
+    /// The source reads no pods (fixtures): the pod is not checked.
+    Unchecked,
+    /// No such pod.
+    Missing,
+    /// The pod, with its labels.
+    Found(Box<k8s_openapi::api::core::v1::Pod>),
+}
+
+/// Reads OperatorVersions (and, for pod operations, pods) for a review.
 pub trait OperatorVersionSource: Send + Sync + 'static {
     /// The OperatorVersion `namespace/name`; `Ok(None)` when it does not exist.
     /// Shared (`Arc`) so an in-memory source hands it out without copying.
@@ -26,6 +37,30 @@ pub trait OperatorVersionSource: Send + Sync + 'static {
         namespace: &str,
         name: &str,
     ) -> impl Future<Output = Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError>> + Send;
+
+    /// The pod `namespace/name` a new `restartPod`/`replacePod` operation
+    /// names (rare: read live).
+    fn pod(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<PodLookup, OperatorVersionReadError>> + Send {
+        let _ = (namespace, name);
+        async { Ok(PodLookup::Unchecked) }
+    }
+}
+
+/// A live pod read.
+pub(super) async fn read_pod(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<PodLookup, OperatorVersionReadError> {
+    Api::<k8s_openapi::api::core::v1::Pod>::namespaced(client.clone(), namespace)
+        .get_opt(name)
+        .await
+        .map(|p| p.map_or(PodLookup::Missing, |p| PodLookup::Found(Box::new(p))))
+        .map_err(|err| OperatorVersionReadError(err.to_string()))
 }
 
 /// Live reads through the API server: what [`super::CachedOperatorVersions`]
@@ -42,6 +77,14 @@ impl OperatorVersionSource for kube::Client {
             .await
             .map(|ov| ov.map(|ReviewedOperatorVersion(ov)| Arc::new(ov)))
             .map_err(|err| OperatorVersionReadError(err.to_string()))
+    }
+
+    async fn pod(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<PodLookup, OperatorVersionReadError> {
+        read_pod(self, namespace, name).await
     }
 }
 

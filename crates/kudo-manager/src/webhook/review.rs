@@ -20,7 +20,7 @@ use kudo_engine::view::InstanceView;
 use super::answer::{Answer, ReviewVerdict};
 use super::decode::{decode, foreign_kind};
 use super::lazy_timeout::lazy_timeout;
-use super::ov_source::OperatorVersionSource;
+use super::ov_source::{OperatorVersionSource, PodLookup};
 use super::wire::WireRequest;
 
 /// Reviews Instance changes with OperatorVersions from `S`.
@@ -86,7 +86,66 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         // future by value, and with two views inline it was kilobytes per
         // move.
         let read = self.read_operator_versions(&pending).await;
-        finish(pending, read)
+        let pods = self.check_pods(&pending).await;
+        let uid = pending.uid.clone();
+        let answer = finish(pending, read);
+        match pods {
+            Err(refusal) if answer.refusal.is_none() => refusal.into_answer(uid),
+            _ => answer,
+        }
+    }
+
+    /// New pod operations must name a pod of this Instance (read live: they
+    /// are rare). Checked only when the rules would admit the change.
+    async fn check_pods(&self, pending: &Pending<'_>) -> Result<(), PodRefusal> {
+        let old_ids: Vec<&str> = pending
+            .old
+            .as_ref()
+            .map(|o| {
+                o.spec
+                    .plan_operations
+                    .iter()
+                    .map(|op| op.id.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let namespace = instance_namespace(&pending.new, pending.context.namespace.as_deref());
+        let instance = pending.new.name.as_deref().unwrap_or_default();
+        let new_ops = pending
+            .new
+            .spec
+            .plan_operations
+            .iter()
+            .filter(|op| op.action.is_pod() && !old_ids.contains(&op.id.as_str()));
+        for op in new_ops {
+            let Some(pod) = op.pod.as_deref() else {
+                continue; // the rules refuse it
+            };
+            let looked = lazy_timeout(self.read_timeout, self.source.pod(namespace, pod)).await;
+            match looked {
+                Ok(Ok(PodLookup::Unchecked)) => {}
+                Ok(Ok(PodLookup::Missing)) => {
+                    return Err(PodRefusal::Denied(format!(
+                        "Instance {instance}: pod {pod} not found in namespace {namespace}"
+                    )));
+                }
+                Ok(Ok(PodLookup::Found(found))) => {
+                    kudo_engine::recovery_pods::check_belongs(&found, instance)
+                        .map_err(|e| PodRefusal::Denied(format!("Instance {instance}: {e}")))?;
+                }
+                Ok(Err(err)) => {
+                    return Err(PodRefusal::Failed(format!(
+                        "cannot read pod {namespace}/{pod}: {err}; the change was not checked"
+                    )));
+                }
+                Err(_) => {
+                    return Err(PodRefusal::Failed(format!(
+                        "reading pod {namespace}/{pod} took too long; the change was not checked"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Decodes the body and settles what needs no OperatorVersion: errors,
@@ -319,6 +378,23 @@ fn finish(pending: Pending<'_>, read: Result<Versions, Failure>) -> Answer<'_> {
         Err(failure) => failure.into_answer(uid),
     };
     context.logged(answer)
+}
+
+/// Why a pod operation is refused.
+enum PodRefusal {
+    /// Not a pod of this Instance.
+    Denied(String),
+    /// The pod could not be read.
+    Failed(String),
+}
+
+impl PodRefusal {
+    fn into_answer(self, uid: Cow<'_, str>) -> Answer<'_> {
+        match self {
+            Self::Denied(message) => Answer::refused(uid, 403, "Forbidden", message),
+            Self::Failed(message) => Answer::refused(uid, 500, "InternalError", message),
+        }
+    }
 }
 
 /// What the log line of a decoded request names.
