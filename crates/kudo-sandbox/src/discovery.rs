@@ -89,6 +89,12 @@ fn resource_entries(r: &ResourceInfo) -> Vec<Value> {
             "kind": r.kind, "verbs": ["get", "patch", "update"],
         }));
     }
+    if r.group.is_empty() && r.plural == "pods" {
+        out.push(json!({
+            "name": "pods/eviction", "singularName": "", "namespaced": true,
+            "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"],
+        }));
+    }
     if r.scale {
         out.push(json!({
             "name": format!("{}/scale", r.plural), "singularName": "", "namespaced": r.namespaced,
@@ -128,6 +134,11 @@ mod tests {
         let ns = res.iter().find(|r| r["name"] == "namespaces").unwrap();
         assert_eq!(ns["namespaced"], false);
         assert!(res.iter().any(|r| r["name"] == "pods/status"));
+        let eviction = res.iter().find(|r| r["name"] == "pods/eviction").unwrap();
+        assert_eq!(
+            (&eviction["group"], &eviction["kind"]),
+            (&json!("policy"), &json!("Eviction"))
+        );
         let cm = res.iter().find(|r| r["name"] == "configmaps").unwrap();
         assert_eq!(cm["shortNames"], json!(["cm"]));
     }

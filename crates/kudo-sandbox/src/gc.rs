@@ -83,11 +83,19 @@ impl State {
 
     /// Deletes an object on behalf of the server (garbage collector, namespace
     /// controller): marks it if it has finalizers, removes it otherwise.
-    fn delete_internal(&mut self, group: &str, plural: &str, ns: &str, name: &str) {
+    pub(crate) fn delete_internal(&mut self, group: &str, plural: &str, ns: &str, name: &str) {
         let Some(s) = self.store.get(group, plural, ns, name) else {
             return;
         };
         let obj = s.value.clone();
+        if let Some(Some(terminating)) = crate::kubelet::pod_delete(self, group, plural, &obj, None)
+        {
+            let owners = s.owners.clone();
+            if terminating != *obj {
+                self.store.put(group, plural, terminating, owners);
+            }
+            return;
+        }
         if !finalizers(&obj).is_empty() {
             if !is_deleting(&obj) {
                 let owners = s.owners.clone();
@@ -99,6 +107,44 @@ impl State {
         if let Some(removed) = self.store.remove(group, plural, ns, name) {
             self.cascade(vec![(group.to_string(), plural.to_string(), removed)]);
         }
+    }
+
+    /// Removes an object at once, with the consequences of a removal (the
+    /// kubelet confirming a pod's end, pod GC of a gone node's pods).
+    pub(crate) fn remove_now(&mut self, group: &str, plural: &str, ns: &str, name: &str) {
+        if let Some(r) = self.store.remove(group, plural, ns, name) {
+            self.cascade(vec![(group.to_string(), plural.to_string(), r)]);
+        }
+    }
+
+    /// Drops one finalizer on behalf of the server (the PVC protection
+    /// controller); an object being deleted goes once none is left.
+    pub(crate) fn remove_finalizer(
+        &mut self,
+        group: &str,
+        plural: &str,
+        ns: &str,
+        name: &str,
+        finalizer: &str,
+    ) {
+        let Some(s) = self.store.get(group, plural, ns, name) else {
+            return;
+        };
+        let all = finalizers(&s.value);
+        if !all.iter().any(|f| f == finalizer) {
+            return;
+        }
+        let rest: Vec<String> = all.into_iter().filter(|f| f != finalizer).collect();
+        if is_deleting(&s.value) && rest.is_empty() {
+            if let Some(r) = self.store.remove(group, plural, ns, name) {
+                self.cascade(vec![(group.to_string(), plural.to_string(), r)]);
+            }
+            return;
+        }
+        let mut v = (*s.value).clone();
+        let owners = s.owners.clone();
+        v["metadata"]["finalizers"] = json!(rest);
+        self.store.put(group, plural, v, owners);
     }
 
     /// Consequences of removals: CRD instances, garbage collection of
@@ -153,6 +199,17 @@ impl State {
         value: &Value,
         removed: &mut Vec<Removed>,
     ) {
+        if let Some(Some(terminating)) = crate::kubelet::pod_delete(self, g, p, value, None) {
+            if terminating != *value {
+                let owners = self
+                    .store
+                    .get(g, p, ns, name)
+                    .map(|s| s.owners.clone())
+                    .unwrap_or_default();
+                self.store.put(g, p, terminating, owners);
+            }
+            return;
+        }
         if !finalizers(value).is_empty() {
             if !is_deleting(value) {
                 let owners = self

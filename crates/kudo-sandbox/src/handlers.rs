@@ -102,6 +102,9 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
         None => false,
         Some("status") if res.status => true,
         Some("scale") if res.scale => return scale(inner, &res, &ctx).await,
+        Some("eviction") if res.group.is_empty() && res.plural == "pods" && p.name.is_some() => {
+            return crate::eviction::evict(inner, &res, &ctx).await;
+        }
         Some("finalize") if res.plural == "namespaces" => false,
         Some(other) => return Err(ApiError::no_route(&format!("{}/{other}", res.plural))),
     };
@@ -371,6 +374,11 @@ fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
     } else {
         parse_body(body)?
     };
+    delete_options_value(q, &body)
+}
+
+/// DeleteOptions from the query and a parsed body (also an Eviction's `deleteOptions`).
+pub(crate) fn delete_options_value(q: &Query, body: &Value) -> Result<DeleteOptions, ApiError> {
     let policy = q
         .non_empty("propagationPolicy")
         .map(str::to_string)
@@ -385,6 +393,10 @@ fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
     Ok(DeleteOptions {
         propagation,
         uid: body["preconditions"]["uid"].as_str().map(str::to_string),
+        grace_period: q
+            .non_empty("gracePeriodSeconds")
+            .and_then(|g| g.parse().ok())
+            .or_else(|| body["gracePeriodSeconds"].as_i64()),
         resource_version: body["preconditions"]["resourceVersion"]
             .as_str()
             .map(str::to_string),

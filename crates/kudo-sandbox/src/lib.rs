@@ -5,7 +5,9 @@
 //! it unchanged: discovery, CRUD on built-in and CRD-defined kinds, watch,
 //! optimistic concurrency, status subresource, patches including server-side
 //! apply, finalizers and garbage collection, validating webhooks, simulated
-//! workload readiness and fault injection.
+//! workload readiness, simulated pods (StatefulSet, Deployment/ReplicaSet,
+//! scheduling onto Nodes, evictions checked against PodDisruptionBudgets)
+//! and fault injection.
 //!
 //! It is a development and test tool; production runs on real Kubernetes.
 //!
@@ -19,9 +21,12 @@
 
 mod admission;
 mod authz;
+mod controllers;
 mod defaults;
 mod discovery;
+mod disruption;
 mod error;
+mod eviction;
 mod exec;
 mod exec_fs;
 mod exec_protocol;
@@ -30,20 +35,25 @@ mod gc;
 mod handlers;
 mod http;
 mod kubeconfig;
+mod kubelet;
 mod managed_fields;
 mod objects;
 mod openapi;
 mod owners;
 mod patch;
 mod persist;
+mod pods;
 mod protobuf;
 mod registry;
+mod replicasets;
 mod request_log;
 mod scale;
+mod scheduler;
 mod selector;
 mod server;
 mod ssa;
 mod state;
+mod statefulsets;
 mod status;
 mod store;
 mod table;
@@ -78,6 +88,7 @@ pub struct SandboxBuilder {
     event_log_capacity: usize,
     faults: Faults,
     request_log: usize,
+    simulate_pods: bool,
 }
 
 impl Default for SandboxBuilder {
@@ -90,6 +101,7 @@ impl Default for SandboxBuilder {
             event_log_capacity: 50_000,
             faults: Faults::none(),
             request_log: 0,
+            simulate_pods: true,
         }
     }
 }
@@ -107,7 +119,8 @@ impl SandboxBuilder {
         self
     }
 
-    /// Delay before simulated workloads report status (default 200 ms).
+    /// Delay before simulated workloads report status, and before the
+    /// simulated kubelet starts or ends a pod (default 200 ms).
     pub fn ready_delay(mut self, delay: Duration) -> Self {
         self.ready_delay = delay;
         self
@@ -140,9 +153,21 @@ impl SandboxBuilder {
         self
     }
 
+    /// Whether the simulated controllers make pods (default on): StatefulSet
+    /// pods and claims, ReplicaSets and pods for Deployments, scheduling
+    /// onto Node objects, a kubelet that starts and (gracefully) ends them,
+    /// PVC protection, PodDisruptionBudget status. Off, workloads only get
+    /// their simulated status and deleted pods go at once, as before. The
+    /// Eviction API works either way.
+    pub fn simulate_pods(mut self, on: bool) -> Self {
+        self.simulate_pods = on;
+        self
+    }
+
     /// Starts the server on 127.0.0.1.
     pub async fn start(self) -> Result<Sandbox, SandboxError> {
         let mut state = State::new(self.event_log_capacity);
+        state.kubelet = self.simulate_pods;
         if let Some(path) = &self.persist
             && let Some(snapshot) = persist::load(path)?
         {
@@ -171,6 +196,9 @@ impl SandboxBuilder {
             tokio::spawn(server::serve(listener, inner.clone())),
             tokio::spawn(workloads::run(inner.clone())),
         ];
+        if self.simulate_pods {
+            tasks.push(tokio::spawn(controllers::run(inner.clone())));
+        }
         if let Some(path) = &self.persist {
             tasks.push(tokio::spawn(persist::run(inner.clone(), path.clone())));
         }

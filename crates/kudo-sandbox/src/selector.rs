@@ -98,6 +98,37 @@ impl LabelSelector {
     }
 }
 
+/// Whether `labels` satisfy a `metav1.LabelSelector` object (`matchLabels`
+/// and `matchExpressions`, as in PodDisruptionBudgets). A missing selector
+/// matches nothing, an empty one everything, as in policy/v1.
+pub fn selector_matches(selector: &Value, labels: &Value) -> bool {
+    if !selector.is_object() {
+        return false;
+    }
+    let get = |k: &str| labels.get(k).and_then(Value::as_str);
+    let equal = selector["matchLabels"]
+        .as_object()
+        .is_none_or(|m| m.iter().all(|(k, v)| get(k) == v.as_str()));
+    let exprs = selector["matchExpressions"].as_array();
+    equal
+        && exprs.is_none_or(|es| {
+            es.iter().all(|e| {
+                let key = e["key"].as_str().unwrap_or_default();
+                let values: Vec<&str> = e["values"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                match e["operator"].as_str() {
+                    Some("In") => get(key).is_some_and(|v| values.contains(&v)),
+                    Some("NotIn") => get(key).is_none_or(|v| !values.contains(&v)),
+                    Some("Exists") => get(key).is_some(),
+                    Some("DoesNotExist") => get(key).is_none(),
+                    _ => false,
+                }
+            })
+        })
+}
+
 /// A parsed field selector: `a.b=x,c!=y` over dotted paths of the object.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FieldSelector(Vec<(Vec<String>, bool, String)>);
@@ -214,6 +245,27 @@ mod tests {
         assert_eq!(pinned("metadata.name!=a"), None);
         assert_eq!(pinned("metadata.namespace=a"), None);
         assert_eq!(pinned(""), None);
+    }
+
+    #[test]
+    fn label_selector_objects_match_labels_and_expressions() {
+        let labels = json!({"app": "web", "tier": "front"});
+        assert!(selector_matches(&json!({}), &labels));
+        assert!(!selector_matches(&Value::Null, &labels));
+        assert!(selector_matches(
+            &json!({"matchLabels": {"app": "web"}, "matchExpressions": [
+                {"key": "tier", "operator": "In", "values": ["front", "back"]},
+                {"key": "legacy", "operator": "DoesNotExist"}]}),
+            &labels
+        ));
+        assert!(!selector_matches(
+            &json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["front"]}]}),
+            &labels
+        ));
+        assert!(!selector_matches(
+            &json!({"matchLabels": {"app": "db"}}),
+            &labels
+        ));
     }
 
     #[test]

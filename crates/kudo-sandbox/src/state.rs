@@ -31,6 +31,8 @@ pub struct State {
     pub registry: Registry,
     /// Objects.
     pub store: Store,
+    /// Whether the simulated kubelet runs (and so ends) controllers' pods.
+    pub kubelet: bool,
 }
 
 fn subject<'a>(res: &'a ResourceInfo, name: &'a str) -> Subject<'a> {
@@ -69,6 +71,7 @@ impl State {
         let mut state = Self {
             registry: Registry::builtin(),
             store: Store::new(event_log_capacity),
+            kubelet: false,
         };
         state.ensure_default_namespaces();
         state
@@ -387,15 +390,15 @@ impl State {
         let is_namespace = res.group.is_empty() && res.plural == "namespaces";
         let wait_for_dependents = opts.propagation == Propagation::Foreground
             && self.has_live_dependents(objects::uid(&old));
-        let new = if is_namespace
+        let marked = is_namespace
             || !finalizers(&old).is_empty()
             || wait_for_dependents
-            || is_deleting(&old)
-        {
-            Some(mark_deleting(&old, wait_for_dependents, is_namespace))
-        } else {
-            None
-        };
+            || is_deleting(&old);
+        let new =
+            crate::kubelet::pod_delete(self, &res.group, &res.plural, &old, opts.grace_period)
+                .unwrap_or_else(|| {
+                    marked.then(|| mark_deleting(&old, wait_for_dependents, is_namespace))
+                });
         Ok(Planned {
             op: Operation::Delete,
             res: res.clone(),

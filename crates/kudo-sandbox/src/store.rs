@@ -186,6 +186,24 @@ impl Store {
             .map(|(_, s)| s)
     }
 
+    /// Objects of a resource in namespace `ns` whose names start with
+    /// `prefix`, by key range (controllers find their pods this way without
+    /// scanning the namespace).
+    pub fn list_prefix<'a>(
+        &'a self,
+        group: &str,
+        plural: &str,
+        ns: &'a str,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = &'a Stored> + 'a {
+        self.objects
+            .get(&(group.to_string(), plural.to_string()))
+            .into_iter()
+            .flat_map(move |m| m.range((ns.to_string(), prefix.to_string())..))
+            .take_while(move |((n, o), _)| n == ns && o.starts_with(prefix))
+            .map(|(_, s)| s)
+    }
+
     /// Every stored object with its resource.
     pub fn iter_all(&self) -> impl Iterator<Item = (&str, &str, &Stored)> {
         self.objects
@@ -374,6 +392,22 @@ mod tests {
         }
         assert!(s.changes_since(object_rv(&first)).is_err());
         assert!(s.changes_since(s.resource_version() - 1).is_ok());
+    }
+
+    #[test]
+    fn list_prefix_stays_in_the_namespace_and_prefix() {
+        let mut s = Store::new(10);
+        for name in ["web-a", "web-b", "webx", "api-a"] {
+            s.put("", "configmaps", cm(name), Owners::new());
+        }
+        let mut other = cm("web-c");
+        other["metadata"]["namespace"] = json!("other");
+        s.put("", "configmaps", other, Owners::new());
+        let names: Vec<String> = s
+            .list_prefix("", "configmaps", "default", "web-")
+            .map(|x| ns_name(&x.value).1)
+            .collect();
+        assert_eq!(names, ["web-a", "web-b"]);
     }
 
     #[test]

@@ -128,7 +128,9 @@ fn builtin_columns(res: &ResourceInfo) -> Vec<Column> {
             col("Port(s)", "string", 0),
             col("Age", "string", 0),
         ],
-        ("", "namespaces") => vec![col("Status", "string", 0), col("Age", "string", 0)],
+        ("", "namespaces") | ("", "nodes") => {
+            vec![col("Status", "string", 0), col("Age", "string", 0)]
+        }
         ("", "configmaps") => vec![col("Data", "integer", 0), col("Age", "string", 0)],
         ("", "secrets") => vec![
             col("Type", "string", 0),
@@ -160,7 +162,10 @@ fn builtin_cell(res: &ResourceInfo, name: &str, obj: &Value) -> Value {
         "Created At" => text(obj["metadata"].get("creationTimestamp")),
         "Ready" => match res.plural.as_str() {
             "pods" => json!(format!(
-                "0/{}",
+                "{}/{}",
+                st["containerStatuses"]
+                    .as_array()
+                    .map_or(0, |cs| cs.iter().filter(|c| c["ready"] == true).count()),
                 obj["spec"]["containers"].as_array().map_or(0, Vec::len)
             )),
             "daemonsets" => json!(int(&st["numberReady"])),
@@ -184,6 +189,24 @@ fn builtin_cell(res: &ResourceInfo, name: &str, obj: &Value) -> Value {
                 } else {
                     "Running"
                 })
+            }
+            "pods" if crate::objects::is_deleting(obj) => json!("Terminating"),
+            "nodes" => {
+                let ready = st["conditions"]
+                    .as_array()
+                    .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+                    .map_or("Unknown", |c| {
+                        if c["status"] == "True" {
+                            "Ready"
+                        } else {
+                            "NotReady"
+                        }
+                    });
+                if obj["spec"]["unschedulable"] == true {
+                    json!(format!("{ready},SchedulingDisabled"))
+                } else {
+                    json!(ready)
+                }
             }
             _ => text(st.get("phase")),
         },

@@ -29,11 +29,11 @@ fn is_workload(group: &str, plural: &str) -> bool {
     KINDS.iter().any(|(g, p)| *g == group && *p == plural)
 }
 
-fn failing(obj: &Value) -> bool {
+pub(crate) fn failing(obj: &Value) -> bool {
     obj["metadata"]["annotations"][FAIL_ANNOTATION].as_str() == Some("true")
 }
 
-fn revision(obj: &Value) -> String {
+pub(crate) fn revision(obj: &Value) -> String {
     // FNV-1a over the pod template: changes when the template changes.
     let text = obj["spec"]["template"].to_string();
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

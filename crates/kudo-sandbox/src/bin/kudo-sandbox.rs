@@ -23,6 +23,9 @@ struct Args {
     /// Delay before simulated workloads become ready, in milliseconds.
     #[arg(long, default_value_t = 200)]
     ready_delay_ms: u64,
+    /// Simulate pods for StatefulSets and Deployments (`--simulate-pods false` turns it off).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    simulate_pods: bool,
 }
 
 #[tokio::main]
@@ -37,7 +40,8 @@ async fn main() -> ExitCode {
     let args = Args::parse();
     let mut builder = kudo_sandbox::Sandbox::builder()
         .port(args.port)
-        .ready_delay(Duration::from_millis(args.ready_delay_ms));
+        .ready_delay(Duration::from_millis(args.ready_delay_ms))
+        .simulate_pods(args.simulate_pods);
     if let Some(p) = &args.persist {
         builder = builder.persist_to(p);
     }

@@ -65,6 +65,8 @@ pub struct DeleteOptions {
     pub uid: Option<String>,
     /// Required resourceVersion.
     pub resource_version: Option<String>,
+    /// `gracePeriodSeconds` (pods the simulated kubelet runs).
+    pub grace_period: Option<i64>,
 }
 
 /// A write computed against the current state, waiting for admission and commit.

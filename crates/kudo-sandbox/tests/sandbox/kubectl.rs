@@ -426,3 +426,57 @@ async fn create_generators_send_protobuf_that_is_understood() {
     ])
     .await;
 }
+
+const NODES_AND_WEB: &str = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n2\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers: [{name: c, image: nginx}]\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_cordons_and_evicts_and_the_pods_move() {
+    if kubectl_missing() {
+        return;
+    }
+    let k = Kubectl::start().await;
+    let f = k.file("web.yaml", NODES_AND_WEB);
+    k.ok(&["apply", "-f", path_str(&f)]).await;
+    let nodes = || {
+        k.ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app=web",
+            "-o",
+            "jsonpath={.items[*].spec.nodeName}",
+        ])
+    };
+    let mut spread = String::new();
+    for _ in 0..100 {
+        spread = nodes().await;
+        if spread.split(' ').filter(|n| !n.is_empty()).count() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        spread.contains("n1") && spread.contains("n2"),
+        "pods spread: {spread}"
+    );
+    let out = k
+        .ok(&["drain", "n1", "--ignore-daemonsets", "--timeout=30s"])
+        .await;
+    assert!(
+        out.contains("node/n1 cordoned")
+            && out.contains("evicted")
+            && out.contains("node/n1 drained"),
+        "{out}"
+    );
+    let moved = nodes().await;
+    assert_eq!(moved, "n2 n2", "pods after the drain: {moved}");
+    let unschedulable = k
+        .ok(&["get", "node", "n1", "-o", "jsonpath={.spec.unschedulable}"])
+        .await;
+    assert_eq!(unschedulable, "true");
+    let listed = k.ok(&["get", "nodes"]).await;
+    assert!(listed.contains("SchedulingDisabled"), "{listed}");
+    let pods = k.ok(&["get", "pods", "-l", "app=web"]).await;
+    assert_eq!(pods.matches("1/1").count(), 2, "{pods}");
+    assert!(k.ok(&["uncordon", "n1"]).await.contains("uncordoned"));
+}
