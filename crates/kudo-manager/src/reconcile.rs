@@ -79,7 +79,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let mut book = book.lock().await;
     let mut look_again = false;
     if recovery::watching(ctx, &inst, &work.status) {
-        let seen = recovery::drift(ctx, &book).await;
+        let seen = recovery::drift(ctx, &inst, &book).await;
         observed.drift = seen.drift;
         look_again = seen.incomplete;
     }

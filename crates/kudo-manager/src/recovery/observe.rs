@@ -10,7 +10,7 @@ use kube::Resource;
 use kube::api::{Api, DynamicObject, ObjectMeta};
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kudo_api::AppliedObject;
+use kudo_api::{AppliedObject, Instance};
 use kudo_engine::recovery::Drift;
 use kudo_engine::recovery_fields::judge;
 
@@ -100,8 +100,38 @@ pub struct Observation {
 }
 
 /// The objects of the book that drifted. Kinds without a cache are not
-/// judged; those whose cache has not synced yet are judged later.
-pub(crate) async fn drift(ctx: &Context, book: &RenderBook) -> Observation {
+/// judged; those whose cache has not synced yet are judged later. Drift is
+/// reported only while the Instance still exists and is not being deleted,
+/// read live: the garbage collector deletes a removed Instance's objects,
+/// which a stale cached copy would take for drift and recreate.
+pub(crate) async fn drift(ctx: &Context, inst: &Instance, book: &RenderBook) -> Observation {
+    let mut seen = suspects(ctx, book).await;
+    if !seen.drift.is_empty() && !still_there(ctx, inst).await {
+        seen.drift.clear();
+    }
+    seen
+}
+
+/// Whether the Instance (same uid) exists and is not being deleted.
+async fn still_there(ctx: &Context, inst: &Instance) -> bool {
+    let ns = inst.metadata.namespace.as_deref().unwrap_or("default");
+    let name = inst.metadata.name.as_deref().unwrap_or_default();
+    match Api::<Instance>::namespaced(ctx.client.clone(), ns)
+        .get_metadata_opt(name)
+        .await
+    {
+        Ok(Some(live)) => {
+            live.metadata.uid == inst.metadata.uid && live.metadata.deletion_timestamp.is_none()
+        }
+        Ok(None) => false,
+        Err(e) => {
+            tracing::debug!(error = %e, "drift: the Instance could not be read; no recovery now");
+            false
+        }
+    }
+}
+
+async fn suspects(ctx: &Context, book: &RenderBook) -> Observation {
     let mut out = Observation::default();
     for entry in book.entries() {
         let Some(cache) = ctx.observers.of(&entry.object) else {
