@@ -282,7 +282,17 @@ fn owned<K>(
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    let owned = watcher::Config::default().labels(&format!("{HERITAGE_LABEL}={HERITAGE_VALUE}"));
+    // Pod templates carry the heritage label too: pods that workload
+    // controllers made (marked by the labels those controllers add) are
+    // never an Instance's own, and a big Instance has thousands of them.
+    let selector = if K::kind(&()) == "Pod" {
+        format!(
+            "{HERITAGE_LABEL}={HERITAGE_VALUE},!pod-template-hash,!controller-revision-hash,!controller-uid"
+        )
+    } else {
+        format!("{HERITAGE_LABEL}={HERITAGE_VALUE}")
+    };
+    let owned = watcher::Config::default().labels(&selector);
     let (store, writer) = reflector::store::<PartialObjectMeta<K>>();
     let synced = Arc::new(AtomicBool::new(false));
     if recovered {
