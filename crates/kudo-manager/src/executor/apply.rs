@@ -404,7 +404,8 @@ async fn check_ownership(
     wait: Option<Duration>,
 ) -> Result<(), TaskOutcome> {
     let (api, _) = api_for(ctx, &writer.client, id, wait).await?;
-    let live = match api.get_opt(&id.name).await {
+    // Metadata is all the decision reads: the object's data stays on the server.
+    let live = match api.get_metadata_opt(&id.name).await {
         Ok(Some(live)) => live,
         Ok(None) => return Ok(()),
         // An account that may write but not read: the apply decides.
