@@ -45,12 +45,28 @@ pub fn apply_new(
     wanted: impl Fn(&PlanOperation) -> bool,
     applied: &mut Applied,
 ) -> bool {
+    apply_each(instance, status, now, wanted, |op, st| {
+        apply_one(op, ov, st, now, applied)
+    })
+}
+
+/// The bookkeeping of every kind of operation: each id of spec for which
+/// `wanted` holds and that `status` has not recorded yet is handed to
+/// `apply` once and recorded with its result; the oldest records beyond
+/// [`KEPT_OPERATIONS`] go. Whether the status changed.
+pub(crate) fn apply_each(
+    instance: &Instance,
+    status: &mut InstanceStatus,
+    now: jiff::Timestamp,
+    wanted: impl Fn(&PlanOperation) -> bool,
+    mut apply: impl FnMut(&PlanOperation, &mut InstanceStatus) -> String,
+) -> bool {
     let mut any = false;
     for op in instance.spec.plan_operations.iter().filter(|o| wanted(o)) {
         if status.operations.iter().any(|r| r.id == op.id) {
             continue;
         }
-        let result = apply_one(op, ov, status, now, applied);
+        let result = apply(op, status);
         status.operations.push(OperationRecord {
             id: op.id.clone(),
             action: op.action,

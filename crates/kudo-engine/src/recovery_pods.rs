@@ -12,8 +12,8 @@
 use jiff::Timestamp;
 use kudo_api::names::RECOVERY_PLAN;
 use kudo_api::{
-    ExecutionStatus as S, Instance, InstanceStatus, OperationRecord, PhaseStatus, PlanAction,
-    PlanOperation, PlanStatus, StepStatus, TaskStatus,
+    ExecutionStatus as S, Instance, InstanceStatus, PhaseStatus, PlanAction, PlanOperation,
+    PlanStatus, StepStatus, TaskStatus,
 };
 
 use crate::decision::{EngineConfig, EventType};
@@ -22,7 +22,7 @@ use crate::lifecycle::start;
 use crate::select::{Consumes, PlanRequest, Trigger, derived_uid};
 use crate::walk::WalkOutput;
 
-/// Step name of a pod operation's phase.
+/// Step name of a pod operation's phase, and the verb its messages use.
 pub fn step_name(action: PlanAction) -> &'static str {
     match action {
         PlanAction::ReplacePod => "replace",
@@ -45,7 +45,8 @@ pub fn operation_of<'i>(instance: &'i Instance, task: &str) -> Option<&'i PlanOp
         .find(|o| o.id == task && o.action.is_pod())
 }
 
-/// Applies the pod operations of spec not yet recorded; whether any was.
+/// Applies the pod operations of spec not yet recorded; whether the status
+/// changed.
 pub(crate) fn apply_new(
     inst: &Instance,
     st: &mut InstanceStatus,
@@ -53,31 +54,10 @@ pub(crate) fn apply_new(
     now: Timestamp,
     out: &mut WalkOutput,
 ) -> bool {
-    let mut any = false;
-    for op in inst
-        .spec
-        .plan_operations
-        .iter()
-        .filter(|o| o.action.is_pod())
-    {
-        if st.operations.iter().any(|r| r.id == op.id) {
-            continue;
-        }
-        let result = apply_one(inst, op, st, config, now, out);
-        st.operations.push(OperationRecord {
-            id: op.id.clone(),
-            action: op.action,
-            applied_at: crate::time(now),
-            result,
-        });
-        any = true;
-    }
-    let excess = st
-        .operations
-        .len()
-        .saturating_sub(crate::operations::KEPT_OPERATIONS);
-    st.operations.drain(..excess);
-    any
+    let wanted = |o: &PlanOperation| o.action.is_pod();
+    crate::operations::apply_each(inst, st, now, wanted, |op, st| {
+        apply_one(inst, op, st, config, now, out)
+    })
 }
 
 fn apply_one(
@@ -94,7 +74,7 @@ fn apply_one(
     if let Some(running) = running_plan(st).filter(|p| p != RECOVERY_PLAN) {
         return format!(
             "no-op: plan {running:?} is running; {} pod {pod} after it ends",
-            verb(op.action)
+            step_name(op.action)
         );
     }
     let namespace = inst.metadata.namespace.as_deref().unwrap_or("default");
@@ -120,7 +100,7 @@ fn apply_one(
             .map(|r| format!(": {r}"))
             .unwrap_or_default()
     );
-    let cause = format!("pod {pod}: {} requested by {who}", verb(op.action));
+    let cause = format!("pod {pod}: {} requested by {who}", step_name(op.action));
     if running_plan(st).is_some()
         && let Some(ps) = st.plan_status.get_mut(RECOVERY_PLAN)
     {
@@ -130,7 +110,7 @@ fn apply_one(
             .push(event(EventType::Normal, "PodOperation", cause));
         return format!(
             "{} of pod {pod} added to the running recovery plan",
-            verb(op.action)
+            step_name(op.action)
         );
     }
     st.plan_status.insert(
@@ -151,14 +131,10 @@ fn apply_one(
     start(inst, st, &req, config, now, out);
     out.actions
         .push(event(EventType::Normal, "PodOperation", cause));
-    format!("{} of pod {pod} started in plan recovery", verb(op.action))
-}
-
-fn verb(action: PlanAction) -> &'static str {
-    match action {
-        PlanAction::ReplacePod => "replace",
-        _ => "restart",
-    }
+    format!(
+        "{} of pod {pod} started in plan recovery",
+        step_name(op.action)
+    )
 }
 
 /// Why a pod may not be restarted or replaced through an Instance: it must

@@ -99,11 +99,7 @@ fn check_pod_operation(op: &PlanOperation, status: &StatusView<'_>) -> Result<()
     {
         return Err(format!(
             "plan {active:?} is running and owns the workload; {} pod {pod:?} after it ends",
-            if op.action == PlanAction::ReplacePod {
-                "replace"
-            } else {
-                "restart"
-            }
+            crate::recovery_pods::step_name(op.action)
         ));
     }
     Ok(())
