@@ -174,6 +174,25 @@ pub fn parse_semver(text: &str) -> std::result::Result<semver::Version, semver::
     semver::Version::parse(text.trim_start_matches('v'))
 }
 
+/// Appends `operation` to the Instance's `spec.planOperations` (read,
+/// modify, write with a resourceVersion precondition, as every plan
+/// operation is written).
+pub async fn append_operation(
+    ctx: &KubeContext,
+    instance: &str,
+    operation: &kudo_api::PlanOperation,
+) -> Result<Instance> {
+    let action = format!("requesting {}", operation.action);
+    read_modify_write(ctx, instance, &action, |current| {
+        let rv = current.resource_version().unwrap_or_default();
+        Ok(crate::patch::plan_operations(
+            &rv,
+            &current.spec.plan_operations,
+            operation.clone(),
+        ))
+    })
+    .await
+}
 /// A fresh request id.
 pub fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()

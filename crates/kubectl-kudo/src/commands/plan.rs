@@ -6,9 +6,7 @@ use std::time::Instant;
 use kube::ResourceExt;
 use kudo_api::{Instance, OperatorVersion, PlanAction, PlanOperation};
 
-use super::{
-    get_instance, get_operator_version, instances, merge_patch, new_id, read_modify_write,
-};
+use super::{append_operation, get_instance, get_operator_version, instances, merge_patch, new_id};
 use crate::cli::{
     PlanCommand, PlanHistoryArgs, PlanOperationArgs, PlanStatusArgs, PlanTriggerArgs, WaitArgs,
 };
@@ -250,20 +248,7 @@ pub async fn operation(ctx: &KubeContext, cmd: PlanCommand) -> Result<()> {
         requested_by: ctx.user.clone(),
         ..PlanOperation::default()
     };
-    read_modify_write(
-        ctx,
-        &target.instance,
-        &format!("requesting {action}"),
-        |current| {
-            let rv = current.resource_version().unwrap_or_default();
-            Ok(patch::plan_operations(
-                &rv,
-                &current.spec.plan_operations,
-                operation.clone(),
-            ))
-        },
-    )
-    .await?;
+    append_operation(ctx, &target.instance, &operation).await?;
     println!(
         "{action} requested for {} of instance {}/{} (operation {id})",
         describe_target(&target, active.as_deref()),

@@ -6,16 +6,14 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use k8s_openapi::api::core::v1::Pod;
-use kube::ResourceExt;
 use kube::api::Api;
 use kudo_api::{PlanAction, PlanOperation};
 use kudo_engine::recovery_pods::check_belongs;
 
-use super::{get_instance, new_id, read_modify_write};
+use super::{append_operation, get_instance, new_id};
 use crate::cli::PodCommand;
 use crate::context::KubeContext;
 use crate::error::{CliError, Result, status_code};
-use crate::patch;
 
 /// Runs `pod restart` or `pod replace`.
 pub async fn run(ctx: &KubeContext, cmd: PodCommand) -> Result<()> {
@@ -49,25 +47,8 @@ pub async fn run(ctx: &KubeContext, cmd: PodCommand) -> Result<()> {
         pod_uid: pod.metadata.uid.clone(),
         ..PlanOperation::default()
     };
-    read_modify_write(
-        ctx,
-        &args.instance,
-        &format!("requesting {action}"),
-        |current| {
-            let rv = current.resource_version().unwrap_or_default();
-            Ok(patch::plan_operations(
-                &rv,
-                &current.spec.plan_operations,
-                operation.clone(),
-            ))
-        },
-    )
-    .await?;
-    let verb = if action == PlanAction::ReplacePod {
-        "replace"
-    } else {
-        "restart"
-    };
+    append_operation(ctx, &args.instance, &operation).await?;
+    let verb = kudo_engine::recovery_pods::step_name(action);
     println!(
         "{verb} of pod {} requested; follow it with `kubectl kudo plan status --instance {}`",
         args.pod, args.instance
