@@ -80,6 +80,21 @@ impl ApiCache {
     }
 }
 
+impl Resolved {
+    /// The dynamic API through `client` for an object of this kind in
+    /// `namespace` (ignored for cluster-scoped kinds).
+    pub fn api(
+        &self,
+        client: &Client,
+        namespace: Option<&str>,
+    ) -> kube::Api<kube::api::DynamicObject> {
+        match (namespace, self.namespaced) {
+            (Some(ns), true) => kube::Api::namespaced_with(client.clone(), ns, &self.resource),
+            _ => kube::Api::all_with(client.clone(), &self.resource),
+        }
+    }
+}
+
 impl Discovery for ApiCache {
     fn is_namespaced(&self, api_version: &str, kind: &str) -> Option<bool> {
         self.cached(api_version, kind)

@@ -2,7 +2,6 @@
 //! deploy/update/upgrade applied (their watch events trigger the
 //! reconcile) and the engine decides the condition from their health.
 
-use kube::api::{Api, DynamicObject};
 use kudo_api::{AppliedObject, Condition, InstanceStatus};
 use kudo_engine::health::{self, Health, object_label};
 use kudo_engine::ready;
@@ -41,11 +40,11 @@ async fn observe(ctx: &Context, id: &AppliedObject) -> Option<Health> {
             return None;
         }
     };
-    let api: Api<DynamicObject> = match (&id.namespace, resolved.namespaced) {
-        (Some(ns), true) => Api::namespaced_with(ctx.client.clone(), ns, &resolved.resource),
-        _ => Api::all_with(ctx.client.clone(), &resolved.resource),
-    };
-    match api.get_opt(&id.name).await {
+    match resolved
+        .api(&ctx.client, id.namespace.as_deref())
+        .get_opt(&id.name)
+        .await
+    {
         Ok(Some(obj)) => Some(health::evaluate(&serde_json::to_value(&obj).ok()?)),
         Ok(None) => Some(Health::Progressing(format!("{label} is missing"))),
         Err(e) => {

@@ -57,12 +57,7 @@ async fn api_for(
     loop {
         match ctx.api.resolve(&id.api_version, &id.kind).await {
             Ok(Some(resolved)) => {
-                let api = match (&id.namespace, resolved.namespaced) {
-                    (Some(ns), true) => {
-                        Api::namespaced_with(client.clone(), ns, &resolved.resource)
-                    }
-                    _ => Api::all_with(client.clone(), &resolved.resource),
-                };
+                let api = resolved.api(client, id.namespace.as_deref());
                 return Ok((api, resolved));
             }
             Ok(None) if tokio::time::Instant::now() < deadline => {}

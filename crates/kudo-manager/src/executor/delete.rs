@@ -32,12 +32,7 @@ pub(super) async fn run(
             Ok(None) => continue,
             Err(e) => return failed(outcome_for(&label, &e)),
         };
-        let api: kube::Api<kube::api::DynamicObject> = match (&id.namespace, resolved.namespaced) {
-            (Some(ns), true) => {
-                kube::Api::namespaced_with(writer.client.clone(), ns, &resolved.resource)
-            }
-            _ => kube::Api::all_with(writer.client.clone(), &resolved.resource),
-        };
+        let api = resolved.api(&writer.client, id.namespace.as_deref());
         match api.delete(&id.name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => continue,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use kube::Resource;
-use kube::api::{Api, DynamicObject, ObjectMeta};
+use kube::api::{Api, ObjectMeta};
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kudo_api::{AppliedObject, Instance};
@@ -163,11 +163,9 @@ async fn live_metadata(ctx: &Context, o: &AppliedObject) -> Result<Option<Object
         Ok(None) => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
-    let api: Api<DynamicObject> = match (&o.namespace, resolved.namespaced) {
-        (Some(ns), true) => Api::namespaced_with(ctx.client.clone(), ns, &resolved.resource),
-        _ => Api::all_with(ctx.client.clone(), &resolved.resource),
-    };
-    api.get_metadata_opt(&o.name)
+    resolved
+        .api(&ctx.client, o.namespace.as_deref())
+        .get_metadata_opt(&o.name)
         .await
         .map(|m| m.map(|m| m.metadata))
         .map_err(|e| e.to_string())
