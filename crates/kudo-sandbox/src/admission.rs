@@ -51,32 +51,10 @@ fn resource_matches(list: &Value, plural: &str, sub: Option<&str>) -> bool {
         })
 }
 
-/// Evaluates a metav1.LabelSelector against labels; a missing selector matches.
+/// Evaluates a metav1.LabelSelector against labels; a missing selector
+/// matches (webhook configurations), unlike a PodDisruptionBudget's.
 pub fn label_selector_matches(selector: &Value, labels: &Value) -> bool {
-    if selector.is_null() {
-        return true;
-    }
-    let get = |k: &str| labels.get(k).and_then(Value::as_str);
-    let by_labels = selector["matchLabels"]
-        .as_object()
-        .is_none_or(|m| m.iter().all(|(k, v)| get(k) == v.as_str()));
-    let by_exprs = selector["matchExpressions"].as_array().is_none_or(|exprs| {
-        exprs.iter().all(|e| {
-            let key = e["key"].as_str().unwrap_or_default();
-            let values: Vec<&str> = e["values"]
-                .as_array()
-                .map(|v| v.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            match e["operator"].as_str() {
-                Some("In") => get(key).is_some_and(|v| values.contains(&v)),
-                Some("NotIn") => get(key).is_none_or(|v| !values.contains(&v)),
-                Some("Exists") => get(key).is_some(),
-                Some("DoesNotExist") => get(key).is_none(),
-                _ => false,
-            }
-        })
-    });
-    by_labels && by_exprs
+    !selector.is_object() || crate::selector::selector_matches(selector, labels)
 }
 
 /// The webhooks whose rules and selectors match a planned write.
