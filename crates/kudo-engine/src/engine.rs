@@ -42,7 +42,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         .any(|f| f == CLEANUP_FINALIZER);
 
     let Some(ov) = input.operator_version else {
-        let name = select::spec_ov_name(inst);
+        let name = select::spec_ov_name(&inst.spec).to_string();
         out.push_blocker(other(format!(
             "OperatorVersion {name:?} not found in namespace {}; install it or fix spec.operatorVersion",
             inst.metadata.namespace.as_deref().unwrap_or("default")
@@ -86,11 +86,15 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
 
     let mut queued = false;
     let mut asked = true;
-    match select::select(inst, ov, st) {
+    let identity = crate::admission::Identity::from(&inst.metadata);
+    match select::select(&identity, &inst.spec, ov, select::Consumed::from(&*st)) {
         Selection::Nothing => asked = false,
         Selection::ConsumeOnly => {
             asked = false;
-            changed |= replace(&mut st.applied_parameters, Some(select::spec_params(inst)));
+            changed |= replace(
+                &mut st.applied_parameters,
+                Some(select::spec_params(&inst.spec).clone()),
+            );
         }
         Selection::Invalid(message) => out.push_blocker(other(message)),
         Selection::Start(req) => {
@@ -303,8 +307,8 @@ fn adopt_kudo_status(inst: &Instance, st: &mut InstanceStatus) -> bool {
             .get(DEPLOY_PLAN)
             .is_some_and(|p| p.status().is_terminal());
     if adopt {
-        st.applied_operator_version = Some(select::spec_ov_name(inst));
-        st.applied_parameters = Some(select::spec_params(inst));
+        st.applied_operator_version = Some(select::spec_ov_name(&inst.spec).to_string());
+        st.applied_parameters = Some(select::spec_params(&inst.spec).clone());
         st.last_plan_execution_uid = inst
             .spec
             .plan_execution

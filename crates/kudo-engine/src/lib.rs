@@ -78,7 +78,6 @@ pub mod select;
 pub mod suppression;
 mod task_key;
 pub mod tree;
-pub mod view;
 pub mod walk;
 mod walk_output;
 pub mod windows;

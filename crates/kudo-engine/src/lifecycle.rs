@@ -89,8 +89,8 @@ pub(crate) fn start(
     reset_plan(ps, &req.uid, crate::time(now));
     match req.consumes {
         Consumes::Everything => {
-            st.applied_operator_version = Some(select::spec_ov_name(inst));
-            st.applied_parameters = Some(select::spec_params(inst));
+            st.applied_operator_version = Some(select::spec_ov_name(&inst.spec).to_string());
+            st.applied_parameters = Some(select::spec_params(&inst.spec).clone());
             st.last_plan_execution_uid = inst
                 .spec
                 .plan_execution
@@ -98,8 +98,8 @@ pub(crate) fn start(
                 .and_then(|p| p.uid.clone());
         }
         Consumes::Config => {
-            st.applied_operator_version = Some(select::spec_ov_name(inst));
-            st.applied_parameters = Some(select::spec_params(inst));
+            st.applied_operator_version = Some(select::spec_ov_name(&inst.spec).to_string());
+            st.applied_parameters = Some(select::spec_params(&inst.spec).clone());
         }
         Consumes::ExecutionUid => st.last_plan_execution_uid = Some(req.uid.clone()),
         Consumes::Nothing => {}

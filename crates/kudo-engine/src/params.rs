@@ -16,22 +16,16 @@ use kudo_api::{OperatorVersionSpec, ParameterValueError};
 use smallvec::SmallVec;
 
 use crate::error::EngineError;
-use crate::view::Params;
 
 pub use kudo_api::param_value::parse_go_bool;
 
-/// Names whose value differs between `old` and `new`: added, changed or
-/// removed, sorted.
-pub fn changed(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Vec<String> {
-    changed_names(&Params::from(old), &Params::from(new))
-        .into_iter()
-        .map(str::to_string)
-        .collect()
-}
+/// Parameter values by name, as spec and status hold them.
+pub type Values = BTreeMap<String, String>;
 
-/// [`changed`], borrowed and sorted, with room for a few names inline (the
-/// webhook asks this on every update).
-pub fn changed_names<'p>(old: &'p Params<'_>, new: &'p Params<'_>) -> ChangedNames<'p> {
+/// Names whose value differs between `old` and `new`: added, changed or
+/// removed, sorted, with room for a few names inline (the webhook asks
+/// this on every update).
+pub fn changed_names<'p>(old: &'p Values, new: &'p Values) -> ChangedNames<'p> {
     // Both are sorted: one merge pass.
     let mut out = ChangedNames::new();
     let (mut old, mut new) = (old.iter().peekable(), new.iter().peekable());
@@ -134,13 +128,15 @@ pub fn first_existing(
 }
 
 /// Type, enum and required checks of all values against `ov`.
-pub fn invalid_values(ov: &OperatorVersionSpec, values: &Params<'_>) -> Vec<ParameterValueError> {
-    kudo_api::param_value::validate_parameter_values(&ov.parameters, |name| values.get(name))
+pub fn invalid_values(ov: &OperatorVersionSpec, values: &Values) -> Vec<ParameterValueError> {
+    kudo_api::param_value::validate_parameter_values(&ov.parameters, |name| {
+        values.get(name).map(String::as_str)
+    })
 }
 
 /// [`invalid_values`] as one line for a message ("P has value ...; Q ..."),
 /// or `None` when all values are valid.
-pub fn invalid_values_message(ov: &OperatorVersionSpec, values: &Params<'_>) -> Option<String> {
+pub fn invalid_values_message(ov: &OperatorVersionSpec, values: &Values) -> Option<String> {
     let invalid = invalid_values(ov, values);
     (!invalid.is_empty()).then(|| {
         invalid
@@ -172,8 +168,8 @@ pub fn immutable_violations(
     old_ov: &OperatorVersionSpec,
     new_ov: &OperatorVersionSpec,
     new_ov_name: &str,
-    old: &Params<'_>,
-    new: &Params<'_>,
+    old: &Values,
+    new: &Values,
     changed: &[&str],
     upgrade: bool,
 ) -> Vec<String> {
@@ -181,8 +177,8 @@ pub fn immutable_violations(
     if !upgrade {
         for &name in changed {
             if let Some(def) = new_ov.parameter(name).filter(|d| d.is_immutable()) {
-                let before = old.get(name).or(def.default.as_deref());
-                let after = new.get(name).or(def.default.as_deref());
+                let before = old.get(name).map(String::as_str).or(def.default.as_deref());
+                let after = new.get(name).map(String::as_str).or(def.default.as_deref());
                 if before != after {
                     // Long values as a prefix and their length: a 1 MB value
                     // must not fill the webhook's answer (twice).
@@ -253,8 +249,8 @@ mod tests {
     fn changed_lists_added_changed_and_removed_keys() {
         let old = BTreeMap::from([("a".into(), "1".into()), ("b".into(), "2".into())]);
         let new = BTreeMap::from([("b".into(), "3".into()), ("c".into(), "4".into())]);
-        assert_eq!(changed(&old, &new), names(&["a", "b", "c"]));
-        assert!(changed(&old, &old).is_empty());
+        assert_eq!(changed_names(&old, &new).to_vec(), ["a", "b", "c"]);
+        assert!(changed_names(&old, &old).is_empty());
     }
 
     proptest::proptest! {
@@ -271,7 +267,6 @@ mod tests {
                 .filter(|k| old.get(*k) != new.get(*k))
                 .map(String::as_str)
                 .collect();
-            let (old, new) = (Params::from(&old), Params::from(&new));
             proptest::prop_assert_eq!(changed_names(&old, &new).to_vec(), expected);
         }
     }
@@ -348,7 +343,6 @@ mod tests {
         spec.parameters[0].immutable = Some(true);
         let old = BTreeMap::from([("size".into(), "1".into())]);
         let new = BTreeMap::from([("size".into(), "2".into())]);
-        let (old, new) = (Params::from(&old), Params::from(&new));
         let v = immutable_violations(&spec, &spec, "ov", &old, &new, &["size"], false);
         assert_eq!(v.len(), 1);
         assert!(v[0].contains("from \"1\" to \"2\""), "{}", v[0]);
@@ -361,12 +355,11 @@ mod tests {
         let mut new_spec = ov(&[("size", None)], &["deploy"]);
         new_spec.parameters[0].immutable = Some(true);
         new_spec.parameters[0].default = Some("3".into());
-        let empty = Params::default();
+        let empty = Values::new();
         let v = immutable_violations(&old_spec, &new_spec, "ov-2", &empty, &empty, &[], true);
         assert_eq!(v.len(), 1);
         assert!(v[0].contains("default would be \"3\""), "{}", v[0]);
         let given = BTreeMap::from([("size".into(), "3".into())]);
-        let given = Params::from(&given);
         assert!(
             immutable_violations(
                 &old_spec,

@@ -19,10 +19,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
-use kudo_api::{Instance, InstanceStatus, OperatorVersion, Time};
+use kudo_api::{AppliedConfig, Instance, InstanceSpec, InstanceStatus, OperatorVersion, Time};
 
+use crate::admission::{Identity, StatusFacts};
 use crate::params;
-use crate::view::{InstanceView, StatusView};
 
 /// What started a plan (history and `activePlan.trigger`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,29 +108,14 @@ pub enum Selection {
     Invalid(String),
 }
 
-/// The OperatorVersion name spec asks for.
-pub fn spec_ov_name(instance: &Instance) -> String {
-    spec_ov_name_ref(instance).to_string()
+/// The OperatorVersion name spec asks for ("" when unset).
+pub fn spec_ov_name(spec: &InstanceSpec) -> &str {
+    spec.operator_version.name.as_deref().unwrap_or_default()
 }
 
 /// Spec parameters (empty when unset).
-pub fn spec_params(instance: &Instance) -> BTreeMap<String, String> {
-    spec_params_ref(instance).clone()
-}
-
-/// [`spec_ov_name`], borrowed.
-pub fn spec_ov_name_ref(instance: &Instance) -> &str {
-    instance
-        .spec
-        .operator_version
-        .name
-        .as_deref()
-        .unwrap_or_default()
-}
-
-/// [`spec_params`], borrowed.
-pub fn spec_params_ref(instance: &Instance) -> &BTreeMap<String, String> {
-    instance.spec.parameters.as_ref().unwrap_or(&NO_PARAMS)
+pub fn spec_params(spec: &InstanceSpec) -> &BTreeMap<String, String> {
+    spec.parameters.as_ref().unwrap_or(&NO_PARAMS)
 }
 
 static NO_PARAMS: BTreeMap<String, String> = BTreeMap::new();
@@ -161,25 +146,65 @@ fn cleanup_uid_for(identity: (Option<&str>, Option<&str>), deletion: Option<&Tim
     derived_uid_for(identity, CLEANUP_PLAN, &format!("d{salt}"))
 }
 
-/// What spec asks for that `status` has not consumed.
-pub fn select(instance: &Instance, ov: &OperatorVersion, status: &InstanceStatus) -> Selection {
-    select_view(
-        &InstanceView::without_status(instance),
-        ov,
-        &StatusView::without_steps(status),
-    )
+/// What status records as consumed: all plan selection reads of it. Made
+/// from the controller's [`InstanceStatus`] or the webhook's
+/// [`StatusFacts`], borrowing either.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Consumed<'a> {
+    /// `appliedOperatorVersion`.
+    pub operator_version: Option<&'a str>,
+    /// `appliedParameters` (empty when absent).
+    pub parameters: Option<&'a BTreeMap<String, String>>,
+    /// `lastPlanExecutionUid`.
+    pub plan_execution_uid: Option<&'a str>,
+    /// `lastSuccessful`.
+    pub last_successful: Option<&'a AppliedConfig>,
+    /// The uid of `planStatus.cleanup` (did cleanup run for this deletion).
+    pub cleanup_uid: Option<&'a str>,
 }
 
-/// [`select`] on views (the webhook's decode). Reads the plans' uids, no
-/// phase or step (see [`StatusView::without_steps`]).
-pub fn select_view(
-    instance: &InstanceView<'_>,
+impl<'a> From<&'a InstanceStatus> for Consumed<'a> {
+    fn from(status: &'a InstanceStatus) -> Self {
+        Self {
+            operator_version: status.applied_operator_version.as_deref(),
+            parameters: status.applied_parameters.as_ref(),
+            plan_execution_uid: status.last_plan_execution_uid.as_deref(),
+            last_successful: status.last_successful.as_ref(),
+            cleanup_uid: status
+                .plan_status
+                .get(CLEANUP_PLAN)
+                .and_then(|p| p.uid.as_deref()),
+        }
+    }
+}
+
+impl<'a> From<&'a StatusFacts> for Consumed<'a> {
+    fn from(status: &'a StatusFacts) -> Self {
+        Self {
+            operator_version: status.applied_operator_version.as_deref(),
+            parameters: status.applied_parameters.as_ref(),
+            plan_execution_uid: status.last_plan_execution_uid.as_deref(),
+            last_successful: status.last_successful.as_ref(),
+            cleanup_uid: status
+                .plan_status
+                .get(CLEANUP_PLAN)
+                .and_then(|p| p.uid.as_deref()),
+        }
+    }
+}
+
+/// What `wanted` (the Instance's spec) asks for that status has not
+/// consumed; `identity` is the Instance's metadata (derived uids, deletion).
+pub fn select(
+    identity: &Identity,
+    wanted: &InstanceSpec,
     ov: &OperatorVersion,
-    status: &StatusView<'_>,
+    consumed: Consumed<'_>,
 ) -> Selection {
     let spec = &ov.spec;
-    let generation = instance.generation.unwrap_or(0);
-    let identity = (instance.uid.as_deref(), instance.name.as_deref());
+    let generation = identity.generation.unwrap_or(0);
+    let deletion = identity.deletion_timestamp.as_ref();
+    let identity = (identity.uid.as_deref(), identity.name.as_deref());
     let auto_uid = |plan: &str| derived_uid_for(identity, plan, &format!("g{generation}"));
     let start = |plan: String, trigger: Trigger, consumes: Consumes| {
         let uid = auto_uid(&plan);
@@ -192,14 +217,12 @@ pub fn select_view(
         })
     };
 
-    if instance.deletion_timestamp.is_some() {
+    if deletion.is_some() {
         if spec.plan(CLEANUP_PLAN).is_none() {
             return Selection::Nothing;
         }
-        let uid = cleanup_uid_for(identity, instance.deletion_timestamp.as_ref());
-        let ran = status
-            .plan(CLEANUP_PLAN)
-            .is_some_and(|p| p.uid.as_deref() == Some(uid.as_str()));
+        let uid = cleanup_uid_for(identity, deletion);
+        let ran = consumed.cleanup_uid == Some(uid.as_str());
         if ran {
             return Selection::Nothing;
         }
@@ -212,16 +235,15 @@ pub fn select_view(
         });
     }
 
-    // Borrowed: the webhook asks this on every update that starts a plan.
-    let ov_name = instance.ov_name();
-    let wanted_params = instance.params();
-    let applied_params = &status.applied_parameters;
-    let is_rollback = status
+    let ov_name = spec_ov_name(wanted);
+    let wanted_params = spec_params(wanted);
+    let applied_params = consumed.parameters.unwrap_or(&NO_PARAMS);
+    let is_rollback = consumed
         .last_successful
         .as_ref()
         .is_some_and(|ls| ls.operator_version == ov_name && ls.parameters == *wanted_params);
 
-    let Some(applied_ov) = status.applied_operator_version.as_deref() else {
+    let Some(applied_ov) = consumed.operator_version else {
         if spec.plan(DEPLOY_PLAN).is_none() {
             return Selection::Invalid(format!(
                 "OperatorVersion {ov_name} has no deploy plan, so the Instance cannot be deployed; \
@@ -265,9 +287,9 @@ pub fn select_view(
         };
     }
 
-    if let Some(pe) = instance.spec.plan_execution.as_deref()
+    if let Some(pe) = wanted.plan_execution.as_ref()
         && let Some(uid) = pe.uid.as_deref().filter(|u| !u.is_empty())
-        && status.last_plan_execution_uid.as_deref() != Some(uid)
+        && consumed.plan_execution_uid != Some(uid)
     {
         let plan = pe.plan_name.clone().unwrap_or_default();
         if plan == CLEANUP_PLAN {

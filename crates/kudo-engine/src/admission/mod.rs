@@ -28,34 +28,31 @@
 //!    ids used once; `continue` needs a canary phase, `forceComplete` a phase.
 //! 9. Maintenance windows must parse; suppressions need a reason.
 //!
-//! Time-dependent warnings (suppressed, outside a window) need `now`: use
-//! [`review_at`].
+//! Time-dependent warnings (suppressed, outside a window) need `now`.
 //!
-//! Of the old object's status these rules read only `activePlan`, the
-//! plan/phase/step names, statuses and uids of `planStatus`,
-//! `appliedParameters`, `appliedOperatorVersion`, `lastPlanExecutionUid`,
-//! `lastSuccessful` and `autoSuppression`: what [`crate::view`] keeps. The
-//! rules run on those views ([`review_views`]); the webhook fills them from
-//! the request body, so a rule that reads more must be added to the views,
-//! their `From` conversions and the webhook's decoder (kudo-manager's
-//! `webhook/wire_fast.rs`, and `wire_status.rs` on its serde fallback).
+//! The rules read one model, [`Subject`]: the spec whole, and of the
+//! metadata and the old object's status only what they read. The webhook
+//! decodes it straight from the request; the controller and tests convert
+//! an [`Instance`](kudo_api::Instance) with `Subject::from`.
 
 use std::fmt;
 
 use jiff::Timestamp;
+use kudo_api::OperatorVersion;
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
-use kudo_api::{Instance, OperatorVersion};
 
 mod parameter_checks;
 mod requests;
 mod spec_checks;
+mod subject;
 
 use parameter_checks::check_parameters;
 use requests::{Blocking, Request, in_the_way, new_manual_request};
 use spec_checks::{check_operations, check_windows_and_suppressions};
 
-use crate::view::{InstanceView, StatusView};
 use crate::{params, suppression, windows};
+
+pub use subject::{Identity, PhaseFacts, PlanFacts, StatusFacts, StepFacts, Subject};
 
 /// The webhook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,37 +80,12 @@ impl Verdict {
 /// as `new` with `deletionTimestamp` set) of an Instance.
 ///
 /// `new_ov == None` means the OperatorVersion `new` names was not found.
-/// Without a clock, suppression and window warnings are left out; the
-/// webhook should call [`review_at`].
+/// Of `old`, the status is read; of `new`, only metadata and spec. With
+/// `now`, warnings say when the change will wait for a suppression or a
+/// maintenance window; without it they are left out.
 pub fn review(
-    old: Option<&Instance>,
-    new: &Instance,
-    old_ov: Option<&OperatorVersion>,
-    new_ov: Option<&OperatorVersion>,
-) -> Verdict {
-    review_at(old, new, old_ov, new_ov, None)
-}
-
-/// [`review`] with the current time, adding warnings when the change will
-/// wait for a suppression or a maintenance window.
-pub fn review_at(
-    old: Option<&Instance>,
-    new: &Instance,
-    old_ov: Option<&OperatorVersion>,
-    new_ov: Option<&OperatorVersion>,
-    now: Option<Timestamp>,
-) -> Verdict {
-    // The rules read the old object's status only.
-    let old = old.map(InstanceView::from);
-    let new = InstanceView::without_status(new);
-    review_views(old.as_ref(), &new, old_ov, new_ov, now)
-}
-
-/// [`review_at`] on views: the webhook decodes the request into them, so a
-/// review copies no text.
-pub fn review_views<'a>(
-    old: Option<&InstanceView<'a>>,
-    new: &InstanceView<'a>,
+    old: Option<&Subject>,
+    new: &Subject,
     old_ov: Option<&OperatorVersion>,
     new_ov: Option<&OperatorVersion>,
     now: Option<Timestamp>,
@@ -134,9 +106,9 @@ struct InstanceName<'v> {
 }
 
 impl<'v> InstanceName<'v> {
-    fn of(instance: &'v InstanceView<'_>) -> Self {
+    fn of(instance: &'v Subject) -> Self {
         Self {
-            namespace: instance.namespace.as_deref().unwrap_or("default"),
+            namespace: instance.metadata.namespace.as_deref().unwrap_or("default"),
             name: short_name(instance),
         }
     }
@@ -148,21 +120,21 @@ impl fmt::Display for InstanceName<'_> {
     }
 }
 
-fn short_name<'v>(i: &'v InstanceView<'_>) -> &'v str {
-    i.name.as_deref().unwrap_or("")
+fn short_name(i: &Subject) -> &str {
+    i.metadata.name.as_deref().unwrap_or("")
 }
 
-fn check<'a>(
-    old: Option<&InstanceView<'a>>,
-    new: &InstanceView<'a>,
+fn check(
+    old: Option<&Subject>,
+    new: &Subject,
     old_ov: Option<&OperatorVersion>,
     new_ov: Option<&OperatorVersion>,
     now: Option<Timestamp>,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
     let ov_name = new.ov_name();
-    let deletion_review = new.deletion_timestamp.is_some()
-        && old.is_none_or(|o| o.deletion_timestamp.is_none() && o.spec == new.spec);
+    let deletion_review = new.metadata.deletion_timestamp.is_some()
+        && old.is_none_or(|o| o.metadata.deletion_timestamp.is_none() && o.spec == new.spec);
     if deletion_review {
         return Ok(());
     }
@@ -179,15 +151,8 @@ fn check<'a>(
     if old.spec == new.spec {
         return Ok(());
     }
-    // Borrowed: a deep copy of the status per review was a large part of it.
-    let no_status;
-    let status = match &old.status {
-        Some(status) => status,
-        None => {
-            no_status = StatusView::default();
-            &no_status
-        }
-    };
+    let no_status = StatusFacts::default();
+    let status = old.status.as_ref().unwrap_or(&no_status);
     let (old_params, new_params) = (old.params(), new.params());
     let changed = params::changed_names(old_params, new_params);
     let upgrade = old.ov_name() != ov_name;
@@ -199,7 +164,7 @@ fn check<'a>(
     check_operations(old, new, ov, status)?;
     check_windows_and_suppressions(new)?;
 
-    if new.deletion_timestamp.is_some() {
+    if new.metadata.deletion_timestamp.is_some() {
         if upgrade || !changed.is_empty() {
             return Err(format!(
                 "Instance {name} is being deleted: parameter changes and upgrades are not allowed; \
@@ -320,7 +285,7 @@ fn check_plan_exists(
 }
 
 fn check_create(
-    new: &InstanceView<'_>,
+    new: &Subject,
     ov: &OperatorVersion,
     now: Option<Timestamp>,
     warnings: &mut Vec<String>,
@@ -333,7 +298,7 @@ fn check_create(
         ));
     }
     let values = new.params();
-    let unknown = params::unknown(&ov.spec, values.keys());
+    let unknown = params::unknown(&ov.spec, values.keys().map(String::as_str));
     if !unknown.is_empty() {
         return Err(format!(
             "cannot create Instance {name}: parameters {} are not defined by OperatorVersion {ov_name}",
@@ -345,7 +310,7 @@ fn check_create(
             "cannot create Instance {name}: invalid parameters: {invalid}"
         ));
     }
-    if let Some(pe) = new.spec.plan_execution.as_deref()
+    if let Some(pe) = new.spec.plan_execution.as_ref()
         && let Some(plan) = pe.plan_name.as_deref().filter(|p| !p.is_empty())
     {
         if plan == CLEANUP_PLAN {
@@ -359,8 +324,8 @@ fn check_create(
         ));
     }
     check_windows_and_suppressions(new)?;
-    let no_status = StatusView::default();
-    check_operations(&InstanceView::default(), new, ov, &no_status)?;
+    let no_status = StatusFacts::default();
+    check_operations(&Subject::default(), new, ov, &no_status)?;
     if let Some(now) = now {
         time_warnings(new, &no_status, DEPLOY_PLAN, false, now, warnings);
     }
@@ -368,8 +333,8 @@ fn check_create(
 }
 
 fn time_warnings(
-    new: &InstanceView<'_>,
-    status: &StatusView<'_>,
+    new: &Subject,
+    status: &StatusFacts,
     plan: &str,
     manual: bool,
     now: Timestamp,
@@ -382,7 +347,7 @@ fn time_warnings(
         ));
         return;
     }
-    if let Some(a) = suppression::active_auto(status.auto_suppression.as_deref(), now) {
+    if let Some(a) = suppression::active_auto(status.auto_suppression.as_ref(), now) {
         let rollback = status.last_successful.as_ref().is_some_and(|ls| {
             ls.operator_version == new.ov_name() && ls.parameters == *new.params()
         });
@@ -401,7 +366,7 @@ fn time_warnings(
         && new
             .spec
             .plan_execution
-            .as_deref()
+            .as_ref()
             .is_some_and(|p| p.break_glass == Some(true));
     if !break_glass
         && let Ok(windows::WindowState::Closed { opens_at }) =

@@ -5,13 +5,13 @@ use kudo_api::OperatorVersion;
 
 use super::InstanceName;
 use crate::params;
-use crate::view::Params;
+use crate::params::Values;
 
 /// Parameters: defined, valid, immutability. The pair is the
 /// OperatorVersion before (if found) and after the change.
 pub(super) fn check_parameters(
-    old_params: &Params<'_>,
-    new_params: &Params<'_>,
+    old_params: &Values,
+    new_params: &Values,
     changed: &[&str],
     (old_ov, ov): (Option<&OperatorVersion>, &OperatorVersion),
     upgrade: bool,
@@ -23,7 +23,7 @@ pub(super) fn check_parameters(
         changed
             .iter()
             .copied()
-            .filter(|n| new_params.contains_key(n)),
+            .filter(|n| new_params.contains_key(*n)),
     );
     if !unknown.is_empty() {
         return Err(format!(
@@ -35,7 +35,13 @@ pub(super) fn check_parameters(
         ));
     }
     if upgrade {
-        let stale = params::unknown(&ov.spec, new_params.keys().filter(|k| !changed.contains(k)));
+        let stale = params::unknown(
+            &ov.spec,
+            new_params
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !changed.contains(k)),
+        );
         if !stale.is_empty() {
             warnings.push(format!(
                 "parameters {} are not defined by OperatorVersion {ov_name} and are ignored; remove them from spec.parameters",

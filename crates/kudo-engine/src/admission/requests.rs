@@ -7,8 +7,8 @@ use kudo_api::names::CLEANUP_PLAN;
 use kudo_api::{ExecutionStatus as S, OperatorVersion};
 
 use super::InstanceName;
+use super::{StatusFacts, Subject};
 use crate::select::{self, Selection};
-use crate::view::{InstanceView, StatusView};
 
 /// The plan a change asks for, and why; written into messages as "an
 /// upgrade to X (plan P)" and the like.
@@ -59,13 +59,13 @@ impl fmt::Display for Request<'_> {
 
 /// The plan a new `spec.planExecution` asks for, if it is a new request.
 pub(super) fn new_manual_request<'v>(
-    old: &InstanceView<'_>,
-    new: &'v InstanceView<'_>,
+    old: &Subject,
+    new: &'v Subject,
 ) -> Result<Option<&'v str>, String> {
     let name = InstanceName::of(new);
     let (Some(pe), old_pe) = (
-        new.spec.plan_execution.as_deref(),
-        old.spec.plan_execution.as_deref(),
+        new.spec.plan_execution.as_ref(),
+        old.spec.plan_execution.as_ref(),
     ) else {
         // Clearing planExecution changes nothing in kudo-rs (cancel is an operation).
         return Ok(None);
@@ -183,30 +183,30 @@ impl fmt::Display for Blocking<'_> {
 
 /// The running plan, or the request still pending in spec, with where it is.
 pub(super) fn in_the_way<'s>(
-    old: &InstanceView<'_>,
-    status: &'s StatusView<'_>,
+    old: &Subject,
+    status: &'s StatusFacts,
     ov: &OperatorVersion,
 ) -> Option<Blocking<'s>> {
     // A running recovery yields to any plan asked for.
-    if let Some(active) = status.active_plan.as_deref()
+    if let Some(active) = status.active_plan.as_ref().map(|a| a.name.as_str())
         && active != kudo_api::names::RECOVERY_PLAN
-        && let Some(ps) = status.plan(active)
-        && ps.status.is_running()
+        && let Some(ps) = status.plan_status.get(active)
+        && ps.status().is_running()
     {
-        let at = status.phases_of(ps).iter().find_map(|ph| {
-            status
-                .steps_of(ph)
+        let at = ps.phases.iter().find_map(|ph| {
+            ph.steps
                 .iter()
-                .find(|s| matches!(s.status, S::InProgress | S::Error | S::Waiting))
-                .map(|s| (&*ph.name, &*s.name))
+                .find(|s| matches!(s.status(), S::InProgress | S::Error | S::Waiting))
+                .map(|s| (ph.name.as_str(), s.name.as_str()))
         });
         return Some(Blocking::Running {
             plan: active,
-            status: ps.status,
+            status: ps.status(),
             at,
         });
     }
-    match select::select_view(old, ov, status) {
+    let consumed = select::Consumed::from(status);
+    match select::select(&old.metadata, &old.spec, ov, consumed) {
         Selection::Start(req)
             if req.trigger != select::Trigger::Create || status.active_plan.is_some() =>
         {

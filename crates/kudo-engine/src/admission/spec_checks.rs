@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use kudo_api::{OperatorVersion, PlanAction, PlanOperation, Strategy};
 
 use super::InstanceName;
-use crate::view::{InstanceView, StatusView};
+use super::{StatusFacts, Subject};
 use crate::windows;
 
-pub(super) fn check_windows_and_suppressions(new: &InstanceView<'_>) -> Result<(), String> {
+pub(super) fn check_windows_and_suppressions(new: &Subject) -> Result<(), String> {
     let name = InstanceName::of(new);
     windows::validate(&new.spec.maintenance_windows)
         .map_err(|e| format!("Instance {name}: spec.maintenanceWindows: {e}"))?;
@@ -32,10 +32,10 @@ pub(super) fn check_windows_and_suppressions(new: &InstanceView<'_>) -> Result<(
 }
 
 pub(super) fn check_operations(
-    old: &InstanceView<'_>,
-    new: &InstanceView<'_>,
+    old: &Subject,
+    new: &Subject,
     ov: &OperatorVersion,
-    status: &StatusView<'_>,
+    status: &StatusFacts,
 ) -> Result<(), String> {
     let name = InstanceName::of(new);
     let old_ops: BTreeMap<&str, &PlanOperation> = old
@@ -78,7 +78,7 @@ pub(super) fn check_operations(
 /// A pod operation names its pod (and that pod's uid, so it acts once), no
 /// plan, phase or step, and waits for no plan but recovery. Whether the pod
 /// belongs to the Instance is checked where pods can be read.
-fn check_pod_operation(op: &PlanOperation, status: &StatusView<'_>) -> Result<(), String> {
+fn check_pod_operation(op: &PlanOperation, status: &StatusFacts) -> Result<(), String> {
     let Some(pod) = op.pod.as_deref().filter(|p| !p.is_empty()) else {
         return Err("name the pod (spec.planOperations[].pod)".to_string());
     };
@@ -93,9 +93,12 @@ fn check_pod_operation(op: &PlanOperation, status: &StatusView<'_>) -> Result<()
             op.action
         ));
     }
-    if let Some(active) = status.active_plan.as_deref()
+    if let Some(active) = status.active_plan.as_ref().map(|a| a.name.as_str())
         && active != kudo_api::names::RECOVERY_PLAN
-        && status.plan(active).is_some_and(|p| p.status.is_running())
+        && status
+            .plan_status
+            .get(active)
+            .is_some_and(|p| p.status().is_running())
     {
         return Err(format!(
             "plan {active:?} is running and owns the workload; {} pod {pod:?} after it ends",
@@ -106,23 +109,24 @@ fn check_pod_operation(op: &PlanOperation, status: &StatusView<'_>) -> Result<()
 }
 
 /// The recovery plan as its status shows it (it is in no OperatorVersion).
-fn recovery_definition(status: &StatusView<'_>) -> kudo_api::Plan {
+fn recovery_definition(status: &StatusFacts) -> kudo_api::Plan {
     let phases = status
-        .plan(kudo_api::names::RECOVERY_PLAN)
-        .map(|ps| status.phases_of(ps))
+        .plan_status
+        .get(kudo_api::names::RECOVERY_PLAN)
+        .map(|ps| ps.phases.as_slice())
         .unwrap_or_default();
     kudo_api::Plan {
         strategy: Some("parallel".to_string()),
         phases: phases
             .iter()
             .map(|ph| kudo_api::Phase {
-                name: ph.name.to_string(),
+                name: ph.name.clone(),
                 strategy: Some("serial".to_string()),
-                steps: status
-                    .steps_of(ph)
+                steps: ph
+                    .steps
                     .iter()
                     .map(|s| kudo_api::Step {
-                        name: s.name.to_string(),
+                        name: s.name.clone(),
                         tasks: Vec::new(),
                     })
                     .collect(),
@@ -134,7 +138,7 @@ fn recovery_definition(status: &StatusView<'_>) -> kudo_api::Plan {
 fn check_operation(
     op: &PlanOperation,
     ov: &OperatorVersion,
-    status: &StatusView<'_>,
+    status: &StatusFacts,
 ) -> Result<(), String> {
     if op.action == PlanAction::ClearSuppression {
         return Ok(());
@@ -146,7 +150,7 @@ fn check_operation(
     let Some(plan_name) = op
         .plan
         .clone()
-        .or_else(|| status.active_plan.as_deref().map(str::to_string))
+        .or_else(|| status.active_plan.as_ref().map(|a| a.name.clone()))
     else {
         return Err("no plan named and no plan has run yet; name the plan".to_string());
     };
@@ -154,7 +158,7 @@ fn check_operation(
     let plan = match ov.spec.plan(&plan_name) {
         Some(plan) => plan,
         None if plan_name == kudo_api::names::RECOVERY_PLAN
-            && status.plan(&plan_name).is_some() =>
+            && status.plan_status.contains_key(&plan_name) =>
         {
             recovery = recovery_definition(status);
             &recovery

@@ -14,7 +14,7 @@ use kudo_api::{
     ActivePlan, AppliedConfig, AutoSuppression, ExecutionStatus as S, Instance, InstanceStatus,
     MaintenanceWindow, OperatorVersion, ParameterType, PlanAction, PlanExecution, Suppression,
 };
-use kudo_engine::admission::{Verdict, review, review_at};
+use kudo_engine::admission::{Subject, Verdict};
 use support::*;
 
 fn fixture_ov(name: &str) -> OperatorVersion {
@@ -112,9 +112,31 @@ fn deleting(i: &mut Instance) {
     i.metadata.finalizers = Some(vec![CLEANUP_FINALIZER.into()]);
 }
 
+/// The engine's review of Instances, converted to the admission model.
+fn review_at(
+    old: Option<&Instance>,
+    new: &Instance,
+    old_ov: Option<&OperatorVersion>,
+    new_ov: Option<&OperatorVersion>,
+    now: Option<jiff::Timestamp>,
+) -> Verdict {
+    let old = old.map(Subject::from);
+    kudo_engine::admission::review(old.as_ref(), &Subject::from(new), old_ov, new_ov, now)
+}
+
+/// [`review_at`] without a clock: no time-dependent warnings.
+fn review(
+    old: Option<&Instance>,
+    new: &Instance,
+    old_ov: Option<&OperatorVersion>,
+    new_ov: Option<&OperatorVersion>,
+) -> Verdict {
+    review_at(old, new, old_ov, new_ov, None)
+}
+
 fn update(old: &Instance, new: &Instance) -> Verdict {
-    let ov = fixture_ov(&kudo_engine::select::spec_ov_name(new));
-    let old_ov = fixture_ov(&kudo_engine::select::spec_ov_name(old));
+    let ov = fixture_ov(kudo_engine::select::spec_ov_name(&new.spec));
+    let old_ov = fixture_ov(kudo_engine::select::spec_ov_name(&old.spec));
     review(Some(old), new, Some(&old_ov), Some(&ov))
 }
 

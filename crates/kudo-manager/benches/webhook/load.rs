@@ -15,7 +15,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use kube::core::DynamicObject;
 use kube::core::admission::AdmissionReview;
-use kudo_manager::webhook::{LocalTls, Reviewer, StaticOperatorVersions, probe};
+use kudo_manager::webhook::{LocalTls, Reviewer, StaticOperatorVersions};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio::net::{TcpListener, TcpStream};
@@ -64,17 +64,6 @@ pub(crate) enum Work {
     /// serde_json reads the body as JSON and keeps nothing: the floor
     /// under any review that reads the request.
     JsonSkip,
-    /// The webhook's own cursor skips the body (the grammar check of its
-    /// fast decode, nothing kept).
-    CursorSkip,
-    /// The webhook's decode (the request and both objects' views, every
-    /// field read checked as serde would): against the cursor skip, what
-    /// reading the fields costs.
-    Decode,
-    /// The same fields read into views that check nothing and are never
-    /// boxed (`probe_views.rs`): against `Decode`, what the checks and the
-    /// boxes cost.
-    Views,
     /// kube's `AdmissionReview<DynamicObject>`: what a webhook built on
     /// kube-rs's types pays before its first rule.
     KubeDecode,
@@ -85,9 +74,6 @@ impl Work {
     pub(crate) fn run(self, body: &[u8]) -> bool {
         match self {
             Self::JsonSkip => serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok(),
-            Self::CursorSkip => probe::skip_body(body),
-            Self::Decode => probe::decode_body(body),
-            Self::Views => probe::views_body(body),
             Self::KubeDecode => {
                 serde_json::from_slice::<AdmissionReview<DynamicObject>>(body).is_ok()
             }

@@ -1,30 +1,94 @@
-//! Turning a request body into an Instance review, or into the error
-//! answer that explains why it is not one.
-//!
-//! The common case decodes in one pass into the slim request of
-//! [`super::wire`]. Only when that fails is the body decoded again, loosely
-//! (`DynamicObject`, then full `Instance`s, then raw JSON), to find the uid
-//! to echo and to say precisely what is wrong.
+//! The request body, decoded once with serde: the AdmissionReview envelope
+//! with the objects left as raw JSON, then each object into the engine's
+//! admission model (`kudo_engine::admission::Subject`). An error is
+//! explained from that decode; only when the envelope itself is broken is
+//! the body read again, for nothing but the uid to echo.
 
 use std::borrow::Cow;
 
-use kube::core::admission::{AdmissionReview, META_API_VERSION_V1, META_KIND};
-use kube::core::{DynamicObject, GroupVersionKind};
-use kudo_api::Instance;
+use kube::core::admission::{META_API_VERSION_V1, META_KIND, Operation};
 use kudo_api::names::{GROUP, VERSION};
+use kudo_engine::admission::Subject;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 
 use super::answer::Answer;
-use super::wire::{self, WireKind, WireRequest};
 
-/// Decodes the body into the request to review, or the error answer.
-pub(crate) fn decode(body: &[u8]) -> Result<WireRequest<'_>, Answer<'static>> {
-    let review = match wire::parse(body) {
-        Ok(review) => review,
-        Err(typed_error) => return Err(explain(body, &typed_error)),
-    };
-    check_review_type(&review.api_version, &review.kind, || {
-        review.request.as_ref().map(|r| r.uid.to_string())
+/// Top level of an AdmissionReview; `apiVersion` and `kind` are required as
+/// in kube's `TypeMeta`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Review<'a> {
+    #[serde(borrow)]
+    api_version: Cow<'a, str>,
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    request: Option<Request<'a>>,
+}
+
+/// The request; required fields are those kube's `AdmissionRequest`
+/// requires. The objects stay raw until the kind is known to be ours, so a
+/// foreign or malformed object is still answered with the request's uid.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Request<'a> {
+    #[serde(borrow)]
+    pub uid: Cow<'a, str>,
+    #[serde(borrow)]
+    pub kind: Kind<'a>,
+    #[allow(dead_code)] // required, never read
+    resource: IgnoredAny,
+    #[serde(borrow, default)]
+    pub sub_resource: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub namespace: Option<Cow<'a, str>>,
+    pub operation: Operation,
+    #[allow(dead_code)] // required, never read
+    user_info: IgnoredAny,
+    #[serde(borrow, default)]
+    object: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    old_object: Option<&'a RawValue>,
+}
+
+/// `request.kind`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Kind<'a> {
+    #[serde(borrow)]
+    pub group: Cow<'a, str>,
+    #[serde(borrow)]
+    pub version: Cow<'a, str>,
+    #[serde(borrow)]
+    pub kind: Cow<'a, str>,
+}
+
+/// The objects of a request: `(oldObject, object)`, each when sent.
+pub(crate) type Objects = (Option<Box<Subject>>, Option<Box<Subject>>);
+
+/// Decodes the body into the request, or the error answer.
+pub(crate) fn decode(body: &[u8]) -> Result<Request<'_>, Answer<'static>> {
+    let review: Review<'_> = serde_json::from_slice(body).map_err(|err| {
+        Answer::bad_request(
+            Cow::Owned(uid_of_malformed(body)),
+            format!("the request body is not an AdmissionReview: {err}"),
+        )
     })?;
+    let uid = || review.request.as_ref().map(|r| r.uid.to_string());
+    if review.api_version != META_API_VERSION_V1 || review.kind != META_KIND {
+        return Err(Answer::bad_request(
+            Cow::Owned(uid().unwrap_or_default()),
+            format!(
+                "expected apiVersion {META_API_VERSION_V1} kind {META_KIND}, got apiVersion \
+                 {:?} kind {:?}; set admissionReviewVersions to [v1] in the webhook \
+                 configuration",
+                review.api_version, review.kind
+            ),
+        ));
+    }
     review.request.ok_or_else(|| {
         Answer::bad_request(
             Cow::Borrowed(""),
@@ -33,122 +97,139 @@ pub(crate) fn decode(body: &[u8]) -> Result<WireRequest<'_>, Answer<'static>> {
     })
 }
 
-/// The message for a request of a kind this webhook does not review, if it is one.
-pub(crate) fn foreign_kind(kind: &WireKind<'_>) -> Option<String> {
-    if kind.group == GROUP && kind.kind == "Instance" {
-        return None;
-    }
-    let gv = if kind.group.is_empty() {
-        kind.version.to_string()
-    } else {
-        format!("{}/{}", kind.group, kind.version)
-    };
-    Some(format!(
-        "this webhook reviews only {GROUP}/{VERSION} Instance objects, but was sent {gv} {}; \
-         restrict the webhook configuration's rules to the instances resource",
-        kind.kind
-    ))
-}
-
-fn answer(message: String, uid: String) -> Answer<'static> {
-    Answer::bad_request(Cow::Owned(uid), message)
-}
-
-fn check_review_type(
-    api_version: &str,
-    kind: &str,
-    uid: impl FnOnce() -> Option<String>,
-) -> Result<(), Answer<'static>> {
-    if api_version == META_API_VERSION_V1 && kind == META_KIND {
-        return Ok(());
-    }
-    Err(answer(
-        format!(
-            "expected apiVersion {META_API_VERSION_V1} kind {META_KIND}, got apiVersion \
-             {api_version:?} kind {kind:?}; set admissionReviewVersions to [v1] in the webhook \
-             configuration"
-        ),
-        uid().unwrap_or_default(),
-    ))
-}
-
-/// Why the body is not an Instance review, as precisely as we can tell.
-fn explain(body: &[u8], typed_error: &serde_json::Error) -> Answer<'static> {
-    let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
-        Ok(review) => review,
-        Err(err) => {
-            return answer(
-                format!("the request body is not an AdmissionReview: {err}"),
-                uid_of_malformed(body),
-            );
+impl Request<'_> {
+    /// The message for a request of a kind this webhook does not review, if it is one.
+    pub(crate) fn foreign_kind(&self) -> Option<String> {
+        let kind = &self.kind;
+        if kind.group == GROUP && kind.kind == "Instance" {
+            return None;
         }
-    };
-    let uid = review.request.as_ref().map(|r| r.uid.clone());
-    if let Err(answer) = check_review_type(&review.types.api_version, &review.types.kind, || {
-        uid.clone()
-    }) {
-        return answer;
+        let gv = if kind.group.is_empty() {
+            kind.version.to_string()
+        } else {
+            format!("{}/{}", kind.group, kind.version)
+        };
+        Some(format!(
+            "this webhook reviews only {GROUP}/{VERSION} Instance objects, but was sent {gv} {}; \
+             restrict the webhook configuration's rules to the instances resource",
+            kind.kind
+        ))
     }
-    let Some(request) = review.request else {
-        return answer(
-            "the AdmissionReview has no request".to_string(),
-            String::new(),
-        );
-    };
-    if let Some(message) = foreign_kind(&gvk(&request.kind)) {
-        return answer(message, request.uid);
-    }
-    for (field, object) in [
-        ("object", &request.object),
-        ("oldObject", &request.old_object),
-    ] {
-        if let Some(object) = object
-            && let Err(message) = instance(object, field)
-        {
-            return answer(message, request.uid);
-        }
-    }
-    answer(
-        format!("the AdmissionReview cannot be read: {typed_error}"),
-        request.uid,
-    )
-}
 
-fn gvk(kind: &GroupVersionKind) -> WireKind<'_> {
-    WireKind {
-        group: Cow::Borrowed(&kind.group),
-        version: Cow::Borrowed(&kind.version),
-        kind: Cow::Borrowed(&kind.kind),
+    /// Decodes the objects the request carries into the admission model.
+    pub(crate) fn objects(&self) -> Result<Objects, String> {
+        Ok((
+            subject(self.old_object, "oldObject")?,
+            subject(self.object, "object")?,
+        ))
     }
 }
 
-/// Best effort: the uid of a review that failed to decode, so the API
-/// server can still match our answer to its call.
+/// The uid of a review whose envelope did not decode (a field of the wrong
+/// type), so the API server can still match the answer to its call.
 fn uid_of_malformed(body: &[u8]) -> String {
+    // Read loosely, as JSON: a repeated key is what broke some bodies, and
+    // here the last one counts, as for serde_json's maps.
     serde_json::from_slice::<serde_json::Value>(body)
         .ok()
-        .and_then(|value| {
-            value
-                .get("request")?
-                .get("uid")?
-                .as_str()
-                .map(str::to_string)
-        })
+        .and_then(|value| Some(value.get("request")?.get("uid")?.as_str()?.to_string()))
         .unwrap_or_default()
 }
 
-fn instance(object: &DynamicObject, field: &str) -> Result<Instance, String> {
-    if let Some(types) = &object.types
-        && (types.kind != "Instance" || !types.api_version.starts_with(GROUP))
-    {
-        return Err(format!(
-            "request.{field} is a {} {}, not a {GROUP} Instance",
-            types.api_version, types.kind
-        ));
-    }
-    let value = serde_json::to_value(object)
-        .map_err(|err| format!("request.{field} cannot be read: {err}"))?;
-    serde_json::from_value(value).map_err(|err| {
-        format!("request.{field} is not a valid Instance: {err}; check it against the Instance CRD")
+fn subject(raw: Option<&RawValue>, field: &str) -> Result<Option<Box<Subject>>, String> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    serde_json::from_str(raw.get()).map(Some).map_err(|err| {
+        format!(
+            "request.{field} is not a valid Instance: {}; check it against the Instance CRD",
+            without_position(&err)
+        )
     })
+}
+
+/// serde's message without "at line 1 column 97": the position is within
+/// the object, which the reader of the message never saw on its own.
+fn without_position(err: &serde_json::Error) -> String {
+    let message = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    match message.strip_suffix(&suffix) {
+        Some(stripped) => stripped.to_string(),
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(request: serde_json::Value) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request
+        }))
+        .unwrap()
+    }
+
+    fn request(extra: serde_json::Value) -> serde_json::Value {
+        let mut request = serde_json::json!({
+            "uid": "u", "kind": {"group": "kudo.dev", "version": "v1beta1", "kind": "Instance"},
+            "resource": {}, "operation": "CREATE", "userInfo": {}
+        });
+        for (key, value) in extra.as_object().unwrap() {
+            request[key] = value.clone();
+        }
+        request
+    }
+
+    #[test]
+    fn requires_the_fields_kube_requires() {
+        for missing in ["uid", "kind", "resource", "operation", "userInfo"] {
+            let mut request = request(serde_json::json!({}));
+            request.as_object_mut().unwrap().remove(missing);
+            let answer = decode(&body(request)).unwrap_err();
+            let message = &answer.refusal.unwrap().message;
+            assert!(message.contains(missing), "{missing}: {message}");
+        }
+    }
+
+    #[test]
+    fn borrows_plain_strings_and_unescapes_the_others() {
+        let body = body(request(serde_json::json!({"name": "a\"b"})));
+        let request = decode(&body).unwrap();
+        assert!(matches!(request.uid, Cow::Borrowed("u")));
+        assert_eq!(request.name, "a\"b");
+    }
+
+    #[test]
+    fn an_invalid_object_is_named_and_the_uid_still_echoed_by_the_caller() {
+        let body = body(request(serde_json::json!({
+            "object": {"metadata": {"name": "zk"}, "spec": {"parameters": {"N": 3}}}
+        })));
+        let request = decode(&body).unwrap();
+        let message = request.objects().unwrap_err();
+        assert_eq!(
+            message,
+            "request.object is not a valid Instance: invalid type: integer `3`, expected a \
+             string; check it against the Instance CRD"
+        );
+    }
+
+    #[test]
+    fn null_objects_are_absent_and_present_ones_are_read() {
+        let body = body(request(serde_json::json!({
+            "object": {"metadata": {"name": "zk", "labels": {"a": "b"}},
+                       "spec": {"operatorVersion": {"name": "zk-1"}}},
+            "oldObject": null
+        })));
+        let (old, new) = decode(&body).unwrap().objects().unwrap();
+        assert!(old.is_none());
+        assert_eq!(new.unwrap().ov_name(), "zk-1");
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_with_its_position() {
+        let answer = decode(b"{\"apiVersion\":\"\xff\"}").unwrap_err();
+        let message = answer.refusal.unwrap().message;
+        assert!(message.contains("column"), "{message}");
+    }
 }

@@ -21,26 +21,18 @@ mod cert_files;
 mod decode;
 mod error;
 mod idle_watch;
-mod json_scan;
-mod json_text;
 mod lazy_timeout;
 mod ov_cache;
-mod ov_read;
 mod ov_source;
-#[doc(hidden)]
-pub mod probe;
 mod register;
 mod review;
 mod server;
 mod tls;
-mod wire;
-mod wire_status;
 
 pub use answer::ReviewVerdict;
 pub use cert_files::PrivateCertDir;
 pub use error::WebhookError;
 pub use ov_cache::CachedOperatorVersions;
-pub use ov_read::ReviewedOperatorVersion;
 pub use ov_source::{
     FnSource, OperatorVersionReadError, OperatorVersionSource, PodLookup, StaticOperatorVersions,
 };

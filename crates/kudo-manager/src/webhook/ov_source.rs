@@ -9,8 +9,6 @@ use std::sync::Arc;
 use kube::Api;
 use kudo_api::OperatorVersion;
 
-use super::ov_read::ReviewedOperatorVersion;
-
 /// Reading an OperatorVersion failed for a reason other than "not found"
 /// (forbidden, API server unavailable, timeout, undecodable object).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -65,17 +63,16 @@ pub(super) async fn read_pod(
 
 /// Live reads through the API server: what [`super::CachedOperatorVersions`]
 /// does on a miss (an OperatorVersion created just before its Instance).
-/// Decoded as [`ReviewedOperatorVersion`]: templates and tasks skipped.
 impl OperatorVersionSource for kube::Client {
     async fn get(
         &self,
         namespace: &str,
         name: &str,
     ) -> Result<Option<Arc<OperatorVersion>>, OperatorVersionReadError> {
-        Api::<ReviewedOperatorVersion>::namespaced(self.clone(), namespace)
+        Api::<OperatorVersion>::namespaced(self.clone(), namespace)
             .get_opt(name)
             .await
-            .map(|ov| ov.map(|ReviewedOperatorVersion(ov)| Arc::new(ov)))
+            .map(|ov| ov.map(Arc::new))
             .map_err(|err| OperatorVersionReadError(err.to_string()))
     }
 

@@ -14,14 +14,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionReview, Operation};
 use kudo_api::OperatorVersion;
-use kudo_engine::admission::Verdict;
-use kudo_engine::view::InstanceView;
+use kudo_engine::admission::{Subject, Verdict};
 
 use super::answer::{Answer, ReviewVerdict};
-use super::decode::{decode, foreign_kind};
+use super::decode::{Objects, Request, decode};
 use super::lazy_timeout::lazy_timeout;
 use super::ov_source::{OperatorVersionSource, PodLookup};
-use super::wire::WireRequest;
 
 /// Reviews Instance changes with OperatorVersions from `S`.
 #[derive(Clone, Debug)]
@@ -66,14 +64,15 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
     /// Like [`Reviewer::review_bytes`], serialised as JSON.
     pub async fn review_to_json(&self, body: &[u8]) -> Vec<u8> {
-        self.answer(body).await.to_json()
+        self.answer(body).await.into_json()
     }
 
     /// [`Reviewer::review_to_json`] and how the request was answered (the
     /// server's path: the verdict feeds the metrics).
     pub async fn review_with_verdict(&self, body: &[u8]) -> (Vec<u8>, ReviewVerdict) {
         let answer = self.answer(body).await;
-        (answer.to_json(), answer.verdict())
+        let verdict = answer.verdict();
+        (answer.into_json(), verdict)
     }
 
     async fn answer<'b>(&self, body: &'b [u8]) -> Answer<'b> {
@@ -81,10 +80,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(pending) => pending,
             Err(answer) => return answer,
         };
-        // Only the reads wait; everything else is done before or after. What
-        // waits holds its views boxed: hyper and the timeouts move this
-        // future by value, and with two views inline it was kilobytes per
-        // move.
+        // Only the reads wait; everything else is done before or after.
         let read = self.read_operator_versions(&pending).await;
         let pods = self.check_pods(&pending).await;
         let uid = pending.uid.clone();
@@ -110,7 +106,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             })
             .unwrap_or_default();
         let namespace = instance_namespace(&pending.new, pending.context.namespace.as_deref());
-        let instance = pending.new.name.as_deref().unwrap_or_default();
+        let instance = pending.new.metadata.name.as_deref().unwrap_or_default();
         let new_ops = pending
             .new
             .spec
@@ -152,9 +148,8 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     /// and the writes the rules do not judge.
     fn prepare<'b>(&self, body: &'b [u8]) -> Result<Pending<'b>, Answer<'b>> {
         let mut request = decode(body)?;
-        let objects = (request.old_object.take(), request.object.take());
         let now = (self.clock)();
-        let judged = match instances(&request, objects, now) {
+        let judged = match instances(&request, now) {
             Err(failure) => Err(failure),
             // Status writes and CONNECT are not ours to judge.
             Ok(None) => Ok(None),
@@ -191,7 +186,6 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     /// old object's (`None` when both name the same: `finish` shares it,
     /// without touching the shared count again).
     async fn read_operator_versions(&self, pending: &Pending<'_>) -> Result<Versions, Failure> {
-        // Borrowed from the boxed views: no names are copied per review.
         let namespace = instance_namespace(&pending.new, pending.context.namespace.as_deref());
         let new_ref = ov_ref(&pending.new, namespace);
         let old_ref = match &pending.old {
@@ -243,16 +237,10 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
 /// The (old, new) Instances to review, or `None` when the request is not
 /// one the rules judge (a subresource write, CONNECT).
-type Pair<'b> = (Option<Box<InstanceView<'b>>>, Box<InstanceView<'b>>);
+type Pair = (Option<Box<Subject>>, Box<Subject>);
 
-type Objects<'b> = (Option<Box<InstanceView<'b>>>, Option<Box<InstanceView<'b>>>);
-
-fn instances<'b>(
-    request: &WireRequest<'_>,
-    (old, new): Objects<'b>,
-    now: jiff::Timestamp,
-) -> Result<Option<Pair<'b>>, Failure> {
-    if let Some(message) = foreign_kind(&request.kind) {
+fn instances(request: &Request<'_>, now: jiff::Timestamp) -> Result<Option<Pair>, Failure> {
+    if let Some(message) = request.foreign_kind() {
         return Err(Failure::BadRequest(message));
     }
     if request
@@ -262,7 +250,11 @@ fn instances<'b>(
     {
         return Ok(None);
     }
-    let present = |object: Option<Box<InstanceView<'b>>>, field: &str| {
+    if matches!(request.operation, Operation::Connect) {
+        return Ok(None);
+    }
+    let (old, new): Objects = request.objects().map_err(Failure::BadRequest)?;
+    let present = |object: Option<Box<Subject>>, field: &str| {
         object.ok_or_else(|| {
             Failure::BadRequest(format!(
                 "request.{field} is missing; the API server always sends it for this operation"
@@ -280,8 +272,8 @@ fn instances<'b>(
             // deletionTimestamp.
             let old = present(old, "oldObject")?;
             let mut new = old.clone();
-            if new.deletion_timestamp.is_none() {
-                new.deletion_timestamp = Some(Time(now));
+            if new.metadata.deletion_timestamp.is_none() {
+                new.metadata.deletion_timestamp = Some(Time(now));
             }
             Ok(Some((Some(old), new)))
         }
@@ -289,11 +281,8 @@ fn instances<'b>(
     }
 }
 
-fn instance_namespace<'a>(
-    instance: &'a InstanceView<'_>,
-    request_namespace: Option<&'a str>,
-) -> &'a str {
-    [instance.namespace.as_deref(), request_namespace]
+fn instance_namespace<'a>(instance: &'a Subject, request_namespace: Option<&'a str>) -> &'a str {
+    [instance.metadata.namespace.as_deref(), request_namespace]
         .into_iter()
         .flatten()
         .find(|ns| !ns.is_empty())
@@ -302,7 +291,7 @@ fn instance_namespace<'a>(
 
 /// `(namespace, name)` of the OperatorVersion an Instance names; the
 /// namespace defaults to the Instance's. `None` when no name is given.
-fn ov_ref<'a>(instance: &'a InstanceView<'_>, instance_namespace: &'a str) -> Option<OvRef<'a>> {
+fn ov_ref<'a>(instance: &'a Subject, instance_namespace: &'a str) -> Option<OvRef<'a>> {
     let reference = &instance.spec.operator_version;
     let name = reference.name.as_deref().filter(|n| !n.is_empty())?;
     let namespace = reference
@@ -324,8 +313,8 @@ type Versions = (Option<Arc<OperatorVersion>>, Option<Arc<OperatorVersion>>);
 struct Pending<'b> {
     uid: Cow<'b, str>,
     context: LogContext<'b>,
-    old: Option<Box<InstanceView<'b>>>,
-    new: Box<InstanceView<'b>>,
+    old: Option<Box<Subject>>,
+    new: Box<Subject>,
     /// Both objects name the same OperatorVersion: it is read once.
     same_ov: bool,
     now: jiff::Timestamp,
@@ -356,7 +345,7 @@ fn finish(pending: Pending<'_>, read: Result<Versions, Failure>) -> Answer<'_> {
         // The engine is pure and must not panic; if it ever does, answer an
         // error for this request instead of dropping the connection.
         catch_unwind(AssertUnwindSafe(|| {
-            kudo_engine::admission::review_views(
+            kudo_engine::admission::review(
                 old.as_deref(),
                 &new,
                 old_ov.as_deref(),
@@ -404,7 +393,7 @@ struct LogContext<'b> {
 }
 
 impl<'b> LogContext<'b> {
-    fn of(request: &WireRequest<'b>) -> Self {
+    fn of(request: &Request<'b>) -> Self {
         Self {
             name: request.name.clone(),
             namespace: request.namespace.clone(),

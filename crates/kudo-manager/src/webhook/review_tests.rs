@@ -211,3 +211,55 @@ async fn v1beta1_reviews_are_refused_with_a_hint() {
     assert_eq!(response.uid, "u-1");
     assert!(response.result.message.contains("admissionReviewVersions"));
 }
+
+/// A spec with every field set. Written without `..`, so a field added to
+/// `InstanceSpec` fails to compile here until this test covers it.
+fn spec_with_every_field() -> kudo_api::InstanceSpec {
+    fn from<T: serde::de::DeserializeOwned>(json: serde_json::Value) -> T {
+        serde_json::from_value(json).unwrap()
+    }
+    kudo_api::InstanceSpec {
+        operator_version: from(serde_json::json!({"name": "zk-1"})),
+        parameters: Some(from(serde_json::json!({"A": "1"}))),
+        plan_execution: Some(from(serde_json::json!({"planName": "deploy", "uid": "x"}))),
+        plan_operations: from(serde_json::json!([{"id": "p1", "action": "pause"}])),
+        maintenance_windows: from(serde_json::json!([{"days": "Sat", "start": "02:00",
+            "end": "04:00"}])),
+        suppressions: from(serde_json::json!([{"reason": "freeze"}])),
+        service_account_name: Some("deployer".to_string()),
+        recovery: Some(kudo_api::RecoveryPolicy::Disabled),
+    }
+}
+
+#[tokio::test]
+async fn a_change_of_any_single_spec_field_is_reviewed() {
+    // No OperatorVersion exists: an update the review judges is refused
+    // for that; one it takes for "spec unchanged" is allowed unread.
+    let reviewer = Reviewer::new(StaticOperatorVersions::new(), Duration::from_secs(1));
+    let spec = serde_json::to_value(spec_with_every_field()).unwrap();
+    let fields = spec
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect::<Vec<_>>();
+    assert_eq!(fields.len(), 8, "every field serialised: {fields:?}");
+    let update = |new_spec: serde_json::Value| {
+        let mut new = zk("zk-1");
+        new["spec"] = new_spec;
+        let mut body: serde_json::Value =
+            serde_json::from_slice(&review_json("UPDATE", new)).unwrap();
+        body["request"]["oldObject"] = zk("zk-1");
+        body["request"]["oldObject"]["spec"] = spec.clone();
+        serde_json::to_vec(&body).unwrap()
+    };
+    let unchanged = reviewer.review_bytes(&update(spec.clone())).await;
+    assert!(response(&unchanged).allowed, "{:?}", response(&unchanged));
+    for field in &fields {
+        let mut changed = spec.clone();
+        changed.as_object_mut().unwrap().remove(field);
+        let review = reviewer.review_bytes(&update(changed)).await;
+        let message = refusal(&review, 403);
+        assert!(message.contains("not found"), "{field}: {message}");
+    }
+}
