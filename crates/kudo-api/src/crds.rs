@@ -3,11 +3,16 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::{Instance, Operator, OperatorVersion};
+use crate::{Instance, MaintenanceSchedule, Operator, OperatorVersion};
 
-/// The three CRDs, in the order they should be applied.
+/// The CRDs, in the order they should be applied.
 pub fn all() -> Vec<CustomResourceDefinition> {
-    vec![Operator::crd(), OperatorVersion::crd(), Instance::crd()]
+    vec![
+        Operator::crd(),
+        OperatorVersion::crd(),
+        Instance::crd(),
+        MaintenanceSchedule::crd(),
+    ]
 }
 
 /// File name used in `crds/`: `kudo.dev_<plural>.yaml`, as KUDO names them.

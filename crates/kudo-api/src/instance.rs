@@ -144,6 +144,9 @@ pub struct InstanceStatus {
     /// `metadata.generation` last acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Node maintenance this Instance was told of, and its answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<crate::InstanceMaintenance>,
 }
 
 /// The running plan or the last one that ran (printer columns read it).

@@ -1,7 +1,8 @@
 //! # kudo-api
 //!
-//! The `kudo.dev/v1beta1` API of kudo-rs: the three custom resources
-//! ([`Operator`], [`OperatorVersion`], [`Instance`]), their status types, the
+//! The `kudo.dev/v1beta1` API of kudo-rs: the custom resources
+//! ([`Operator`], [`OperatorVersion`], [`Instance`], [`MaintenanceSchedule`]),
+//! their status types, the
 //! operator package file types (`operator.yaml`, `params.yaml`) and the
 //! well-known names (labels, annotations, finalizer, special plan names).
 //!
@@ -13,6 +14,7 @@
 
 pub mod crds;
 pub mod instance;
+pub mod maintenance;
 pub mod names;
 pub mod operations;
 pub mod operator;
@@ -25,6 +27,11 @@ pub use instance::{
     ActivePlan, AppliedConfig, AppliedObject, AutoSuppression, Blocker, BlockerKind, Instance,
     InstanceSpec, InstanceStatus, OperationRecord, PhaseStatus, PlanExecution, PlanRun, PlanStatus,
     RecoveryPolicy, RecoveryRecord, StepStatus, TaskStatus,
+};
+pub use maintenance::{
+    AffectedInstance, BlockedEviction, InstanceMaintenance, Machine, MachineMode,
+    MaintenanceResponse, MaintenanceSchedule, MaintenanceScheduleSpec, MaintenanceScheduleStatus,
+    NodeMaintenance, NodeWindow, PodPlacement, Unavailability,
 };
 pub use operations::{MaintenanceWindow, PlanAction, PlanOperation, Suppression};
 pub use operator::{Maintainer, Operator, OperatorSpec};

@@ -166,6 +166,9 @@ pub struct Observed {
     /// Objects applied by plans that are no longer as those plans left
     /// them (the manager looks only while no plan runs).
     pub drift: Vec<crate::recovery::Drift>,
+    /// Node maintenance the Instance's pods are affected by (read from the
+    /// MaintenanceSchedule's status).
+    pub maintenance: Option<crate::maintenance::Notice>,
 }
 
 impl Observed {

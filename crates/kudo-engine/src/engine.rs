@@ -13,7 +13,7 @@ use crate::lifecycle::{Before, finish_active, start};
 use crate::select::{self, Selection, Trigger};
 use crate::tree::{sync_plan, sync_plan_in_place};
 use crate::walk::{Walk, WalkOutput};
-use crate::{operations, ready, recovery, recovery_pods, suppression, windows};
+use crate::{maintenance, operations, ready, recovery, recovery_pods, suppression, windows};
 
 /// See [`crate::decide`].
 pub fn decide(input: Input<'_>) -> Decision {
@@ -146,6 +146,16 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         };
         changed |= recovery::consider(&cx, st, &mut out);
     }
+    let cx = maintenance::Context {
+        instance: inst,
+        ov,
+        notice: input.observed.maintenance.as_ref(),
+        config: input.config,
+        manual_suppression,
+        window: &window,
+        now,
+    };
+    changed |= maintenance::consider(&cx, st, &mut out);
 
     changed |= operations::apply_new(
         inst,
@@ -197,6 +207,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
     changed |= out.changed;
 
     changed |= finish_active(&before, st, &applied_ops, input.config, now, &mut out);
+    changed |= maintenance::after_walk(st, now, &mut out);
     if queued && running_plan(st).is_none() {
         // The plan in the way just ended: look again at once for the queued one.
         wake(&mut out, now);

@@ -52,7 +52,7 @@
 //!   Started steps finish under every hold.
 //! - **Operations** ([`operations`]), **windows** ([`windows`]),
 //!   **suppressions** ([`suppression`]), **Ready** ([`ready`]), **recovery**
-//!   of drift ([`recovery`]) and
+//!   of drift ([`recovery`]), node **maintenance** ([`maintenance`]) and
 //!   **admission** ([`admission`]) are described in their modules.
 //!
 //! `decide` is deterministic, and an Instance with nothing to do gets its
@@ -66,6 +66,7 @@ pub mod facts;
 pub mod health;
 mod holds;
 mod lifecycle;
+pub mod maintenance;
 pub mod operations;
 pub mod outcome;
 pub mod ownership;

@@ -2,6 +2,7 @@
 //! history, events, last successful configuration, automatic suppression.
 
 use jiff::Timestamp;
+use kudo_api::maintenance::MAINTENANCE_PLAN;
 use kudo_api::names::{CLEANUP_PLAN, RECOVERY_PLAN};
 use kudo_api::{
     ActivePlan, AppliedConfig, AutoSuppression, ExecutionStatus as S, Instance, InstanceStatus,
@@ -192,8 +193,10 @@ pub(crate) fn finish_active(
     if active.name == CLEANUP_PLAN {
         return true;
     }
-    if result == S::Complete && active.name == RECOVERY_PLAN {
-        // Recovery restores the configuration; it does not change it.
+    if active.name == MAINTENANCE_PLAN || (result == S::Complete && active.name == RECOVERY_PLAN) {
+        // Recovery restores the configuration and maintenance prepares for
+        // node maintenance: neither changes it. A declined maintenance is an
+        // answer, not a failed configuration, so it suppresses nothing.
     } else if result == S::Complete {
         st.last_successful = Some(AppliedConfig {
             operator_version: st.applied_operator_version.clone().unwrap_or_default(),

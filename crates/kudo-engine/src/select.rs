@@ -41,6 +41,9 @@ pub enum Trigger {
     Cleanup,
     /// Objects drifted; the text says which and how.
     Recovery(String),
+    /// Nodes its pods run on are scheduled for maintenance; the text says
+    /// which and when.
+    Maintenance(String),
 }
 
 impl Trigger {
@@ -48,7 +51,7 @@ impl Trigger {
     pub fn is_automatic(&self) -> bool {
         matches!(
             self,
-            Self::Parameters(_) | Self::Upgrade | Self::Recovery(_)
+            Self::Parameters(_) | Self::Upgrade | Self::Recovery(_) | Self::Maintenance(_)
         )
     }
 }
@@ -62,7 +65,7 @@ impl fmt::Display for Trigger {
             Self::Manual => f.write_str("manual"),
             Self::Rollback => f.write_str("rollback"),
             Self::Cleanup => f.write_str("cleanup"),
-            Self::Recovery(cause) => f.write_str(cause),
+            Self::Recovery(cause) | Self::Maintenance(cause) => f.write_str(cause),
         }
     }
 }

@@ -186,6 +186,7 @@ impl From<&InstanceStatus> for StatusFacts {
             operations: _,
             recoveries: _,
             observed_generation: _,
+            maintenance: _,
         } = status;
         Self {
             plan_status: plan_status

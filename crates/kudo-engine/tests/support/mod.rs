@@ -144,6 +144,8 @@ pub struct Sim {
     pub ran: Vec<TaskKey>,
     /// What the manager observes as drifted in every reconcile.
     pub drift: Vec<kudo_engine::recovery::Drift>,
+    /// The node maintenance the manager reads for the Instance.
+    pub maintenance: Option<kudo_engine::maintenance::Notice>,
 }
 
 impl Sim {
@@ -156,6 +158,7 @@ impl Sim {
             events: Vec::new(),
             ran: Vec::new(),
             drift: Vec::new(),
+            maintenance: None,
         }
     }
 
@@ -214,6 +217,7 @@ impl Sim {
     pub fn reconcile_with(&mut self, result: impl Fn(&TaskKey) -> TaskResult) -> Decision {
         let mut observed = Observed {
             drift: self.drift.clone(),
+            maintenance: self.maintenance.clone(),
             ..Observed::default()
         };
         let mut ran = BTreeSet::new();
