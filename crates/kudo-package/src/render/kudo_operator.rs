@@ -85,6 +85,7 @@ fn child_parameters(
         "AppVersion": ctx.app_version,
         "OperatorVersion": ctx.operator_version,
         "Params": Value::Object(ctx.params.clone()),
+        "Maintenance": ctx.maintenance.template_value(),
     });
     let text = budget.render_template(ov, task, file, &data)?;
     let yaml_err = |detail: String| RenderError::Yaml {

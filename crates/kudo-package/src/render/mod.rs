@@ -21,7 +21,7 @@ mod plan;
 
 use std::collections::BTreeMap;
 
-use kudo_api::{OperatorVersion, Task, TaskKind};
+use kudo_api::{Instance, InstanceMaintenance, OperatorVersion, Task, TaskKind};
 use serde_json::{Map, Value, json};
 
 use crate::RenderError;
@@ -72,6 +72,9 @@ pub struct RenderContext {
     pub params: Map<String, Value>,
     /// `.Pipes`: pipe key → artifact name (see [`pipe_artifact_names`]).
     pub pipes: BTreeMap<String, String>,
+    /// `.Maintenance`: the node maintenance the Instance is told of
+    /// (empty outside maintenance, and in offline renders).
+    pub maintenance: MaintenanceContext,
     /// Budgets of the render (defaults: 4 MiB per template, 16 MiB per step).
     pub limits: RenderLimits,
 }
@@ -105,8 +108,57 @@ impl RenderContext {
             "StepName": self.step,
             "Params": Value::Object(self.params.clone()),
             "Pipes": self.pipes,
+            "Maintenance": self.maintenance.template_value(),
         })
     }
+}
+
+/// `.Maintenance` of the template context: the scheduled nodes an
+/// Instance's pods run on and the window, as `status.maintenance` records
+/// them. Empty (`[]`, `""`, `""`) when the Instance is not affected by node
+/// maintenance.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MaintenanceContext {
+    /// `.Maintenance.Nodes`: names of the scheduled nodes.
+    pub nodes: Vec<String>,
+    /// `.Maintenance.Start`: start of the earliest window, RFC 3339.
+    pub start: String,
+    /// `.Maintenance.End`: end of the latest window, RFC 3339.
+    pub end: String,
+}
+
+impl MaintenanceContext {
+    /// The context for what an Instance was told (`status.maintenance`).
+    pub fn from_status(m: &InstanceMaintenance) -> Self {
+        Self {
+            nodes: m.nodes.clone(),
+            start: rfc3339(&m.start),
+            end: rfc3339(&m.end),
+        }
+    }
+
+    /// The context of `inst`: its `status.maintenance`, else empty.
+    pub fn of_instance(inst: &Instance) -> Self {
+        inst.status
+            .as_ref()
+            .and_then(|s| s.maintenance.as_ref())
+            .map(Self::from_status)
+            .unwrap_or_default()
+    }
+
+    /// The value templates see as `.Maintenance`.
+    pub fn template_value(&self) -> Value {
+        json!({
+            "Nodes": self.nodes,
+            "Start": self.start,
+            "End": self.end,
+        })
+    }
+}
+
+/// A time as Kubernetes writes it in status (`2024-05-01T02:00:00Z`).
+fn rfc3339(t: &kudo_api::Time) -> String {
+    t.0.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// What a task amounts to once rendered.

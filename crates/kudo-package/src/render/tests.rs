@@ -264,3 +264,75 @@ fn template_data_has_every_root_field() {
         assert!(data.get(field).is_some(), "{field}");
     }
 }
+
+const MAINTENANCE_CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-maintenance\ndata:\n  nodes: {{ join \",\" .Maintenance.Nodes | quote }}\n  count: {{ len .Maintenance.Nodes | quote }}\n  start: {{ .Maintenance.Start | quote }}\n  end: {{ .Maintenance.End | quote }}\n";
+
+fn instance_maintenance() -> kudo_api::InstanceMaintenance {
+    kudo_api::InstanceMaintenance {
+        nodes: vec!["n1".into(), "n2".into()],
+        start: serde_json::from_value(json!("2024-05-01T02:00:00Z")).unwrap(),
+        end: serde_json::from_value(json!("2024-05-01T03:30:00Z")).unwrap(),
+        response: kudo_api::MaintenanceResponse::Pending,
+        message: String::new(),
+        uid: None,
+    }
+}
+
+fn render_maintenance_cm(ctx: &RenderContext) -> Value {
+    let ov = ov(
+        vec![task("note", "Apply", resources(&["cm.yaml"]))],
+        &[("cm.yaml", MAINTENANCE_CM)],
+    );
+    let out = render_task(&ov, "note", ctx, &StaticDiscovery::default()).unwrap();
+    objects(out).remove(0)["data"].clone()
+}
+
+#[test]
+fn templates_read_the_maintenance_nodes_and_window() {
+    let ctx = RenderContext {
+        maintenance: MaintenanceContext::from_status(&instance_maintenance()),
+        ..ctx("true")
+    };
+    assert_eq!(
+        render_maintenance_cm(&ctx),
+        json!({
+            "nodes": "n1,n2",
+            "count": "2",
+            "start": "2024-05-01T02:00:00Z",
+            "end": "2024-05-01T03:30:00Z",
+        })
+    );
+}
+
+#[test]
+fn maintenance_is_empty_outside_maintenance() {
+    assert_eq!(
+        render_maintenance_cm(&ctx("true")),
+        json!({"nodes": "", "count": "0", "start": "", "end": ""})
+    );
+    assert_eq!(
+        ctx("true").template_data()["Maintenance"],
+        json!({"Nodes": [], "Start": "", "End": ""})
+    );
+}
+
+#[test]
+fn maintenance_context_comes_from_the_instance_status() {
+    let mut inst = kudo_api::Instance::new("inst", Default::default());
+    assert_eq!(
+        MaintenanceContext::of_instance(&inst),
+        MaintenanceContext::default()
+    );
+    inst.status = Some(kudo_api::InstanceStatus {
+        maintenance: Some(instance_maintenance()),
+        ..Default::default()
+    });
+    assert_eq!(
+        MaintenanceContext::of_instance(&inst),
+        MaintenanceContext {
+            nodes: vec!["n1".into(), "n2".into()],
+            start: "2024-05-01T02:00:00Z".into(),
+            end: "2024-05-01T03:30:00Z".into(),
+        }
+    );
+}

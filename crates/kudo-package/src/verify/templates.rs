@@ -22,6 +22,7 @@ pub const ROOT_FIELDS: &[&str] = &[
     "StepName",
     "Params",
     "Pipes",
+    "Maintenance",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -266,6 +267,7 @@ pub(super) fn placeholder_data(pkg: &Package) -> Option<Value> {
         "StepName": "StepName",
         "Params": Value::Object(params),
         "Pipes": pipes,
+        "Maintenance": crate::render::MaintenanceContext::default().template_value(),
     }))
 }
 
@@ -302,5 +304,31 @@ mod tests {
             ("templates/pod.yaml", two),
         ]);
         assert!(report.contains("must render exactly one Pod"), "{report}");
+    }
+
+    const MAINTENANCE_OPERATOR: &str = "name: m\noperatorVersion: 0.1.0\nkubernetesVersion: 1.15.0\ntasks:\n  - name: note\n    kind: Apply\n    spec:\n      resources: [cm.yaml]\nplans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [note]\n  maintenance:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [note]\n";
+
+    #[test]
+    fn maintenance_is_a_root_field_templates_may_read() {
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-maintenance\ndata:\n  nodes: {{ join \",\" .Maintenance.Nodes | quote }}\n  start: {{ $.Maintenance.Start | quote }}\n  end: {{ .Maintenance.End | quote }}\n";
+        let files: BTreeMap<String, Vec<u8>> = [
+            ("operator.yaml", MAINTENANCE_OPERATOR),
+            ("templates/cm.yaml", cm),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+        .collect();
+        let report = crate::load::load_from_files(files, "pkg").unwrap().verify();
+        assert!(report.is_clean(), "{report}");
+    }
+
+    #[test]
+    fn a_misspelt_maintenance_field_does_not_render() {
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m{{ .Maintenance.Node }}\n";
+        let report = verify(&[
+            ("operator.yaml", MAINTENANCE_OPERATOR),
+            ("templates/cm.yaml", cm),
+        ]);
+        assert!(report.contains("no entry for key \"Node\""), "{report}");
     }
 }
