@@ -13,7 +13,9 @@ mod versions;
 use kudo_api::{AppliedObject, Instance, OperatorVersion};
 use kudo_engine::{TaskKey, TaskOutcome, TaskResult};
 use kudo_package::RenderError;
-use kudo_package::render::{RenderContext, RenderedTask, pipe_artifact_names, render_task};
+use kudo_package::render::{
+    MaintenanceContext, RenderContext, RenderedTask, pipe_artifact_names, render_task,
+};
 
 use tracing::Instrument;
 
@@ -141,7 +143,8 @@ fn dummy_outcome(want_err: bool, fatal: bool, done: bool, task: &str) -> TaskOut
     }
 }
 
-/// The render context of a task (names, `.Params`, `.Pipes`).
+/// The render context of a task (names, `.Params`, `.Pipes`, and
+/// `.Maintenance` from the Instance's `status.maintenance`).
 pub fn render_context(
     inst: &Instance,
     ov: &OperatorVersion,
@@ -168,6 +171,7 @@ pub fn render_context(
         plan_uid: key.uid().to_string(),
         params,
         pipes: pipe_artifact_names(ov, key.plan(), &name),
+        maintenance: MaintenanceContext::of_instance(inst),
         ..RenderContext::for_operator_version(ov)
     })
 }
@@ -231,5 +235,34 @@ mod tests {
             dummy_outcome(false, false, false, "t"),
             TaskOutcome::InProgress { .. }
         ));
+    }
+
+    #[test]
+    fn render_context_reads_maintenance_from_the_instance_status() {
+        let ov = OperatorVersion::new("op-0.1.0", Default::default());
+        let key = TaskKey::new("maintenance", "u", "p", "s", "t");
+        let mut inst = Instance::new("zk", Default::default());
+        let outside = render_context(&inst, &ov, &key).unwrap();
+        assert_eq!(outside.maintenance, MaintenanceContext::default());
+        inst.status = Some(kudo_api::InstanceStatus {
+            maintenance: Some(kudo_api::InstanceMaintenance {
+                nodes: vec!["n1".into()],
+                start: serde_json::from_value(serde_json::json!("2024-05-01T02:00:00Z")).unwrap(),
+                end: serde_json::from_value(serde_json::json!("2024-05-01T03:00:00Z")).unwrap(),
+                response: kudo_api::MaintenanceResponse::Pending,
+                message: String::new(),
+                uid: Some("u".into()),
+            }),
+            ..Default::default()
+        });
+        let data = render_context(&inst, &ov, &key).unwrap().template_data();
+        assert_eq!(
+            data["Maintenance"],
+            serde_json::json!({
+                "Nodes": ["n1"],
+                "Start": "2024-05-01T02:00:00Z",
+                "End": "2024-05-01T03:00:00Z",
+            })
+        );
     }
 }
