@@ -1,6 +1,8 @@
 //! The request body, decoded once with serde: the AdmissionReview envelope
-//! with the objects left as raw JSON, then each object into the engine's
-//! admission model (`kudo_engine::admission::Subject`). An error is
+//! with the objects left as raw JSON, then, once the kind is known, each
+//! object into its model (an Instance into the engine's admission model
+//! `kudo_engine::admission::Subject`, a MaintenanceSchedule into
+//! `schedule::Schedule`). An error is
 //! explained from that decode; only when the envelope itself is broken is
 //! the body read again, for nothing but the uid to echo.
 
@@ -10,7 +12,7 @@ use kube::core::admission::{META_API_VERSION_V1, META_KIND, Operation};
 use kudo_api::names::{GROUP, VERSION};
 use kudo_engine::admission::Subject;
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::value::RawValue;
 
 use super::answer::Answer;
@@ -67,7 +69,16 @@ pub(crate) struct Kind<'a> {
 }
 
 /// The objects of a request: `(oldObject, object)`, each when sent.
-pub(crate) type Objects = (Option<Box<Subject>>, Option<Box<Subject>>);
+pub(crate) type Objects<T = Subject> = (Option<Box<T>>, Option<Box<T>>);
+
+/// The kinds this webhook reviews.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reviewed {
+    /// `kudo.dev` Instance: the admission rules, with its OperatorVersions.
+    Instance,
+    /// `kudo.dev` MaintenanceSchedule: Mesos' schedule validation, nothing read.
+    MaintenanceSchedule,
+}
 
 /// Decodes the body into the request, or the error answer.
 pub(crate) fn decode(body: &[u8]) -> Result<Request<'_>, Answer<'static>> {
@@ -98,29 +109,41 @@ pub(crate) fn decode(body: &[u8]) -> Result<Request<'_>, Answer<'static>> {
 }
 
 impl Request<'_> {
-    /// The message for a request of a kind this webhook does not review, if it is one.
-    pub(crate) fn foreign_kind(&self) -> Option<String> {
+    /// The kind of the request, or the message for a kind this webhook
+    /// does not review.
+    pub(crate) fn reviewed_kind(&self) -> Result<Reviewed, String> {
         let kind = &self.kind;
-        if kind.group == GROUP && kind.kind == "Instance" {
-            return None;
+        if kind.group == GROUP {
+            match kind.kind.as_ref() {
+                "Instance" => return Ok(Reviewed::Instance),
+                "MaintenanceSchedule" => return Ok(Reviewed::MaintenanceSchedule),
+                _ => {}
+            }
         }
         let gv = if kind.group.is_empty() {
             kind.version.to_string()
         } else {
             format!("{}/{}", kind.group, kind.version)
         };
-        Some(format!(
-            "this webhook reviews only {GROUP}/{VERSION} Instance objects, but was sent {gv} {}; \
-             restrict the webhook configuration's rules to the instances resource",
+        Err(format!(
+            "this webhook reviews only {GROUP}/{VERSION} Instance and MaintenanceSchedule \
+             objects, but was sent {gv} {}; restrict the webhook configuration's rules to the \
+             instances and maintenanceschedules resources",
             kind.kind
         ))
     }
 
-    /// Decodes the objects the request carries into the admission model.
+    /// Decodes the Instances the request carries into the admission model.
     pub(crate) fn objects(&self) -> Result<Objects, String> {
+        self.objects_as("Instance")
+    }
+
+    /// Decodes the objects the request carries as `kind` (named in the
+    /// message when one does not decode).
+    pub(crate) fn objects_as<T: DeserializeOwned>(&self, kind: &str) -> Result<Objects<T>, String> {
         Ok((
-            subject(self.old_object, "oldObject")?,
-            subject(self.object, "object")?,
+            object(self.old_object, "oldObject", kind)?,
+            object(self.object, "object", kind)?,
         ))
     }
 }
@@ -136,13 +159,17 @@ fn uid_of_malformed(body: &[u8]) -> String {
         .unwrap_or_default()
 }
 
-fn subject(raw: Option<&RawValue>, field: &str) -> Result<Option<Box<Subject>>, String> {
+fn object<T: DeserializeOwned>(
+    raw: Option<&RawValue>,
+    field: &str,
+    kind: &str,
+) -> Result<Option<Box<T>>, String> {
     let Some(raw) = raw else {
         return Ok(None);
     };
     serde_json::from_str(raw.get()).map(Some).map_err(|err| {
         format!(
-            "request.{field} is not a valid Instance: {}; check it against the Instance CRD",
+            "request.{field} is not a valid {kind}: {}; check it against the {kind} CRD",
             without_position(&err)
         )
     })
@@ -224,6 +251,29 @@ mod tests {
         let (old, new) = decode(&body).unwrap().objects().unwrap();
         assert!(old.is_none());
         assert_eq!(new.unwrap().ov_name(), "zk-1");
+    }
+
+    #[test]
+    fn instances_and_maintenance_schedules_are_reviewed_and_other_kinds_named() {
+        let kind_of = |group: &str, kind: &str| {
+            let body = body(request(serde_json::json!({
+                "kind": {"group": group, "version": "v1beta1", "kind": kind}
+            })));
+            decode(&body).unwrap().reviewed_kind()
+        };
+        assert_eq!(kind_of("kudo.dev", "Instance"), Ok(Reviewed::Instance));
+        assert_eq!(
+            kind_of("kudo.dev", "MaintenanceSchedule"),
+            Ok(Reviewed::MaintenanceSchedule)
+        );
+        let message = kind_of("other.dev", "MaintenanceSchedule").unwrap_err();
+        assert!(
+            message.contains(
+                "Instance and MaintenanceSchedule objects, but was sent \
+                              other.dev/v1beta1 MaintenanceSchedule"
+            ),
+            "{message}"
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The validating admission webhook: `kudo_engine::admission::review`
-//! behind an HTTPS endpoint at [`kudo_api::names::WEBHOOK_PATH`].
+//! (Instances) and `kudo_engine::maintenance::validate` (the
+//! MaintenanceSchedule) behind an HTTPS endpoint at
+//! [`kudo_api::names::WEBHOOK_PATH`].
 //!
 //! ```text
 //! API server ──HTTPS POST AdmissionReview v1──► server (hyper + tokio-rustls, 3 MiB, 4 s)
@@ -26,6 +28,7 @@ mod ov_cache;
 mod ov_source;
 mod register;
 mod review;
+mod schedule;
 mod server;
 mod tls;
 

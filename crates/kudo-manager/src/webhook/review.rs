@@ -1,5 +1,6 @@
 //! One AdmissionReview: decode, read the OperatorVersions, ask
-//! `kudo_engine::admission::review`, answer.
+//! `kudo_engine::admission::review`, answer. A MaintenanceSchedule is
+//! answered by `schedule::review` right after the decode (nothing to read).
 //!
 //! Every input gets an AdmissionReview answer: a malformed body, a foreign
 //! kind or a failed OperatorVersion read is answered as an error with a
@@ -17,11 +18,13 @@ use kudo_api::OperatorVersion;
 use kudo_engine::admission::{Subject, Verdict};
 
 use super::answer::{Answer, ReviewVerdict};
-use super::decode::{Objects, Request, decode};
+use super::decode::{Objects, Request, Reviewed, decode};
 use super::lazy_timeout::lazy_timeout;
 use super::ov_source::{OperatorVersionSource, PodLookup};
+use super::schedule;
 
-/// Reviews Instance changes with OperatorVersions from `S`.
+/// Reviews Instance changes with OperatorVersions from `S`, and
+/// MaintenanceSchedules.
 #[derive(Clone, Debug)]
 pub struct Reviewer<S> {
     source: S,
@@ -145,11 +148,20 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     }
 
     /// Decodes the body and settles what needs no OperatorVersion: errors,
-    /// and the writes the rules do not judge.
+    /// the writes the rules do not judge, and MaintenanceSchedules.
     fn prepare<'b>(&self, body: &'b [u8]) -> Result<Pending<'b>, Answer<'b>> {
         let mut request = decode(body)?;
         let now = (self.clock)();
-        let judged = match instances(&request, now) {
+        let judged = match request.reviewed_kind() {
+            Err(message) => Err(Failure::BadRequest(message)),
+            Ok(Reviewed::MaintenanceSchedule) => {
+                let uid = std::mem::take(&mut request.uid);
+                let context = LogContext::of(&request);
+                return Err(context.logged(schedule::review(&request, uid)));
+            }
+            Ok(Reviewed::Instance) => instances(&request, now),
+        };
+        let judged = match judged {
             Err(failure) => Err(failure),
             // Status writes and CONNECT are not ours to judge.
             Ok(None) => Ok(None),
@@ -240,9 +252,6 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 type Pair = (Option<Box<Subject>>, Box<Subject>);
 
 fn instances(request: &Request<'_>, now: jiff::Timestamp) -> Result<Option<Pair>, Failure> {
-    if let Some(message) = request.foreign_kind() {
-        return Err(Failure::BadRequest(message));
-    }
     if request
         .sub_resource
         .as_deref()
