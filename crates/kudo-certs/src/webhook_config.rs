@@ -1,5 +1,5 @@
-//! The ValidatingWebhookConfiguration that routes Instance writes to the
-//! manager, built in one place so `kubectl kudo init`, local mode, dev mode
+//! The ValidatingWebhookConfiguration that routes Instance and
+//! MaintenanceSchedule writes to the manager, built in one place so `kubectl kudo init`, local mode, dev mode
 //! and `deploy/webhook.yaml` cannot drift apart.
 
 use std::collections::BTreeMap;
@@ -69,8 +69,9 @@ impl WebhookTarget {
 }
 
 /// Builds the configuration: admissionregistration.k8s.io/v1, CREATE and
-/// UPDATE of `kudo.dev/v1beta1` `instances` (not `instances/status`, so the
-/// controller's status writes never wait for the webhook), failurePolicy
+/// UPDATE of `kudo.dev/v1beta1` `instances` and of the cluster-scoped
+/// `maintenanceschedules` (not their `/status`, so the controller's status
+/// writes never wait for the webhook), failurePolicy
 /// Fail, sideEffects None, matchPolicy Equivalent, timeoutSeconds 5,
 /// AdmissionReview v1.
 ///
@@ -110,13 +111,10 @@ pub fn webhook_configuration(
         match_policy: Some("Equivalent".to_string()),
         side_effects: "None".to_string(),
         timeout_seconds: Some(WEBHOOK_TIMEOUT_SECONDS),
-        rules: Some(vec![RuleWithOperations {
-            api_groups: Some(vec![GROUP.to_string()]),
-            api_versions: Some(vec![VERSION.to_string()]),
-            operations: Some(vec!["CREATE".to_string(), "UPDATE".to_string()]),
-            resources: Some(vec!["instances".to_string()]),
-            scope: Some("Namespaced".to_string()),
-        }]),
+        rules: Some(vec![
+            create_and_update("instances", "Namespaced"),
+            create_and_update("maintenanceschedules", "Cluster"),
+        ]),
         ..ValidatingWebhook::default()
     };
     ValidatingWebhookConfiguration {
@@ -129,6 +127,17 @@ pub fn webhook_configuration(
             ..ObjectMeta::default()
         },
         webhooks: Some(vec![webhook]),
+    }
+}
+
+/// CREATE and UPDATE of one `kudo.dev/v1beta1` resource of that scope.
+fn create_and_update(resource: &str, scope: &str) -> RuleWithOperations {
+    RuleWithOperations {
+        api_groups: Some(vec![GROUP.to_string()]),
+        api_versions: Some(vec![VERSION.to_string()]),
+        operations: Some(vec!["CREATE".to_string(), "UPDATE".to_string()]),
+        resources: Some(vec![resource.to_string()]),
+        scope: Some(scope.to_string()),
     }
 }
 
@@ -188,18 +197,30 @@ mod tests {
     }
 
     #[test]
-    fn rules_cover_create_and_update_of_instances_but_not_status() {
+    fn rules_cover_create_and_update_of_instances_and_schedules_but_not_status() {
         let cfg = webhook_configuration(None, &WebhookTarget::local(1));
         let hook = only_webhook(&cfg);
         let rules = hook.rules.as_deref().unwrap();
-        assert_eq!(rules.len(), 1);
+        let covered: Vec<(&str, &str)> = rules
+            .iter()
+            .map(|rule| {
+                assert_eq!(rule.api_groups.as_deref().unwrap(), ["kudo.dev"]);
+                assert_eq!(rule.api_versions.as_deref().unwrap(), ["v1beta1"]);
+                assert_eq!(rule.operations.as_deref().unwrap(), ["CREATE", "UPDATE"]);
+                let [resource] = rule.resources.as_deref().unwrap() else {
+                    panic!("one resource per rule: {rule:?}")
+                };
+                (resource.as_str(), rule.scope.as_deref().unwrap())
+            })
+            .collect();
+        // MaintenanceSchedules are cluster-scoped: a Namespaced rule would
+        // never match them.
         assert_eq!(
-            rules[0].operations.as_deref().unwrap(),
-            ["CREATE".to_string(), "UPDATE".to_string()]
-        );
-        assert_eq!(
-            rules[0].resources.as_deref().unwrap(),
-            ["instances".to_string()]
+            covered,
+            [
+                ("instances", "Namespaced"),
+                ("maintenanceschedules", "Cluster")
+            ]
         );
         assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
         assert_eq!(hook.side_effects, "None");
