@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kudo_package::render::{PlanRenderOptions, StaticDiscovery, format_render_output, render_plan};
+use kudo_package::render::{
+    MaintenanceContext, PlanRenderOptions, RenderContext, RenderedTask, StaticDiscovery,
+    format_render_output, render_plan, render_task,
+};
 
 fn operator_dir(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -73,6 +76,47 @@ fn zookeeper_deploy_with_typed_parameters_renders() {
 #[test]
 fn zookeeper_cleanup_renders() {
     insta::assert_snapshot!(render("zookeeper", "cleanup", &[]));
+}
+
+#[test]
+fn zookeeper_maintenance_renders_empty_outside_maintenance() {
+    insta::assert_snapshot!(render("zookeeper", "maintenance", &[]));
+}
+
+#[test]
+fn zookeeper_maintenance_records_the_nodes_window_and_members() {
+    let pkg = kudo_package::load(&operator_dir("zookeeper")).unwrap();
+    let ov = pkg.to_operator_version("demo");
+    let ctx = RenderContext {
+        instance_name: "zk".into(),
+        namespace: "demo".into(),
+        plan: "maintenance".into(),
+        phase: "maintenance".into(),
+        step: "record".into(),
+        params: kudo_package::params::template_values(&ov.spec, &BTreeMap::new()).unwrap(),
+        maintenance: MaintenanceContext {
+            nodes: vec!["n1".into(), "n2".into()],
+            start: "2024-05-01T02:00:00Z".into(),
+            end: "2024-05-01T03:00:00Z".into(),
+        },
+        ..RenderContext::for_operator_version(&ov)
+    };
+    let rendered = render_task(&ov, "record-maintenance", &ctx, &StaticDiscovery::default());
+    let Ok(RenderedTask::Apply { objects }) = rendered else {
+        panic!("expected an Apply, got {rendered:?}");
+    };
+    assert_eq!(objects.len(), 1);
+    assert_eq!(objects[0]["metadata"]["name"], "zk-maintenance");
+    assert_eq!(
+        objects[0]["data"],
+        serde_json::json!({
+            "nodes": "n1,n2",
+            "start": "2024-05-01T02:00:00Z",
+            "end": "2024-05-01T03:00:00Z",
+            "members": "server.1=zk-zookeeper-0\nserver.2=zk-zookeeper-1\nserver.3=zk-zookeeper-2\n",
+            "quorum-survives-losing": "1",
+        })
+    );
 }
 
 #[test]
