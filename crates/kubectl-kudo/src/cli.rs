@@ -113,6 +113,9 @@ pub enum Command {
     Pod(PodCommand),
     /// Go back to the OperatorVersion and parameters of the last successful plan
     Rollback(RollbackArgs),
+    /// Node maintenance: schedule nodes, drain them (down), bring them back (up)
+    #[command(subcommand)]
+    Maintenance(MaintenanceCommand),
     /// Verify, inspect and render operator packages (no cluster needed)
     #[command(subcommand)]
     Package(PackageCommand),
@@ -521,6 +524,10 @@ pub struct CompletionArgs {
     #[arg(value_enum)]
     pub shell: CompletionShell,
 }
+
+#[path = "cli_maintenance.rs"]
+mod maintenance;
+pub use maintenance::{MaintenanceCommand, MaintenanceDownArgs, MaintenanceScheduleArgs};
 
 #[cfg(test)]
 #[path = "cli_tests.rs"]

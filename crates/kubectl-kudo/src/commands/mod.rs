@@ -8,6 +8,7 @@ mod init;
 mod install;
 mod instance;
 mod kube_version;
+mod maintenance;
 mod package;
 mod plan;
 mod pod;
@@ -62,6 +63,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Get(args) => get::run(&connect(&global).await?, &args).await,
         Command::Suppress(args) => suppress::run(&global, args).await,
         Command::Pod(cmd) => pod::run(&connect(&global).await?, cmd).await,
+        Command::Maintenance(cmd) => maintenance::run(&global, cmd).await,
         Command::Plan(cmd) => {
             let ctx = connect(&global).await?;
             match cmd {
