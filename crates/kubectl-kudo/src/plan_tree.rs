@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use kube::ResourceExt;
 use kudo_api::{
-    ExecutionStatus, Instance, InstanceStatus, OperatorVersionSpec, PhaseStatus, PlanStatus,
-    StepStatus, Time,
+    ExecutionStatus, Instance, InstanceMaintenance, InstanceStatus, MaintenanceResponse,
+    OperatorVersionSpec, PhaseStatus, PlanStatus, StepStatus, Time,
 };
 use termtree::Tree;
 
@@ -178,7 +178,10 @@ pub fn render(instance: &Instance, ov: Option<&OperatorVersionSpec>, colour: boo
     let namespace = instance.namespace().unwrap_or_default();
     let status = instance.status.clone().unwrap_or_default();
     let Some(active) = active_plan_name(&status) else {
-        return format!("No plan ever run for instance - nothing to show for instance {name}\n");
+        return format!(
+            "No plan ever run for instance - nothing to show for instance {name}\n{}",
+            maintenance_text(&status, colour)
+        );
     };
 
     let mut plan_names: BTreeSet<String> = status.plan_status.keys().cloned().collect();
@@ -210,7 +213,41 @@ pub fn render(instance: &Instance, ov: Option<&OperatorVersionSpec>, colour: boo
 
     let mut out = format!("Plan(s) for \"{name}\" in namespace \"{namespace}\":\n{root}");
     out.push_str(&blockers_text(&name, &status, colour));
+    out.push_str(&maintenance_text(&status, colour));
     out
+}
+
+/// `node n1 scheduled for maintenance START–END, answered Accepted` (with
+/// the answer's message, e.g. why it Declined).
+pub fn maintenance_line(maintenance: &InstanceMaintenance) -> String {
+    let mut line = kudo_engine::maintenance::describe(
+        &maintenance.nodes,
+        maintenance.start.0,
+        maintenance.end.0,
+    );
+    line.push_str(match maintenance.response {
+        MaintenanceResponse::Accepted => ", answered Accepted",
+        MaintenanceResponse::Declined => ", answered Declined",
+        MaintenanceResponse::Pending => ", answer Pending (its maintenance plan has not finished)",
+        MaintenanceResponse::NoResponse => ", NoResponse",
+    });
+    if !maintenance.message.is_empty() {
+        let _ = write!(line, ": {}", maintenance.message);
+    }
+    line
+}
+
+/// The node maintenance the Instance was told of, blocker-style (it blocks
+/// nothing: the answer is a hint to whoever runs the maintenance).
+fn maintenance_text(status: &InstanceStatus, colour: bool) -> String {
+    let Some(maintenance) = &status.maintenance else {
+        return String::new();
+    };
+    let line = format!("  - {}", maintenance_line(maintenance));
+    format!(
+        "\nNode maintenance (see `kubectl kudo maintenance status`):\n{}\n",
+        warn(&line, colour)
+    )
 }
 
 /// The "why is nothing happening" section: blockers and automatic suppression.
@@ -406,5 +443,40 @@ Plan(s) for \"test\" in namespace \"default\":
             text,
             "\nBlockers:\n  - MaintenanceWindow: maintenance window closed [plan deploy] (until 2026-11-23 21:00:00)\n"
         );
+    }
+
+    fn told(response: MaintenanceResponse, message: &str) -> InstanceMaintenance {
+        InstanceMaintenance {
+            nodes: vec!["n1".into()],
+            start: time("2026-11-28T02:00:00Z"),
+            end: time("2026-11-28T03:00:00Z"),
+            response,
+            message: message.into(),
+            uid: None,
+        }
+    }
+
+    #[test]
+    fn node_maintenance_is_shown_with_the_answer_and_its_message() {
+        let mut status = failed_deploy();
+        status.maintenance = Some(told(MaintenanceResponse::Accepted, ""));
+        let text = render(&instance(Some(status.clone())), Some(&ov()), false);
+        assert!(
+            text.ends_with(
+                "\nNode maintenance (see `kubectl kudo maintenance status`):\n  - node n1 \
+                 scheduled for maintenance 2026-11-28T02:00:00Z–2026-11-28T03:00:00Z, answered \
+                 Accepted\n"
+            ),
+            "{text}"
+        );
+        let declined = told(MaintenanceResponse::Declined, "quorum would be lost");
+        assert_eq!(
+            maintenance_line(&declined),
+            "node n1 scheduled for maintenance 2026-11-28T02:00:00Z–2026-11-28T03:00:00Z, \
+             answered Declined: quorum would be lost"
+        );
+        status.maintenance = None;
+        let without = render(&instance(Some(status)), Some(&ov()), false);
+        assert!(!without.contains("maintenance"), "{without}");
     }
 }
