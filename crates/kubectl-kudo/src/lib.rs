@@ -3,11 +3,14 @@
 //! The `kubectl kudo` plugin: installs operator packages, updates,
 //! upgrades and uninstalls Instances, shows and operates plans (status,
 //! history, trigger, pause, resume, continue, force-complete, restart,
-//! cancel), suppresses and rolls back, installs kudo-rs itself (`init`), and
-//! verifies and renders packages without a cluster.
+//! cancel), suppresses and rolls back, schedules node maintenance
+//! (`maintenance schedule|status|down|up|cancel`), installs kudo-rs itself
+//! (`init`), and verifies and renders packages without a cluster.
 //!
 //! The CLI writes only Instance spec, with JSON merge patches as KUDO's CLI
-//! did; the admission webhook decides, and its refusal is printed as is.
+//! did, and the MaintenanceSchedule's spec (checked first as the webhook
+//! checks it); the admission webhook decides, and its refusal is printed as
+//! is.
 //!
 //! Layout: `cli` (clap tree), pure modules that decide or format
 //! (`params`, `patch`, `plan_tree`, `history`, `wait::assess`,
