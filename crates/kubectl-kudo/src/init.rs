@@ -67,8 +67,11 @@ fn pod_labels() -> Map<String, Value> {
 
 /// Rules the manager needs whoever writes the Instances' objects: kudo.dev
 /// (child Instances too), events, leases, impersonating ServiceAccounts,
-/// and reading what it watches for health and drift (CRDs until
-/// Established). Secrets are not among them: with a default ServiceAccount
+/// reading what it watches for health and drift (CRDs until Established),
+/// and node maintenance, which the manager does as itself (the
+/// MaintenanceSchedule and its status and finalizer, tainting and cordoning
+/// Nodes, evicting pods within their PodDisruptionBudgets, and following a
+/// pod's owners to its Instance). Secrets are not among them: with a default ServiceAccount
 /// the manager reads and writes no Secret (the render books of recovery
 /// are written as each Instance's account).
 fn manager_rules() -> Vec<Value> {
@@ -83,9 +86,14 @@ fn manager_rules() -> Vec<Value> {
         json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update", "patch"]}),
         json!({"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]}),
         json!({"apiGroups": [""], "resources": ["pods", "services", "namespaces", "configmaps", "serviceaccounts"], "verbs": read}),
-        json!({"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets"], "verbs": read}),
+        json!({"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets", "replicasets"], "verbs": read}),
         json!({"apiGroups": ["batch"], "resources": ["jobs"], "verbs": read}),
         json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": read}),
+        json!({"apiGroups": ["kudo.dev"], "resources": ["maintenanceschedules"], "verbs": ["get", "list", "watch", "update", "patch"]}),
+        json!({"apiGroups": ["kudo.dev"], "resources": ["maintenanceschedules/status", "maintenanceschedules/finalizers"], "verbs": ["get", "update", "patch"]}),
+        json!({"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "update", "patch"]}),
+        json!({"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]}),
+        json!({"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": read}),
     ]
 }
 
@@ -116,7 +124,7 @@ fn object_rules() -> Vec<Value> {
         {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
         {"apiGroups": [""], "resources": ["nodes", "endpoints"], "verbs": read},
         {"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets"], "verbs": all},
-        {"apiGroups": ["apps"], "resources": ["replicasets", "controllerrevisions"], "verbs": read},
+        {"apiGroups": ["apps"], "resources": ["controllerrevisions"], "verbs": read},
         {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": all},
         {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": all},
         {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "networkpolicies"], "verbs": all},
@@ -318,6 +326,7 @@ mod tests {
                 "CustomResourceDefinition",
                 "CustomResourceDefinition",
                 "CustomResourceDefinition",
+                "CustomResourceDefinition",
                 "Namespace",
                 "ServiceAccount",
                 "ClusterRole",
@@ -455,9 +464,54 @@ mod tests {
     }
 
     #[test]
-    fn crd_only_installs_just_the_three_crds() {
+    fn crd_only_installs_just_the_crds_maintenance_schedules_included() {
         let mut opts = options();
         opts.crd_only = true;
-        assert_eq!(manifests(&opts, &self_managed()).len(), 3);
+        let crds = manifests(&opts, &self_managed());
+        let names: Vec<&str> = crds
+            .iter()
+            .map(|crd| crd["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "operators.kudo.dev",
+                "operatorversions.kudo.dev",
+                "instances.kudo.dev",
+                "maintenanceschedules.kudo.dev"
+            ]
+        );
+    }
+
+    #[test]
+    fn node_maintenance_rights_are_granted_with_and_without_a_default_service_account() {
+        let mut with_default = options();
+        with_default.default_service_account = Some("kudo-deployer".into());
+        for opts in [options(), with_default] {
+            let rules = role_rules(&opts);
+            for (group, resource, verb) in [
+                ("kudo.dev", "maintenanceschedules", "watch"),
+                ("kudo.dev", "maintenanceschedules", "patch"),
+                ("kudo.dev", "maintenanceschedules/status", "patch"),
+                ("kudo.dev", "maintenanceschedules/finalizers", "update"),
+                ("", "nodes", "list"),
+                ("", "nodes", "patch"),
+                ("", "pods", "list"),
+                ("", "pods/eviction", "create"),
+                ("policy", "poddisruptionbudgets", "list"),
+                ("apps", "replicasets", "get"),
+            ] {
+                assert!(
+                    grants(&rules, group, resource, verb),
+                    "{verb} {group}/{resource} ({:?})",
+                    opts.default_service_account
+                );
+            }
+        }
+        // The manager never writes schedules: the person does, through the CLI.
+        let rules = role_rules(&options());
+        for verb in ["create", "delete"] {
+            assert!(!grants(&rules, "kudo.dev", "maintenanceschedules", verb));
+        }
     }
 }

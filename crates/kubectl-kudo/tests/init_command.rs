@@ -71,7 +71,8 @@ fn dry_run_json_is_a_list() {
     let output = run(&["init", "--dry-run", "-o", "json"]);
     let value: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(value["kind"], "List");
-    assert_eq!(value["items"].as_array().unwrap().len(), 12);
+    // Four CRDs (MaintenanceSchedule included), then the eight install objects and the webhook.
+    assert_eq!(value["items"].as_array().unwrap().len(), 13);
 }
 
 #[test]
