@@ -15,7 +15,7 @@ use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
-use kudo_api::{Instance, OperatorVersion};
+use kudo_api::{Instance, MaintenanceSchedule, OperatorVersion};
 use kudo_certs::LOCAL_WEBHOOK_CONFIGURATION_NAME;
 use kudo_manager::metrics::Metrics;
 use kudo_manager::webhook::serve_local;
@@ -74,28 +74,23 @@ fn kubectl(kubeconfig: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
-    if !kubectl_available() {
-        eprintln!("kubectl not found; skipping the kubectl end-to-end test");
-        return;
-    }
-    let sandbox = Sandbox::start().await.unwrap();
-    let client = sandbox.client().unwrap();
-    install_crds(&client).await;
-    let ovs: Api<OperatorVersion> = Api::namespaced(client.clone(), "default");
-    for ov in operator_version_list() {
-        ovs.create(&PostParams::default(), &ov).await.unwrap();
-    }
-
-    let certs = tempfile::tempdir().unwrap();
+/// The webhook on 127.0.0.1, registered by URL as `kudo-manager dev` does:
+/// its address, the sender that stops it and its task.
+async fn start_webhook(
+    client: &kube::Client,
+    certs: &Path,
+    metrics: &Metrics,
+) -> (
+    SocketAddr,
+    oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), kudo_manager::webhook::WebhookError>>,
+) {
     let (stop, stopped) = oneshot::channel::<()>();
     let (ready_tx, ready_rx) = oneshot::channel::<SocketAddr>();
-    let manager_metrics = Metrics::new();
     let webhook = tokio::spawn({
         let client = client.clone();
-        let metrics = manager_metrics.clone();
-        let dir = certs.path().to_path_buf();
+        let metrics = metrics.clone();
+        let dir = certs.to_path_buf();
         async move {
             serve_local(
                 client,
@@ -119,6 +114,26 @@ async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
         .await
         .unwrap()
         .unwrap();
+    (addr, stop, webhook)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
+    if !kubectl_available() {
+        eprintln!("kubectl not found; skipping the kubectl end-to-end test");
+        return;
+    }
+    let sandbox = Sandbox::start().await.unwrap();
+    let client = sandbox.client().unwrap();
+    install_crds(&client).await;
+    let ovs: Api<OperatorVersion> = Api::namespaced(client.clone(), "default");
+    for ov in operator_version_list() {
+        ovs.create(&PostParams::default(), &ov).await.unwrap();
+    }
+
+    let certs = tempfile::tempdir().unwrap();
+    let manager_metrics = Metrics::new();
+    let (addr, stop, webhook) = start_webhook(&client, certs.path(), &manager_metrics).await;
     let configs: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
     let registered = configs.get(LOCAL_WEBHOOK_CONFIGURATION_NAME).await.unwrap();
     let url = registered.webhooks.unwrap()[0]
@@ -274,5 +289,97 @@ async fn kubectl_is_refused_while_a_plan_runs_and_allowed_after_it_completes() {
             .unwrap()
             .is_none()
     );
+    sandbox.stop().await;
+}
+
+/// The cluster-scoped MaintenanceSchedule reaches the webhook through its own
+/// rule: an invalid or second schedule is refused and nothing is stored; the
+/// one valid schedule is stored, and an update breaking a rule is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_schedules_are_validated_and_a_refused_one_changes_nothing() {
+    let sandbox = Sandbox::start().await.unwrap();
+    let client = sandbox.client().unwrap();
+    install_crds(&client).await;
+    let certs = tempfile::tempdir().unwrap();
+    let (_, stop, webhook) = start_webhook(&client, certs.path(), &Metrics::new()).await;
+
+    let schedules: Api<MaintenanceSchedule> = Api::all(client.clone());
+    let schedule = |name: &str, windows: Value, down: Value| -> MaintenanceSchedule {
+        serde_json::from_value(json!({
+            "apiVersion": "kudo.dev/v1beta1", "kind": "MaintenanceSchedule",
+            "metadata": {"name": name},
+            "spec": {"windows": windows, "down": down}
+        }))
+        .unwrap()
+    };
+    let window = |nodes: Value| json!({"nodes": nodes, "unavailability": {"start": "2026-12-01T02:00:00Z", "duration": "1h"}});
+    let post = PostParams::default();
+
+    let twice = schedule(
+        "default",
+        json!([
+            window(json!([{"name": "n1"}])),
+            window(json!([{"name": "n1"}]))
+        ]),
+        json!([]),
+    );
+    let refused = schedules.create(&post, &twice).await.unwrap_err();
+    let message = refused.to_string();
+    assert!(
+        message.contains("spec.windows[1].nodes[0]: node n1"),
+        "{message}"
+    );
+    assert!(message.contains("denied the request"), "{message}");
+
+    let other = schedule(
+        "weekend",
+        json!([window(json!([{"name": "n1"}]))]),
+        json!([]),
+    );
+    let refused = schedules.create(&post, &other).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("one schedule per cluster"),
+        "{refused}"
+    );
+    assert!(
+        schedules
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+
+    let valid = schedule(
+        "default",
+        json!([window(json!([{"name": "n1"}, {"ip": "10.0.0.2"}]))]),
+        json!([{"name": "n1"}]),
+    );
+    schedules.create(&post, &valid).await.unwrap();
+
+    // Dropping the Down node from the windows is refused; the stored spec stays.
+    let drop_down = json!({"spec": {"windows": [window(json!([{"ip": "10.0.0.2"}]))]}});
+    let refused = schedules
+        .patch(
+            "default",
+            &PatchParams::default(),
+            &Patch::Merge(&drop_down),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("spec.down[0]: node n1 is Down"),
+        "{refused}"
+    );
+    assert_eq!(schedules.get("default").await.unwrap().spec, valid.spec);
+
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(15), webhook)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
     sandbox.stop().await;
 }
