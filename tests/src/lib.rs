@@ -225,6 +225,15 @@ impl Env {
         Api::namespaced(self.client.clone(), &self.ns)
     }
 
+    /// An API for a cluster-scoped kind.
+    pub fn api_all<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::ClusterResourceScope>,
+        <K as Resource>::DynamicType: Default,
+    {
+        Api::all(self.client.clone())
+    }
+
     /// Merge-patch an Instance's spec.
     pub async fn patch_spec(&self, name: &str, spec: serde_json::Value) -> Result<()> {
         self.instances()

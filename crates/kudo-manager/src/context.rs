@@ -59,6 +59,9 @@ pub struct Context {
     pub books: crate::recovery::Books,
     /// Metadata caches of owned objects, where drift is seen.
     pub observers: crate::recovery::Observers,
+    /// MaintenanceSchedules, kept current by a watch (empty when the CRD
+    /// is not installed).
+    pub schedules: Store<kudo_api::MaintenanceSchedule>,
 }
 
 /// Object versions this manager wrote itself, so that the watch event each
@@ -199,7 +202,28 @@ impl Context {
             said: Mutex::default(),
             books: crate::recovery::Books::default(),
             observers: crate::recovery::Observers::default(),
+            schedules: kube::runtime::reflector::store().0,
         }
+    }
+
+    /// Read MaintenanceSchedules from this cache.
+    #[must_use]
+    pub fn with_schedules(mut self, schedules: Store<kudo_api::MaintenanceSchedule>) -> Self {
+        self.schedules = schedules;
+        self
+    }
+
+    /// The node maintenance `inst`'s pods are affected by, from the
+    /// schedule's status.
+    pub fn maintenance_notice(&self, inst: &Instance) -> Option<kudo_engine::maintenance::Notice> {
+        let schedule = self
+            .schedules
+            .get(&ObjectRef::new(kudo_api::maintenance::SCHEDULE_NAME))?;
+        kudo_engine::maintenance::notice_for(
+            &schedule,
+            inst.metadata.namespace.as_deref().unwrap_or_default(),
+            inst.metadata.name.as_deref().unwrap_or_default(),
+        )
     }
 
     /// Observe drift through these metadata caches.

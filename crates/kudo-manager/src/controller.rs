@@ -16,7 +16,7 @@ use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use kudo_api::names::{API_VERSION, HERITAGE_LABEL, HERITAGE_VALUE};
-use kudo_api::{Instance, OperatorVersion};
+use kudo_api::{Instance, MaintenanceSchedule, OperatorVersion};
 use kudo_engine::EngineConfig;
 use serde::de::DeserializeOwned;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -82,6 +82,7 @@ pub async fn run(
 ) -> Result<()> {
     check_crds(&client).await?;
     let shutdown = futures::FutureExt::shared(shutdown);
+    let client_for_maintenance = client.clone();
 
     ready.set_controller(ControllerState::Syncing);
     let synced = CacheSync::new(ready.clone());
@@ -116,8 +117,28 @@ pub async fn run(
     // TTL): watched for health, never recovered.
     let jobs = owned::<Job>(&client, &mut observers, "batch", false);
     let pods = owned::<Pod>(&client, &mut observers, "", false);
+    // Node maintenance: the schedule's status names the Instances with pods
+    // on scheduled nodes; a change of it reconciles them (and those told
+    // before, so a lifted maintenance is cleared).
+    let (schedules, schedule_writer) = reflector::store::<MaintenanceSchedule>();
+    let maintenance_on = crate::maintenance::served(&client).await;
+    let schedule_events = if maintenance_on {
+        reflector::reflector(
+            schedule_writer,
+            watcher(
+                Api::<MaintenanceSchedule>::all(client.clone()),
+                watcher::Config::default(),
+            ),
+        )
+        .default_backoff()
+        .touched_objects()
+        .boxed()
+    } else {
+        futures::stream::pending().boxed()
+    };
     let ctx = Arc::new(
         Context::new(client.clone(), metrics, config.engine, ov_store.clone())
+            .with_schedules(schedules)
             .with_default_service_account(config.default_service_account)
             .with_render_limits(config.render_limits)
             .with_observers(observers),
@@ -195,6 +216,10 @@ pub async fn run(
             ),
             |child: PartialObjectMeta<Instance>| parents(&child),
         )
+        .watches_stream(schedule_events, {
+            let instances = instances.clone();
+            move |schedule: MaintenanceSchedule| told_of(&schedule, &instances)
+        })
         .graceful_shutdown_on(shutdown.clone())
         .run(reconcile, error_policy, ctx)
         .for_each(|res| async move {
@@ -205,6 +230,14 @@ pub async fn run(
     // kube-runtime's runner waits for the Instance cache before it starts,
     // also when asked to stop: stopped before that cache listed, it would
     // wait forever. Running reconciles get a grace period.
+    let maintenance = {
+        let shutdown = shutdown.clone();
+        async move {
+            if maintenance_on {
+                crate::maintenance::run(client_for_maintenance, shutdown).await;
+            }
+        }
+    };
     let give_up = async {
         shutdown.await;
         if !synced.is_synced() {
@@ -214,11 +247,33 @@ pub async fn run(
         tracing::warn!("reconciles still running {SHUTDOWN_GRACE:?} after shutdown; leaving them");
     };
     tokio::select! {
-        () = running => {}
+        ((), ()) = futures::future::join(running, maintenance) => {}
         () = give_up => {}
     }
     ready.set_controller(ControllerState::Standby);
     Ok(())
+}
+
+/// The Instances a schedule concerns: those its status lists, and those
+/// told of maintenance before (whose maintenance may have been lifted).
+fn told_of(
+    schedule: &MaintenanceSchedule,
+    instances: &reflector::Store<Instance>,
+) -> Vec<ObjectRef<Instance>> {
+    let listed = schedule
+        .status
+        .iter()
+        .flat_map(|s| &s.instances)
+        .map(|i| ObjectRef::new(&i.name).within(&i.namespace));
+    let before = instances
+        .state()
+        .into_iter()
+        .filter(|i| i.status.as_ref().is_some_and(|s| s.maintenance.is_some()))
+        .map(|i| ObjectRef::from_obj(i.as_ref()));
+    let mut refs: Vec<_> = listed.chain(before).collect();
+    refs.sort_by_key(ToString::to_string);
+    refs.dedup();
+    refs
 }
 
 /// The caches whose first complete list makes the controller ready.

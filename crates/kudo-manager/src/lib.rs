@@ -28,6 +28,7 @@ pub mod install;
 pub mod kubeconfig;
 pub mod leader;
 pub mod logging;
+pub mod maintenance;
 pub mod manager;
 pub mod metrics;
 mod readiness;

@@ -40,6 +40,27 @@ const STATUS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 /// while the plan ran was left to it, and no watch event may come later.
 const DRIFT_RECHECK: Duration = Duration::from_secs(5);
 
+/// For a task of the maintenance plan started in this reconcile: the
+/// Instance with the maintenance it was just told of (its templates read
+/// `.Maintenance` from status, which is written after the pass).
+fn told_of_maintenance(
+    inst: &Arc<Instance>,
+    working: &InstanceStatus,
+    key: &TaskKey,
+) -> Option<Arc<Instance>> {
+    let stored = inst.status.as_ref().and_then(|s| s.maintenance.as_ref());
+    if key.plan() != kudo_api::maintenance::MAINTENANCE_PLAN
+        || stored == working.maintenance.as_ref()
+    {
+        return None;
+    }
+    let mut told = (**inst).clone();
+    told.status
+        .get_or_insert_with(InstanceStatus::default)
+        .maintenance = working.maintenance.clone();
+    Some(Arc::new(told))
+}
+
 /// Reconcile one Instance (the kube-runtime entry point).
 pub async fn reconcile(cached: Arc<Instance>, ctx: Arc<Context>) -> Result<Requeue> {
     let started = Instant::now();
@@ -72,7 +93,11 @@ fn current_copy(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
 async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue> {
     let mut inst = current_copy(ctx, cached);
     let ov = ctx.operator_version_of(&inst);
-    let mut observed = Observed::default();
+    let notice = ctx.maintenance_notice(&inst);
+    let mut observed = Observed {
+        maintenance: notice.clone(),
+        ..Observed::default()
+    };
     let mut timing = Timing::default();
     let mut work = Working::from_stored(&inst);
     let book = ctx.books.of(ctx, &inst).await;
@@ -111,7 +136,10 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
                 inst = Arc::new(written);
                 work.events.clear();
                 work.changed = false;
-                observed = Observed::default();
+                observed = Observed {
+                    maintenance: notice.clone(),
+                    ..Observed::default()
+                };
                 last_write = Instant::now();
             }
             timing.rounds += 1;
@@ -126,8 +154,10 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
                 } else {
                     let previously_applied = key.previously_applied(&work.status);
                     let mut changes = recovery::Changes::default();
+                    let told = told_of_maintenance(&inst, &work.status, &key);
+                    let inst = told.as_ref().unwrap_or(&inst);
                     let result =
-                        run_task(ctx, &inst, ov, &key, previously_applied, &mut changes).await;
+                        run_task(ctx, inst, ov, &key, previously_applied, &mut changes).await;
                     changes.record(key.plan(), &mut book);
                     result
                 };
