@@ -174,8 +174,7 @@ fn schema_validation_rejects_unknown_status_strings() {
 
 #[test]
 fn instance_has_status_subresource_printer_columns_short_name_and_category() {
-    let crd = kudo_api::crds::all().pop().unwrap();
-    assert_eq!(crd.spec.names.kind, "Instance");
+    let crd = crd_of_kind("Instance");
     assert_eq!(
         crd.spec.names.short_names.as_deref(),
         Some(&["inst".to_string()][..])
@@ -194,4 +193,37 @@ fn instance_has_status_subresource_printer_columns_short_name_and_category() {
         .map(|c| c.name.as_str())
         .collect();
     assert_eq!(cols, ["Operator Version", "Plan", "Status", "Age"]);
+}
+
+fn crd_of_kind(
+    kind: &str,
+) -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    kudo_api::crds::all()
+        .into_iter()
+        .find(|c| c.spec.names.kind == kind)
+        .unwrap_or_else(|| panic!("no CRD of kind {kind}"))
+}
+
+#[test]
+fn maintenance_schedule_is_cluster_scoped_with_status_short_name_category_and_columns() {
+    let crd = crd_of_kind("MaintenanceSchedule");
+    assert_eq!(crd.spec.scope, "Cluster");
+    assert_eq!(
+        crd.spec.names.short_names.as_deref(),
+        Some(&["ms".to_string()][..])
+    );
+    assert_eq!(
+        crd.spec.names.categories.as_deref(),
+        Some(&["kudo".to_string()][..])
+    );
+    let v = &crd.spec.versions[0];
+    assert!(v.subresources.as_ref().unwrap().status.is_some());
+    let cols: Vec<_> = v
+        .additional_printer_columns
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(cols, ["Next Window", "Draining", "Down", "Age"]);
 }
