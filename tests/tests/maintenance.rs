@@ -39,6 +39,18 @@ async fn node_of(env: &Env, pod: &str) -> String {
     panic!("pod {pod} was never scheduled");
 }
 
+/// Installs the fixture as Instance `db` and waits for its deploy.
+async fn deployed(env: &Env, params: &[(&str, &str)]) {
+    env.install(fixture("maint-op"), "db", params)
+        .await
+        .unwrap();
+    env.wait_for("db", "deploy COMPLETE", T, |i| {
+        plan_status(i, "deploy") == Some(S::Complete)
+    })
+    .await
+    .unwrap();
+}
+
 /// Writes the `default` schedule's spec (creating it when missing).
 async fn schedule(env: &Env, spec: serde_json::Value) {
     let api = env.api_all::<MaintenanceSchedule>();
@@ -128,14 +140,7 @@ async fn maintenance_taints_asks_drains_respecting_budgets_and_releases() {
     }
     let mut env = Env::start().await.unwrap();
     nodes(&env, &["n1", "n2", "n3"]).await;
-    env.install(fixture("maint-op"), "db", &[("REPLICAS", "2")])
-        .await
-        .unwrap();
-    env.wait_for("db", "deploy COMPLETE", T, |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
+    deployed(&env, &[("REPLICAS", "2")]).await;
     let node = node_of(&env, "db-db-0").await;
     // Whole seconds, as metav1.Time keeps them.
     let start = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() + 3600).unwrap();
@@ -255,18 +260,7 @@ async fn a_failing_maintenance_plan_is_declined_with_its_message() {
     }
     let env = Env::start().await.unwrap();
     nodes(&env, &["n1"]).await;
-    env.install(
-        fixture("maint-op"),
-        "db",
-        &[("REPLICAS", "1"), ("DECLINE", "true")],
-    )
-    .await
-    .unwrap();
-    env.wait_for("db", "deploy COMPLETE", T, |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
+    deployed(&env, &[("REPLICAS", "1"), ("DECLINE", "true")]).await;
     schedule(
         &env,
         json!({"windows": [{"nodes": [{"name": "n1"}],

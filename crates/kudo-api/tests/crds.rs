@@ -183,16 +183,10 @@ fn instance_has_status_subresource_printer_columns_short_name_and_category() {
         crd.spec.names.categories.as_deref(),
         Some(&["kudo".to_string()][..])
     );
-    let v = &crd.spec.versions[0];
-    assert!(v.subresources.as_ref().unwrap().status.is_some());
-    let cols: Vec<_> = v
-        .additional_printer_columns
-        .as_ref()
-        .unwrap()
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
-    assert_eq!(cols, ["Operator Version", "Plan", "Status", "Age"]);
+    assert_eq!(
+        status_and_columns(&crd),
+        ["Operator Version", "Plan", "Status", "Age"]
+    );
 }
 
 fn crd_of_kind(
@@ -216,14 +210,8 @@ fn maintenance_schedule_is_cluster_scoped_with_status_short_name_category_and_co
         crd.spec.names.categories.as_deref(),
         Some(&["kudo".to_string()][..])
     );
-    let v = &crd.spec.versions[0];
-    assert!(v.subresources.as_ref().unwrap().status.is_some());
-    let cols: Vec<_> = v
-        .additional_printer_columns
-        .as_ref()
-        .unwrap()
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
-    assert_eq!(cols, ["Next Window", "Draining", "Down", "Age"]);
+    assert_eq!(
+        status_and_columns(&crd),
+        ["Next Window", "Draining", "Down", "Age"]
+    );
 }
