@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -189,9 +190,19 @@ fn instance_has_status_subresource_printer_columns_short_name_and_category() {
     );
 }
 
-fn crd_of_kind(
-    kind: &str,
-) -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+/// The printer column names of a CRD whose first version has the status
+/// subresource (checked).
+fn status_and_columns(crd: &CustomResourceDefinition) -> Vec<String> {
+    let v = &crd.spec.versions[0];
+    assert!(v.subresources.as_ref().unwrap().status.is_some());
+    v.additional_printer_columns
+        .iter()
+        .flatten()
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+fn crd_of_kind(kind: &str) -> CustomResourceDefinition {
     kudo_api::crds::all()
         .into_iter()
         .find(|c| c.spec.names.kind == kind)
