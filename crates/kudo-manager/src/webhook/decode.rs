@@ -9,8 +9,9 @@
 use std::borrow::Cow;
 
 use kube::core::admission::{META_API_VERSION_V1, META_KIND, Operation};
+use kudo_api::InstanceSpec;
 use kudo_api::names::{GROUP, VERSION};
-use kudo_engine::admission::Subject;
+use kudo_engine::admission::{Identity, Subject};
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::value::RawValue;
@@ -135,7 +136,16 @@ impl Request<'_> {
 
     /// Decodes the Instances the request carries into the admission model.
     pub(crate) fn objects(&self) -> Result<Objects, String> {
-        self.objects_as("Instance")
+        let old = object::<Subject>(self.old_object, "oldObject", "Instance")?;
+        let new = object::<NewInstance>(self.object, "object", "Instance")?;
+        let new = new.map(|n| {
+            Box::new(Subject {
+                metadata: n.metadata,
+                spec: n.spec,
+                status: None,
+            })
+        });
+        Ok((old, new))
     }
 
     /// Decodes the objects the request carries as `kind` (named in the
@@ -146,6 +156,16 @@ impl Request<'_> {
             object(self.object, "object", kind)?,
         ))
     }
+}
+
+/// The new object as the rules read it: the API server keeps its status
+/// equal to the old one's on spec writes, and the rules read only the old
+/// one's, so it is skipped unread.
+#[derive(Deserialize)]
+struct NewInstance {
+    #[serde(default)]
+    metadata: Identity,
+    spec: InstanceSpec,
 }
 
 /// The uid of a review whose envelope did not decode (a field of the wrong
