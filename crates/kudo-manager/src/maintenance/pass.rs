@@ -6,7 +6,6 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
-use kudo_api::maintenance::SCHEDULE_NAME;
 use kudo_api::{
     MachineMode, MaintenanceSchedule, MaintenanceScheduleSpec, MaintenanceScheduleStatus,
     NodeMaintenance,
@@ -224,20 +223,7 @@ async fn add_finalizer(client: &Client, schedule: &MaintenanceSchedule) -> Resul
     }
     let patch =
         crate::status_patch::add_finalizer(schedule.metadata.finalizers.as_deref(), FINALIZER);
-    Api::<MaintenanceSchedule>::all(client.clone())
-        .patch(
-            SCHEDULE_NAME,
-            &PatchParams::default(),
-            &Patch::<()>::Json(
-                serde_json::from_value(patch).map_err(|source| Error::Serde {
-                    context: "building the schedule's finalizer patch".into(),
-                    source,
-                })?,
-            ),
-        )
-        .await
-        .map_err(|e| Error::kube("adding the finalizer to the MaintenanceSchedule", e))?;
-    Ok(())
+    patch_finalizers(client, schedule, patch, "adding the finalizer to").await
 }
 
 /// Removes the finalizer of a schedule being deleted, its nodes released.
@@ -250,6 +236,16 @@ async fn release(client: &Client, schedule: &MaintenanceSchedule) -> Result<()> 
     else {
         return Ok(());
     };
+    patch_finalizers(client, schedule, patch, "releasing").await
+}
+
+/// Sends one of `status_patch`'s guarded finalizer patches (a JSON patch).
+async fn patch_finalizers(
+    client: &Client,
+    schedule: &MaintenanceSchedule,
+    patch: Value,
+    doing: &str,
+) -> Result<()> {
     let name = schedule.name_any();
     let patch = serde_json::from_value(patch).map_err(|source| Error::Serde {
         context: "building the schedule's finalizer patch".into(),
@@ -258,6 +254,6 @@ async fn release(client: &Client, schedule: &MaintenanceSchedule) -> Result<()> 
     Api::<MaintenanceSchedule>::all(client.clone())
         .patch(&name, &PatchParams::default(), &Patch::<()>::Json(patch))
         .await
-        .map_err(|e| Error::kube(format!("releasing MaintenanceSchedule {name}"), e))?;
+        .map_err(|e| Error::kube(format!("{doing} MaintenanceSchedule {name}"), e))?;
     Ok(())
 }
