@@ -48,25 +48,26 @@ struct Ctx {
 }
 
 /// Whether the MaintenanceSchedule CRD is served (older installs lack it:
-/// node maintenance is then off, and the rest of the manager runs).
+/// node maintenance is then off, said once here, and the rest of the
+/// manager runs).
 pub async fn served(client: &Client) -> bool {
     let cache = crate::discovery::ApiCache::new(client.clone());
-    matches!(
+    let served = matches!(
         cache.resolve(API_VERSION, "MaintenanceSchedule").await,
         Ok(Some(_))
-    )
-}
-
-/// Runs the schedule's controller until `shutdown` completes.
-pub async fn run(client: Client, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
-    if !served(&client).await {
+    );
+    if !served {
         tracing::warn!(
             "the MaintenanceSchedule CRD is not installed; node maintenance is off \
              (kubectl kudo init --upgrade installs it)"
         );
-        shutdown.await;
-        return;
     }
+    served
+}
+
+/// Runs the schedule's controller until `shutdown` completes; call it only
+/// when [`served`] said the CRD is there.
+pub async fn run(client: Client, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
     let schedules = Api::<MaintenanceSchedule>::all(client.clone());
     let instances = Api::<Instance>::all(client.clone());
     let ctx = Arc::new(Ctx { client });
