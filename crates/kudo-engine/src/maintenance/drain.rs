@@ -46,23 +46,32 @@ pub fn disposition(pod: &Pod) -> Disposition {
 
 /// `namespace/name` of the first budget in `pdbs` that selects `pod`.
 pub fn blocking_budget(pod: &Pod, pdbs: &[PodDisruptionBudget]) -> Option<String> {
+    budgets_selecting(pod, pdbs).next().map(budget_name)
+}
+
+/// The budgets in `pdbs` that select `pod` (same namespace, selector matches).
+pub fn budgets_selecting<'b>(
+    pod: &Pod,
+    pdbs: &'b [PodDisruptionBudget],
+) -> impl Iterator<Item = &'b PodDisruptionBudget> {
     let labels = pod.metadata.labels.clone().unwrap_or_default();
-    let namespace = pod.metadata.namespace.as_deref();
-    pdbs.iter()
-        .filter(|b| b.metadata.namespace.as_deref() == namespace)
-        .find(|b| {
-            b.spec
+    let namespace = pod.metadata.namespace.clone();
+    pdbs.iter().filter(move |b| {
+        b.metadata.namespace == namespace
+            && b.spec
                 .as_ref()
                 .and_then(|s| s.selector.as_ref())
                 .is_some_and(|s| selects(s, &labels))
-        })
-        .map(|b| {
-            format!(
-                "{}/{}",
-                b.metadata.namespace.as_deref().unwrap_or_default(),
-                b.metadata.name.as_deref().unwrap_or_default()
-            )
-        })
+    })
+}
+
+/// `namespace/name` of a budget.
+pub fn budget_name(budget: &PodDisruptionBudget) -> String {
+    format!(
+        "{}/{}",
+        budget.metadata.namespace.as_deref().unwrap_or_default(),
+        budget.metadata.name.as_deref().unwrap_or_default()
+    )
 }
 
 /// Whether `selector` selects `labels` (an empty selector selects all, as

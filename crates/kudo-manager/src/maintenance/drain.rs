@@ -18,7 +18,9 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, EvictParams, ListParams};
 use kube::{Client, ResourceExt};
 use kudo_api::BlockedEviction;
-use kudo_engine::maintenance::drain::{Disposition, blocking_budget, disposition};
+use kudo_engine::maintenance::drain::{
+    Disposition, blocking_budget, budget_name, budgets_selecting, disposition,
+};
 
 use crate::classify::describe_kube_error;
 
@@ -63,7 +65,11 @@ impl Drained {
 enum Evicted {
     Gone,
     Going,
-    Blocked(BlockedEviction),
+    /// Held back without asking: its budget allows no disruption now.
+    Held(BlockedEviction),
+    /// Refused (or not accepted in time), with why; the caller names the
+    /// budget that selects the pod.
+    Refused(String),
     Failed(String),
 }
 
@@ -90,27 +96,38 @@ pub(super) async fn drain(client: &Client, pods: &[Pod]) -> Drained {
             }
         }
     }
-    let results: Vec<Evicted> = futures::stream::iter(to_evict)
+    let results: Vec<(Pod, Evicted)> = futures::stream::iter(to_evict)
         .map(|(pod, held)| {
             // Owned: the stream's futures must not borrow across its items.
             let client = client.clone();
             async move {
-                match held {
-                    Some(blocked) => Evicted::Blocked(blocked),
+                let evicted = match held {
+                    Some(blocked) => Evicted::Held(blocked),
                     None => evict(&client, &pod).await,
-                }
+                };
+                (pod, evicted)
             }
         })
         .buffer_unordered(CONCURRENT_EVICTIONS)
         .collect()
         .await;
-    for result in results {
+    for (pod, result) in results {
         match result {
             Evicted::Gone => {}
             Evicted::Going => out.left += 1,
-            Evicted::Blocked(blocked) => {
+            Evicted::Held(blocked) => {
                 out.left += 1;
                 out.blocked.push(blocked);
+            }
+            Evicted::Refused(message) => {
+                out.left += 1;
+                let namespace = pod.namespace().unwrap_or_default();
+                let in_namespace = budgets.get(&namespace).map(Vec::as_slice);
+                out.blocked.push(BlockedEviction {
+                    pod: format!("{namespace}/{}", pod.name_any()),
+                    budget: blocking_budget(&pod, in_namespace.unwrap_or_default()),
+                    message,
+                });
             }
             Evicted::Failed(message) => {
                 out.left += 1;
@@ -122,36 +139,21 @@ pub(super) async fn drain(client: &Client, pods: &[Pod]) -> Drained {
     out
 }
 
-/// The budget that allows no disruption of `pod` now, if one does.
+/// The budget that allows no disruption of `pod` now (its status says
+/// so), if one does: the pod is then held back without asking.
 fn held_back(pod: &Pod, budgets: &[PodDisruptionBudget]) -> Option<BlockedEviction> {
-    let exhausted: Vec<PodDisruptionBudget> = budgets
-        .iter()
-        .filter(|b| {
-            b.status
-                .as_ref()
-                .and_then(|s| s.disruptions_allowed)
-                .is_some_and(|allowed| allowed <= 0)
-        })
-        .cloned()
-        .collect();
-    let budget = blocking_budget(pod, &exhausted)?;
-    let status = exhausted
-        .iter()
-        .find(|b| budget.ends_with(&format!("/{}", b.name_any())))
-        .and_then(|b| b.status.as_ref());
-    let message = match status {
-        Some(s) => format!(
-            "the budget allows no disruption now: {} of {} pods healthy, {} needed",
-            s.current_healthy.unwrap_or(0),
-            s.expected_pods.unwrap_or(0),
-            s.desired_healthy.unwrap_or(0)
-        ),
-        None => "the budget allows no disruption now".to_string(),
-    };
+    let (budget, status) = budgets_selecting(pod, budgets)
+        .filter_map(|b| Some((b, b.status.as_ref()?)))
+        .find(|(_, s)| s.disruptions_allowed.is_some_and(|allowed| allowed <= 0))?;
     Some(BlockedEviction {
         pod: format!("{}/{}", pod.namespace().unwrap_or_default(), pod.name_any()),
-        budget: Some(budget),
-        message,
+        budget: Some(budget_name(budget)),
+        message: format!(
+            "the budget allows no disruption now: {} of {} pods healthy, {} needed",
+            status.current_healthy.unwrap_or(0),
+            status.expected_pods.unwrap_or(0),
+            status.desired_healthy.unwrap_or(0)
+        ),
     })
 }
 
@@ -159,35 +161,20 @@ async fn evict(client: &Client, pod: &Pod) -> Evicted {
     let namespace = pod.namespace().unwrap_or_default();
     let name = pod.name_any();
     let api = Api::<Pod>::namespaced(client.clone(), &namespace);
-    let label = format!("{namespace}/{name}");
     match tokio::time::timeout(EVICTION_BUDGET, api.evict(&name, &EvictParams::default())).await {
         Ok(Ok(_)) => Evicted::Going,
         Ok(Err(kube::Error::Api(status))) if status.code == 404 => Evicted::Gone,
-        Ok(Err(kube::Error::Api(status))) if status.code == 429 => {
-            let budgets = budgets_in(client, &namespace).await;
-            Evicted::Blocked(BlockedEviction {
-                pod: label,
-                budget: blocking_budget(pod, &budgets),
-                message: status.message,
-            })
-        }
+        Ok(Err(kube::Error::Api(status))) if status.code == 429 => Evicted::Refused(status.message),
         Ok(Err(err)) => Evicted::Failed(format!(
-            "evicting pod {label} failed: {}",
+            "evicting pod {namespace}/{name} failed: {}",
             describe_kube_error(&err)
         )),
         // The client retries a refused eviction for minutes; a refusal is
-        // what a budget does, so say which one applies.
-        Err(_) => {
-            let budgets = budgets_in(client, &namespace).await;
-            Evicted::Blocked(BlockedEviction {
-                pod: label,
-                budget: blocking_budget(pod, &budgets),
-                message: format!(
-                    "the eviction was not accepted within {}s (refused and retried)",
-                    EVICTION_BUDGET.as_secs()
-                ),
-            })
-        }
+        // what a budget does, so the caller names the one that applies.
+        Err(_) => Evicted::Refused(format!(
+            "the eviction was not accepted within {}s (refused and retried)",
+            EVICTION_BUDGET.as_secs()
+        )),
     }
 }
 
