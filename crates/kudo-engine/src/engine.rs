@@ -9,7 +9,7 @@ use kudo_api::{Blocker, ExecutionStatus as S, Instance, InstanceStatus, Operator
 use crate::decision::{Action, Decision, Effects, EventType, Input};
 use crate::facts::{cluster_scoped_objects, event, other, release, running_plan};
 use crate::holds::{start_hold, step_hold, wake};
-use crate::lifecycle::{Before, finish_active, start};
+use crate::lifecycle::{AutoPlan, Before, finish_active, start};
 use crate::select::{self, Selection, Trigger};
 use crate::tree::{sync_plan, sync_plan_in_place};
 use crate::walk::{Walk, WalkOutput};
@@ -134,28 +134,18 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         }
     }
 
-    if !asked && running_plan(st).is_none() {
-        let cx = recovery::Context {
-            instance: inst,
-            ov,
-            drift: &input.observed.drift,
-            config: input.config,
-            manual_suppression,
-            window: &window,
-            now,
-        };
-        changed |= recovery::consider(&cx, st, &mut out);
-    }
-    let cx = maintenance::Context {
+    let auto = AutoPlan {
         instance: inst,
         ov,
-        notice: input.observed.maintenance.as_ref(),
         config: input.config,
         manual_suppression,
         window: &window,
         now,
     };
-    changed |= maintenance::consider(&cx, st, &mut out);
+    if !asked && running_plan(st).is_none() {
+        changed |= recovery::consider(&auto, &input.observed.drift, st, &mut out);
+    }
+    changed |= maintenance::consider(&auto, input.observed.maintenance.as_ref(), st, &mut out);
 
     changed |= operations::apply_new(
         inst,

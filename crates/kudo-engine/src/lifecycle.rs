@@ -6,16 +6,50 @@ use kudo_api::maintenance::MAINTENANCE_PLAN;
 use kudo_api::names::{CLEANUP_PLAN, RECOVERY_PLAN};
 use kudo_api::{
     ActivePlan, AppliedConfig, AutoSuppression, ExecutionStatus as S, Instance, InstanceStatus,
-    PlanRun,
+    OperatorVersion, PlanRun, Suppression,
 };
 
 use crate::decision::{EngineConfig, EventType};
 use crate::facts::{event, running_plan};
-use crate::holds::wake;
+use crate::holds::{start_hold, wake};
 use crate::operations;
 use crate::select::{self, Consumes, PlanRequest};
 use crate::tree::reset_plan;
 use crate::walk::WalkOutput;
+
+/// What starting a plan the engine asks for itself (recovery, maintenance)
+/// reads: the Instance, its OperatorVersion and the holds of this pass.
+pub(crate) struct AutoPlan<'a> {
+    pub instance: &'a Instance,
+    pub ov: &'a OperatorVersion,
+    pub config: &'a EngineConfig,
+    pub manual_suppression: Option<&'a Suppression>,
+    pub window: &'a Result<crate::windows::WindowState, crate::EngineError>,
+    pub now: Timestamp,
+}
+
+impl AutoPlan<'_> {
+    /// Whether a suppression or a closed window holds `req` back; the
+    /// blocker says which.
+    pub(crate) fn held(
+        &self,
+        req: &PlanRequest,
+        st: &InstanceStatus,
+        out: &mut WalkOutput,
+    ) -> bool {
+        let hold = start_hold(req, st, self.manual_suppression, self.window, self.now, out);
+        let held = hold.is_some();
+        if let Some(b) = hold {
+            out.push_blocker(b);
+        }
+        held
+    }
+
+    /// Starts `req` (see [`start`]).
+    pub(crate) fn start(&self, st: &mut InstanceStatus, req: &PlanRequest, out: &mut WalkOutput) {
+        start(self.instance, st, req, self.config, self.now, out);
+    }
+}
 
 /// What the plan statuses were when a call began: whether a plan reached
 /// its end in this call, and whether its status or message changed.

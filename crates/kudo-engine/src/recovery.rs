@@ -31,11 +31,10 @@ use kudo_api::{
 use crate::decision::{EngineConfig, EventType};
 use crate::facts::event;
 use crate::health::object_label;
-use crate::holds::{start_hold, wake};
-use crate::lifecycle::start;
+use crate::holds::wake;
+use crate::lifecycle::AutoPlan;
 use crate::select::{Consumes, PlanRequest, Trigger, derived_uid};
 use crate::walk::WalkOutput;
-use crate::windows::WindowState;
 
 /// Default delay after the first recovery of an object in the last hour
 /// ([`crate::EngineConfig::recovery_backoff`]); it doubles with each further one.
@@ -210,22 +209,16 @@ fn fresh_status(objects: &[&Drift]) -> PlanStatus {
     }
 }
 
-/// What `consider` needs besides the status it may change.
-pub(crate) struct Context<'a> {
-    pub instance: &'a Instance,
-    pub ov: &'a OperatorVersion,
-    pub drift: &'a [Drift],
-    pub config: &'a EngineConfig,
-    pub manual_suppression: Option<&'a kudo_api::Suppression>,
-    pub window: &'a Result<WindowState, crate::EngineError>,
-    pub now: Timestamp,
-}
-
 /// Starts the recovery plan for the drifted objects whose backoff has
 /// passed, when nothing else runs; whether the status changed. The caller
 /// has checked that no plan runs or was asked for.
-pub(crate) fn consider(cx: &Context<'_>, st: &mut InstanceStatus, out: &mut WalkOutput) -> bool {
-    if cx.drift.is_empty()
+pub(crate) fn consider(
+    cx: &AutoPlan<'_>,
+    drift: &[Drift],
+    st: &mut InstanceStatus,
+    out: &mut WalkOutput,
+) -> bool {
+    if drift.is_empty()
         || !enabled(cx.instance, cx.config)
         || cx.instance.metadata.deletion_timestamp.is_some()
     {
@@ -237,14 +230,14 @@ pub(crate) fn consider(cx: &Context<'_>, st: &mut InstanceStatus, out: &mut Walk
             format!(
                 "{} is not recovered: the OperatorVersion defines a plan named \"recovery\" \
                  of its own; run it, or rename it to let kudo-rs recover drift",
-                cx.drift[0]
+                drift[0]
             ),
             None,
         ));
         return false;
     }
     let mut due = Vec::new();
-    for d in cx.drift {
+    for d in drift {
         match next_allowed(
             &st.recoveries,
             &d.object,
@@ -280,13 +273,12 @@ pub(crate) fn consider(cx: &Context<'_>, st: &mut InstanceStatus, out: &mut Walk
         break_glass: false,
         consumes: Consumes::Nothing,
     };
-    if let Some(b) = start_hold(&req, st, cx.manual_suppression, cx.window, cx.now, out) {
-        out.push_blocker(b);
+    if cx.held(&req, st, out) {
         return false;
     }
     st.plan_status
         .insert(RECOVERY_PLAN.to_string(), fresh_status(&due));
-    start(cx.instance, st, &req, cx.config, cx.now, out);
+    cx.start(st, &req, out);
     out.actions.push(event(
         EventType::Normal,
         "DriftDetected",

@@ -21,18 +21,17 @@ mod validate;
 use jiff::Timestamp;
 use kudo_api::maintenance::MAINTENANCE_PLAN;
 use kudo_api::{
-    Blocker, ExecutionStatus as S, Instance, InstanceMaintenance, InstanceStatus,
-    MaintenanceResponse, MaintenanceSchedule, OperatorVersion,
+    Blocker, ExecutionStatus as S, InstanceMaintenance, InstanceStatus, MaintenanceResponse,
+    MaintenanceSchedule,
 };
 
 pub use validate::{duration, same_machine, validate, validate_name, validate_transition};
 
 use crate::facts::{other, running_plan};
-use crate::holds::{start_hold, wake};
-use crate::lifecycle::start;
+use crate::holds::wake;
+use crate::lifecycle::AutoPlan;
 use crate::select::{Consumes, PlanRequest, Trigger, derived_uid};
 use crate::walk::WalkOutput;
-use crate::{EngineConfig, windows};
 
 /// What an Instance is told: the scheduled nodes its pods run on, and the
 /// span of their windows.
@@ -84,24 +83,15 @@ pub fn describe(nodes: &[String], start: Timestamp, end: Timestamp) -> String {
     )
 }
 
-/// What [`consider`] reads.
-pub(crate) struct Context<'a> {
-    pub instance: &'a Instance,
-    pub ov: &'a OperatorVersion,
-    pub notice: Option<&'a Notice>,
-    pub config: &'a EngineConfig,
-    pub manual_suppression: Option<&'a kudo_api::Suppression>,
-    pub window: &'a Result<windows::WindowState, crate::EngineError>,
-    pub now: Timestamp,
-}
-
 /// Records a new notice, starts the `maintenance` plan when nothing is in
 /// its way, and keeps the answer up to date; whether status changed.
-pub(crate) fn consider(cx: &Context<'_>, st: &mut InstanceStatus, out: &mut WalkOutput) -> bool {
-    let Some(notice) = cx
-        .notice
-        .filter(|_| cx.instance.metadata.deletion_timestamp.is_none())
-    else {
+pub(crate) fn consider(
+    cx: &AutoPlan<'_>,
+    notice: Option<&Notice>,
+    st: &mut InstanceStatus,
+    out: &mut WalkOutput,
+) -> bool {
+    let Some(notice) = notice.filter(|_| cx.instance.metadata.deletion_timestamp.is_none()) else {
         return st.maintenance.take().is_some();
     };
     let has_plan = cx.ov.spec.plan(MAINTENANCE_PLAN).is_some();
@@ -185,7 +175,7 @@ fn answer(st: &mut InstanceStatus) -> bool {
 }
 
 fn try_start(
-    cx: &Context<'_>,
+    cx: &AutoPlan<'_>,
     notice: &Notice,
     st: &mut InstanceStatus,
     out: &mut WalkOutput,
@@ -211,11 +201,10 @@ fn try_start(
         break_glass: false,
         consumes: Consumes::Nothing,
     };
-    if let Some(b) = start_hold(&req, st, cx.manual_suppression, cx.window, cx.now, out) {
-        out.push_blocker(b);
+    if cx.held(&req, st, out) {
         return false;
     }
-    start(cx.instance, st, &req, cx.config, cx.now, out);
+    cx.start(st, &req, out);
     if let Some(m) = st.maintenance.as_mut() {
         m.uid = Some(req.uid);
     }
