@@ -32,6 +32,7 @@ mod lex;
 mod limits;
 mod parse;
 mod refs;
+mod trace;
 mod value;
 mod walk;
 pub mod yaml;
@@ -39,7 +40,8 @@ pub mod yaml;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
-pub use limits::{DEFAULT_MAX_OUTPUT, DEFAULT_MAX_VALUES, Limits};
+pub use limits::{DEFAULT_MAX_OUTPUT, DEFAULT_MAX_STEPS, DEFAULT_MAX_VALUES, Limits};
+pub use trace::{TRACED_ROOT, ValueText};
 pub use value::{Value, format_float_g as format_go_float};
 
 /// A parsed template.
@@ -80,6 +82,31 @@ pub enum ErrorKind {
     OutputBudget,
     /// A function would build more than is left of [`Limits::max_values`].
     ValueBudget,
+    /// The render would take more than [`Limits::max_steps`] steps.
+    StepBudget,
+}
+
+impl ErrorKind {
+    /// True for the budgets of [`Limits`] (output, values, steps).
+    pub fn is_budget(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::OutputBudget | ErrorKind::ValueBudget | ErrorKind::StepBudget
+        )
+    }
+}
+
+/// The output of [`Template::render_traced`]: the text and the pieces of it
+/// that carry parameter values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// The rendered text.
+    pub text: String,
+    /// Text written by actions whose value carries `.Params` values, in
+    /// output order.
+    pub values: Vec<ValueText>,
+    /// Steps the render took (see [`Limits::max_steps`]).
+    pub steps: u64,
 }
 
 impl fmt::Display for Error {
@@ -156,10 +183,31 @@ impl Template {
 
     /// Executes the template against `data` within `limits`.
     pub fn render_with(&self, data: &serde_json::Value, limits: &Limits) -> Result<String, Error> {
-        let root = Value::from_json(data);
-        let mut exec = exec::Exec::new(&self.source, &self.defines, root.clone(), *limits);
-        match exec.run(&self.root, &root) {
-            Ok(()) => Ok(exec.out),
+        self.render_traced(data, limits).map(|r| r.text)
+    }
+
+    /// Executes the template against `data` within `limits`, and says which
+    /// output text carries values of `data.Params` (see [`ValueText`]):
+    /// values are followed through variables, `range`, `with`, `template`
+    /// calls and functions, whose results carry what their arguments did.
+    /// Text the template writes, and values it computes from nothing but
+    /// its own literals and the other root fields, carry nothing.
+    pub fn render_traced(
+        &self,
+        data: &serde_json::Value,
+        limits: &Limits,
+    ) -> Result<Rendered, Error> {
+        let mut exec = exec::Exec::new(&self.source, &self.defines, data, *limits);
+        match exec.run(&self.root) {
+            Ok(()) => {
+                let steps = exec.steps();
+                let values = self.locate(std::mem::take(&mut exec.traced));
+                Ok(Rendered {
+                    text: exec.out,
+                    values,
+                    steps,
+                })
+            }
             Err(e) => {
                 let (line, column) = line_col(&self.source, e.span.start);
                 let context = self.source.get(e.span.start..e.span.end).unwrap_or("");
@@ -177,6 +225,34 @@ impl Template {
                 })
             }
         }
+    }
+}
+
+impl Template {
+    /// Fills in the template line of each traced piece (lines are counted
+    /// once, in one pass over the source).
+    fn locate(&self, traced: Vec<(ValueText, usize)>) -> Vec<ValueText> {
+        let mut starts: Vec<usize> = traced.iter().map(|(_, pos)| *pos).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        let mut lines = std::collections::HashMap::with_capacity(starts.len());
+        let (mut line, mut from) = (1, 0);
+        for pos in starts {
+            let upto = pos.min(self.source.len());
+            line += self.source.as_bytes()[from..upto]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            from = upto;
+            lines.insert(pos, line);
+        }
+        traced
+            .into_iter()
+            .map(|(mut text, pos)| {
+                text.line = lines.get(&pos).copied().unwrap_or(1);
+                text
+            })
+            .collect()
     }
 }
 

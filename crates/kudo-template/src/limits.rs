@@ -18,6 +18,11 @@ pub const DEFAULT_MAX_OUTPUT: usize = 4 << 20;
 /// Default budget for values built during one render: 16 MiB.
 pub const DEFAULT_MAX_VALUES: usize = 16 << 20;
 
+/// Default step budget of one render: 1,000,000 steps (nodes executed, range
+/// iterations, function calls and the list and map elements they are
+/// given, template calls). The largest real packages take a few thousand.
+pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
+
 /// Bounds of one render ([`crate::Template::render_with`]).
 ///
 /// Peak memory of a render stays within a small multiple of
@@ -31,6 +36,8 @@ pub struct Limits {
     /// render, counted as they are built (a value built and dropped still
     /// counts). Default [`DEFAULT_MAX_VALUES`].
     pub max_values: usize,
+    /// Most steps the render may take. Default [`DEFAULT_MAX_STEPS`].
+    pub max_steps: u64,
 }
 
 impl Default for Limits {
@@ -38,6 +45,7 @@ impl Default for Limits {
         Self {
             max_output: DEFAULT_MAX_OUTPUT,
             max_values: DEFAULT_MAX_VALUES,
+            max_steps: DEFAULT_MAX_STEPS,
         }
     }
 }

@@ -12,6 +12,9 @@
 //!   the template's name, a line and column inside the text, a message,
 //!   and a kind that matches the stage (`Parse` only from parsing);
 //! - give the same result when repeated (errors are fatal, not transient);
+//! - take no more steps than the step budget: nested ranges over huge
+//!   counts and recursion that doubles at every level stop with a
+//!   step-budget error, so a render's time is bounded by the budget;
 //! - at the default limits, keep the process's peak memory within a small
 //!   multiple of the budgets (Linux).
 //!
@@ -114,10 +117,12 @@ fn limits() -> impl Strategy<Value = Limits> {
     (
         select(&[0usize, 64, 4 << 10, 64 << 10, 1 << 20][..]),
         select(&[512usize, 4 << 10, 64 << 10, 256 << 10][..]),
+        select(&[0u64, 100, 10_000, 100_000][..]),
     )
-        .prop_map(|(max_output, max_values)| Limits {
+        .prop_map(|(max_output, max_values, max_steps)| Limits {
             max_output,
             max_values,
+            max_steps,
         })
 }
 
@@ -641,6 +646,9 @@ fn assert_clean_error(err: &Error, text: &str, quoted: usize) {
         ErrorKind::ValueBudget => {
             assert!(err.message.contains("value budget exceeded"), "{err}")
         }
+        ErrorKind::StepBudget => {
+            assert!(err.message.contains("step budget exceeded"), "{err}")
+        }
         ErrorKind::Parse | ErrorKind::Execute => {}
     }
     // A message names the failing action; it carries at most one value,
@@ -781,7 +789,7 @@ proptest! {
             "PlanName": "deploy", "PhaseName": "zookeeper", "StepName": "deploy",
             "Params": params, "Pipes": {},
         });
-        let limits = Limits { max_output: 256 << 10, max_values: 1 << 20 };
+        let limits = Limits { max_output: 256 << 10, max_values: 1 << 20, ..Limits::default() };
         check(&text, &data, &limits);
     }
 }
@@ -809,6 +817,68 @@ proptest! {
                 let bound = 3 * (DEFAULT_MAX_OUTPUT + DEFAULT_MAX_VALUES) + 8 * input + (16 << 20);
                 let grown = peak.saturating_sub(rss);
                 prop_assert!(grown <= bound, "peak memory grew by {grown} bytes (bound {bound}) for {text}");
+            }
+        }
+    }
+}
+
+/// A template that nests `depth` ranges over `until N`, each iteration
+/// writing one action; the number of iterations it asks for.
+fn nested_ranges(depth: usize) -> (String, u32) {
+    let mut text = String::new();
+    for _ in 0..depth {
+        text.push_str("{{ range until (int $.Params.N) }}");
+    }
+    text.push_str("{{ $.Params.N }}");
+    for _ in 0..depth {
+        text.push_str("{{ end }}");
+    }
+    (text, depth as u32)
+}
+
+/// A `define` that calls itself twice per level until `.` reaches `depth`:
+/// 2^depth calls.
+fn doubling_recursion(depth: u32) -> String {
+    format!(
+        "{{{{ define \"f\" }}}}{{{{ if lt . {depth} }}}}{{{{ template \"f\" (add . 1) }}}}\
+         {{{{ template \"f\" (add . 1) }}}}{{{{ end }}}}{{{{ end }}}}{{{{ template \"f\" 0 }}}}"
+    )
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    /// Loops and recursion whose work grows as N^depth or 2^depth end
+    /// within the step budget: a render that succeeds took at most
+    /// `max_steps` steps, and one asked for more iterations than the budget
+    /// allows fails with a budget error (the budget bounds the time,
+    /// without a clock).
+    #[test]
+    fn nested_loops_and_recursion_stop_at_the_step_budget(
+        depth in 1usize..5,
+        n in select(&[0i64, 1, 3, 10, 100, 2000, 1_000_000_000][..]),
+        recursion in 0u32..64,
+        max_steps in select(&[1_000u64, 50_000, 200_000][..]),
+    ) {
+        let limits = Limits { max_steps, ..Limits::default() };
+        let data = json!({"Params": {"N": n.to_string()}});
+        let (text, d) = nested_ranges(depth);
+        let iterations = (n.max(0) as u128).saturating_pow(d);
+        let loops = (text, iterations);
+        let calls = (doubling_recursion(recursion), 1u128 << recursion);
+        for (text, asked) in [loops, calls] {
+            let template = Template::parse(NAME, &text).unwrap();
+            match template.render_traced(&data, &limits) {
+                Ok(rendered) => {
+                    prop_assert!(rendered.steps <= max_steps, "{} steps: {text}", rendered.steps);
+                    prop_assert!(asked <= u128::from(max_steps), "{asked} iterations ran: {text}");
+                }
+                Err(err) => {
+                    // `until` of a huge count runs out of the value budget
+                    // before it runs a step.
+                    prop_assert!(err.kind.is_budget(), "{}", err);
+                    assert_clean_error(&err, &text, 0);
+                }
             }
         }
     }

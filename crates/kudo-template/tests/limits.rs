@@ -252,3 +252,45 @@ fn normal_templates_render_as_before_within_the_default_limits() {
     let out = render(text, &data).unwrap();
     assert_eq!(out, "node-0 node-1 node-2 \n  a: 1\n  b:\n  - 1\n  - 2\n  ");
 }
+
+fn step_budget_error(text: &str, data: &Value) -> Error {
+    let err = render(text, data).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::StepBudget, "{err}");
+    assert!(err.message.contains("step budget exceeded"), "{err}");
+    err
+}
+
+#[test]
+fn three_nested_ranges_over_two_thousand_stop_at_the_step_budget() {
+    // 8·10⁹ iterations: without the budget this runs for minutes.
+    let text = "{{ $l := until (int .Params.N) }}{{ range $l }}{{ range $l }}{{ range $l }}{{ end }}{{ end }}{{ end }}";
+    let err = step_budget_error(text, &params(&[("N", "2000")]));
+    assert_eq!(err.line, 1, "{err}");
+    // The same template with a small N fits.
+    assert!(render(text, &params(&[("N", "20")])).is_ok());
+}
+
+#[test]
+fn recursion_that_doubles_at_every_level_stops_at_the_step_budget() {
+    let text = r#"{{ define "f" }}{{ if lt . 40 }}{{ template "f" (add . 1) }}{{ template "f" (add . 1) }}{{ end }}{{ end }}{{ template "f" 0 }}"#;
+    step_budget_error(text, &json!({}));
+}
+
+#[test]
+fn uniq_of_a_long_list_counts_its_comparisons() {
+    // 60,000 elements fit the value budget; comparing each with each is
+    // 3.6·10⁹ steps.
+    let text = "{{ until (int .Params.N) | uniq | len }}";
+    step_budget_error(text, &params(&[("N", "60000")]));
+}
+
+#[test]
+fn a_smaller_step_budget_is_honoured() {
+    let limits = Limits {
+        max_steps: 10,
+        ..Limits::default()
+    };
+    let err = render_with("{{ range until 20 }}x{{ end }}", &json!({}), limits).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::StepBudget, "{err}");
+    assert!(err.message.contains("more than 10 steps"), "{err}");
+}

@@ -5,14 +5,50 @@ use crate::ErrorKind;
 use crate::ast::{Arg, Span};
 use crate::funcs::{FuncDef, FuncError, Imp};
 use crate::limits::{Meter, fresh_bytes};
+use crate::trace::Taint;
 use crate::value::Value;
 
-use super::{Exec, ExecError, Res, fail};
+use super::{Exec, ExecError, Res, Traced, fail};
 
 impl<'a> Exec<'a> {
-    /// Calls a function with what is left of the value budget, then counts
-    /// what the result holds that nothing else shares.
+    /// Calls a function with what is left of the value and step budgets,
+    /// then counts what the result holds that nothing else shares. The
+    /// result carries what every argument carried.
     pub(super) fn call(
+        &mut self,
+        name: &str,
+        def: &FuncDef,
+        traced: Vec<Traced<'a>>,
+        span: Span,
+    ) -> Res<Traced<'a>> {
+        let mut taint = Taint::clean();
+        let mut args = Vec::with_capacity(traced.len());
+        for (i, a) in traced.into_iter().enumerate() {
+            // `index .Params "X"` reads one parameter.
+            let t = match (name, i, args.first()) {
+                ("index", 1, Some(container)) if self.is_params(container) => {
+                    a.v.as_str()
+                        .map(Taint::param)
+                        .unwrap_or(Taint::all_params())
+                }
+                ("index", 0, _) if self.is_params(&a.v) => Taint::clean(),
+                _ => a.t.union(&self.built_taint(&a.v)),
+            };
+            taint = taint.union(&t);
+            args.push(a.v);
+        }
+        let value = self.call_values(name, def, &args, span)?;
+        if name == "set" {
+            // `set` changes a shared map: whatever reads maps later may see it.
+            self.set_taint = self.set_taint.union(&taint);
+        }
+        Ok(Traced {
+            v: value,
+            t: taint.through(name),
+        })
+    }
+
+    fn call_values(
         &mut self,
         name: &str,
         def: &FuncDef,
@@ -39,6 +75,7 @@ impl<'a> Exec<'a> {
             };
             return fail(span, message);
         }
+        self.charge_steps(call_steps(name, args), span)?;
         let left = self.limits.max_values.saturating_sub(self.built);
         let mut meter = Meter::new(left);
         let result = match def.f {
@@ -144,6 +181,25 @@ impl<'a> Exec<'a> {
             Arg::Sub(..) => "(pipeline)".into(),
         }
     }
+}
+
+/// Steps a call costs: one, plus the elements of the lists and maps it is
+/// given (functions walk them), and the square for `uniq`, which compares
+/// every element with every other.
+fn call_steps(name: &str, args: &[Value<'_>]) -> u64 {
+    let elements: u64 = args
+        .iter()
+        .map(|a| match a {
+            Value::List(_) | Value::Map(_) | Value::Json(_) => a.len().unwrap_or(0) as u64,
+            _ => 0,
+        })
+        .sum();
+    let walk = if name == "uniq" {
+        elements.saturating_mul(elements)
+    } else {
+        elements
+    };
+    walk.saturating_add(1)
 }
 
 /// Follows a field chain with `missingkey=error`.

@@ -1,9 +1,13 @@
 //! Evaluator: walks the parse tree against the data with Go semantics
 //! (`missingkey=error`, sorted map ranges, non-short-circuit and/or), within
 //! the render's [`Limits`]: output is counted before it is written, values
-//! built by functions as they are built.
+//! built by functions as they are built, and every node, range iteration,
+//! function call and template call is a step of the step budget. Each value
+//! is carried with its [`Taint`], so the output knows which of its text
+//! carries parameter values.
 
 mod call;
+mod steps;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -11,6 +15,7 @@ use std::collections::HashMap;
 use crate::ErrorKind;
 use crate::ast::{Arg, BranchKind, Cmd, List, Node, Pipe, Span};
 use crate::limits::Limits;
+use crate::trace::{TRACED_ROOT, Taint, ValueText};
 use crate::value::Value;
 use crate::walk::{Overflow, write_go};
 
@@ -46,6 +51,22 @@ enum Flow {
     Continue,
 }
 
+/// A value and the parameters it carries.
+#[derive(Clone)]
+pub struct Traced<'a> {
+    pub v: Value<'a>,
+    pub t: Taint,
+}
+
+impl<'a> Traced<'a> {
+    fn clean(v: Value<'a>) -> Self {
+        Self {
+            v,
+            t: Taint::clean(),
+        }
+    }
+}
+
 /// What a `range` walks over.
 enum Items<'a> {
     /// A list, read element by element (not copied).
@@ -60,12 +81,23 @@ enum Items<'a> {
 pub struct Exec<'a> {
     source: &'a str,
     defines: &'a HashMap<String, List>,
-    vars: Vec<(&'a str, Value<'a>)>,
+    vars: Vec<(&'a str, Traced<'a>)>,
     depth: usize,
     limits: Limits,
     /// Bytes of values functions built so far.
     built: usize,
+    /// Steps taken so far (nodes, range iterations, calls).
+    steps: u64,
+    /// The root data and its `.Params`, recognised by address.
+    root: Option<&'a serde_json::Value>,
+    params: Option<&'a serde_json::Value>,
+    /// What `set` stored into maps built during the render: maps are
+    /// shared, so anything read from one may carry it.
+    set_taint: Taint,
     pub out: String,
+    /// Output that carries parameter values, with the byte offset of the
+    /// action that wrote it.
+    pub traced: Vec<(ValueText, usize)>,
 }
 
 impl<'a> Exec<'a> {
@@ -73,26 +105,32 @@ impl<'a> Exec<'a> {
     pub fn new(
         source: &'a str,
         defines: &'a HashMap<String, List>,
-        root: Value<'a>,
+        data: &'a serde_json::Value,
         limits: Limits,
     ) -> Self {
         Exec {
             source,
             defines,
-            vars: vec![("$", root)],
+            vars: vec![("$", Traced::clean(Value::from_json(data)))],
             depth: 0,
             limits,
             built: 0,
+            steps: 0,
+            root: Some(data),
+            params: data.get(TRACED_ROOT),
+            set_taint: Taint::clean(),
             out: String::with_capacity((source.len() + 64).min(limits.max_output)),
+            traced: Vec::new(),
         }
     }
 
-    /// Executes a list of nodes with the given dot.
-    pub fn run(&mut self, list: &'a List, dot: &Value<'a>) -> Res<()> {
-        self.walk(list, dot).map(|_| ())
+    /// Executes the template body with dot bound to the root data.
+    pub fn run(&mut self, list: &'a List) -> Res<()> {
+        let dot = self.vars[0].1.clone();
+        self.walk(list, &dot).map(|_| ())
     }
 
-    fn walk(&mut self, list: &'a List, dot: &Value<'a>) -> Res<Flow> {
+    fn walk(&mut self, list: &'a List, dot: &Traced<'a>) -> Res<Flow> {
         for node in list {
             match self.node(node, dot)? {
                 Flow::Normal => {}
@@ -142,12 +180,14 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
-    fn node(&mut self, node: &'a Node, dot: &Value<'a>) -> Res<Flow> {
+    fn node(&mut self, node: &'a Node, dot: &Traced<'a>) -> Res<Flow> {
+        self.step(node_span(node))?;
         match node {
             Node::Text(t, span) => self.emit(*span, t)?,
             Node::Action(pipe) => {
-                let v = self.pipe(pipe, dot)?;
+                let Traced { v, t } = self.pipe(pipe, dot)?;
                 if pipe.vars.is_empty() {
+                    let start = self.out.len();
                     match v {
                         Value::Nil => self.emit(pipe.span, "<no value>")?,
                         Value::Str(s) => self.emit(pipe.span, &s)?,
@@ -162,6 +202,12 @@ impl<'a> Exec<'a> {
                                 };
                             }
                         }
+                    }
+                    let end = self.out.len();
+                    if end > start
+                        && let Some(text) = t.text(start, end, 0)
+                    {
+                        self.traced.push((text, pipe.span.start));
                     }
                 }
             }
@@ -179,7 +225,7 @@ impl<'a> Exec<'a> {
             } => {
                 let mark = self.vars.len();
                 let v = self.pipe(pipe, dot)?;
-                let flow = if v.truthy() {
+                let flow = if v.v.truthy() {
                     if *kind == BranchKind::With {
                         self.walk(then, &v)?
                     } else {
@@ -199,7 +245,7 @@ impl<'a> Exec<'a> {
                 };
                 let new_dot = match pipe {
                     Some(p) => self.pipe(p, dot)?,
-                    None => Value::Nil,
+                    None => Traced::clean(Value::Nil),
                 };
                 if self.depth >= MAX_TEMPLATE_DEPTH {
                     return fail(
@@ -225,10 +271,13 @@ impl<'a> Exec<'a> {
         pipe: &'a Pipe,
         then: &'a List,
         otherwise: Option<&'a List>,
-        dot: &Value<'a>,
+        dot: &Traced<'a>,
     ) -> Res<Flow> {
         let mark = self.vars.len();
-        let v = self.pipe_value(pipe, dot)?;
+        let Traced { v, t } = self.pipe_value(pipe, dot)?;
+        // The entries of `.Params` each carry their own parameter.
+        let per_key = self.is_params(&v);
+        let t = t.union(&self.built_taint(&v));
         let items = if v.is_list() {
             Items::List(v)
         } else if let Some(entries) = v.map_entries() {
@@ -273,22 +322,36 @@ impl<'a> Exec<'a> {
             Items::List(list) => {
                 for i in 0..list.len().unwrap_or(0) {
                     let Some(item) = list.list_get(i) else { break };
-                    if self.iteration(pipe, then, Value::Int(i as i64), item, mark)? {
+                    let key = Traced::clean(Value::Int(i as i64));
+                    let item = Traced {
+                        v: item,
+                        t: t.clone(),
+                    };
+                    if self.iteration(pipe, then, key, item, mark)? {
                         break;
                     }
                 }
             }
             Items::Map(entries) => {
                 for (key, item) in entries {
-                    let key = Value::Str(Cow::Owned(key));
-                    if self.iteration(pipe, then, key, item, mark)? {
+                    let t = if per_key {
+                        Taint::param(&key)
+                    } else {
+                        t.clone()
+                    };
+                    let key = Traced {
+                        v: Value::Str(Cow::Owned(key)),
+                        t: t.clone(),
+                    };
+                    if self.iteration(pipe, then, key, Traced { v: item, t }, mark)? {
                         break;
                     }
                 }
             }
             Items::Count(n) => {
                 for i in 0..n {
-                    if self.iteration(pipe, then, Value::Int(i), Value::Int(i), mark)? {
+                    let i = Traced::clean(Value::Int(i));
+                    if self.iteration(pipe, then, i.clone(), i, mark)? {
                         break;
                     }
                 }
@@ -302,10 +365,11 @@ impl<'a> Exec<'a> {
         &mut self,
         pipe: &'a Pipe,
         then: &'a List,
-        key: Value<'a>,
-        item: Value<'a>,
+        key: Traced<'a>,
+        item: Traced<'a>,
         mark: usize,
     ) -> Res<bool> {
+        self.step(pipe.span)?;
         match pipe.vars.as_slice() {
             [] => {}
             [one] => self.vars.push((one, item.clone())),
@@ -320,7 +384,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Evaluates a pipeline and binds/assigns its variables.
-    fn pipe(&mut self, pipe: &'a Pipe, dot: &Value<'a>) -> Res<Value<'a>> {
+    fn pipe(&mut self, pipe: &'a Pipe, dot: &Traced<'a>) -> Res<Traced<'a>> {
         let v = self.pipe_value(pipe, dot)?;
         if let Some(name) = pipe.vars.first() {
             if pipe.assign {
@@ -337,15 +401,20 @@ impl<'a> Exec<'a> {
     }
 
     /// Evaluates the commands of a pipeline without touching variables.
-    fn pipe_value(&mut self, pipe: &'a Pipe, dot: &Value<'a>) -> Res<Value<'a>> {
-        let mut val: Option<Value<'a>> = None;
+    fn pipe_value(&mut self, pipe: &'a Pipe, dot: &Traced<'a>) -> Res<Traced<'a>> {
+        let mut val: Option<Traced<'a>> = None;
         for cmd in &pipe.cmds {
             val = Some(self.cmd(cmd, dot, val)?);
         }
-        Ok(val.unwrap_or(Value::Nil))
+        Ok(val.unwrap_or(Traced::clean(Value::Nil)))
     }
 
-    fn cmd(&mut self, cmd: &'a Cmd, dot: &Value<'a>, piped: Option<Value<'a>>) -> Res<Value<'a>> {
+    fn cmd(
+        &mut self,
+        cmd: &'a Cmd,
+        dot: &Traced<'a>,
+        piped: Option<Traced<'a>>,
+    ) -> Res<Traced<'a>> {
         let Some(first) = cmd.args.first() else {
             return fail(cmd.span, "empty command");
         };
@@ -358,7 +427,7 @@ impl<'a> Exec<'a> {
                 args.push(p);
             }
             return self
-                .call(name, def, &args, cmd.span)
+                .call(name, def, args, cmd.span)
                 .map_err(|e| self.locate_arg_error(e, &cmd.args[1..]));
         }
         if cmd.args.len() > 1 || piped.is_some() {
@@ -388,26 +457,71 @@ impl<'a> Exec<'a> {
         self.arg(first, dot)
     }
 
-    fn arg(&mut self, arg: &'a Arg, dot: &Value<'a>) -> Res<Value<'a>> {
+    fn arg(&mut self, arg: &'a Arg, dot: &Traced<'a>) -> Res<Traced<'a>> {
+        let clean = |v| Ok(Traced::clean(v));
         match arg {
             Arg::Dot(_) => Ok(dot.clone()),
-            Arg::Nil(_) => Ok(Value::Nil),
-            Arg::Bool(b, _) => Ok(Value::Bool(*b)),
-            Arg::Int(i, _) => Ok(Value::Int(*i)),
-            Arg::Float(f, _) => Ok(Value::Float(*f)),
-            Arg::Str(s, _) => Ok(Value::Str(Cow::Borrowed(s))),
-            Arg::Func(name, def, span) => self.call(name, def, &[], *span),
-            Arg::Field(names, span) => call::fields(dot.clone(), names, *span),
+            Arg::Nil(_) => clean(Value::Nil),
+            Arg::Bool(b, _) => clean(Value::Bool(*b)),
+            Arg::Int(i, _) => clean(Value::Int(*i)),
+            Arg::Float(f, _) => clean(Value::Float(*f)),
+            Arg::Str(s, _) => clean(Value::Str(Cow::Borrowed(s))),
+            Arg::Func(name, def, span) => self.call(name, def, Vec::new(), *span),
+            Arg::Field(names, span) => self.fields(dot.clone(), names, *span),
             Arg::Var(name, names, span) => {
                 let Some((_, v)) = self.vars.iter().rev().find(|(n, _)| n == name) else {
                     return fail(*span, format!("undefined variable: {name}"));
                 };
-                call::fields(v.clone(), names, *span)
+                self.fields(v.clone(), names, *span)
             }
             Arg::Sub(pipe, names, span) => {
                 let v = self.pipe_value(pipe, dot)?;
-                call::fields(v, names, *span)
+                self.fields(v, names, *span)
             }
         }
+    }
+
+    /// Follows a field chain, working out what the result carries: a field
+    /// of the root's `.Params` (or of `.Params` itself) carries that
+    /// parameter; anything else carries what its container carried.
+    fn fields(&self, container: Traced<'a>, names: &[String], span: Span) -> Res<Traced<'a>> {
+        let t = match names.first() {
+            None => container.t.clone(),
+            Some(first) if self.is_root(&container.v) && first == TRACED_ROOT => {
+                match names.get(1) {
+                    Some(param) => Taint::param(param),
+                    None => Taint::all_params(),
+                }
+            }
+            Some(first) if self.is_params(&container.v) => Taint::param(first),
+            Some(_) => container.t.union(&self.built_taint(&container.v)),
+        };
+        let v = call::fields(container.v, names, span)?;
+        Ok(Traced { v, t })
+    }
+
+    fn is_root(&self, v: &Value<'a>) -> bool {
+        matches!((v, self.root), (Value::Json(j), Some(r)) if std::ptr::eq(*j, r))
+    }
+
+    fn is_params(&self, v: &Value<'a>) -> bool {
+        matches!((v, self.params), (Value::Json(j), Some(p)) if std::ptr::eq(*j, p))
+    }
+
+    /// What a list or map built during the render may carry through `set`.
+    fn built_taint(&self, v: &Value<'a>) -> Taint {
+        match v {
+            Value::List(_) | Value::Map(_) => self.set_taint.clone(),
+            _ => Taint::clean(),
+        }
+    }
+}
+
+/// Where a node is, for the step budget's error.
+fn node_span(node: &Node) -> Span {
+    match node {
+        Node::Text(_, span) | Node::Template { span, .. } => *span,
+        Node::Action(pipe) | Node::Branch { pipe, .. } => pipe.span,
+        Node::Break | Node::Continue => Span { start: 0, end: 0 },
     }
 }
