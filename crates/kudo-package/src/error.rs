@@ -261,6 +261,16 @@ pub enum RenderError {
         /// The engine's error (template, line, function) and the budget.
         detail: String,
     },
+    /// A parameter value would add YAML structure (a document, keys) or set
+    /// an object's apiVersion, kind or namespace: objects come from
+    /// templates, not from values.
+    #[error("task {task}: {detail}")]
+    Injection {
+        /// Task name.
+        task: String,
+        /// Which parameter, what it does, where, and what to do instead.
+        detail: String,
+    },
     /// A rendered object is bigger than an API server stores.
     #[error(
         "task {task}: {object} is {size} bytes, over the {limit}-byte limit of what an API \

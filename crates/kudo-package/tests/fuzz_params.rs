@@ -315,6 +315,7 @@ proptest! {
                     max_template_output: output,
                     max_step_output: output * 2,
                     max_template_values: values,
+                    ..RenderLimits::default()
                 }),
         ],
     ) {

@@ -8,6 +8,7 @@ use kudo_api::OperatorVersion;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::injection::{self, Shape};
 use crate::RenderError;
 
 /// Largest object, as compact JSON, that kudo-rs sends to an API server:
@@ -28,6 +29,10 @@ pub const DEFAULT_MAX_STEP_OUTPUT: usize = 16 << 20;
 /// renders: 16 MiB.
 pub const DEFAULT_MAX_TEMPLATE_VALUES: usize = kudo_template::DEFAULT_MAX_VALUES;
 
+/// Default step budget of one template (actions, range iterations, function
+/// calls and the elements they walk, template calls): 1,000,000.
+pub const DEFAULT_MAX_TEMPLATE_STEPS: u64 = kudo_template::DEFAULT_MAX_STEPS;
+
 /// Budgets of a render ([`super::RenderContext::limits`],
 /// [`super::render_plan_with`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +46,10 @@ pub struct RenderLimits {
     /// Most bytes of strings, lists and maps template functions may build
     /// while one template renders. Default 16 MiB.
     pub max_template_values: usize,
+    /// Most steps one template may take (actions, range iterations,
+    /// function calls and the elements they walk, template calls). Default
+    /// 1,000,000.
+    pub max_template_steps: u64,
 }
 
 impl Default for RenderLimits {
@@ -49,6 +58,7 @@ impl Default for RenderLimits {
             max_template_output: DEFAULT_MAX_TEMPLATE_OUTPUT,
             max_step_output: DEFAULT_MAX_STEP_OUTPUT,
             max_template_values: DEFAULT_MAX_TEMPLATE_VALUES,
+            max_template_steps: DEFAULT_MAX_TEMPLATE_STEPS,
         }
     }
 }
@@ -72,16 +82,20 @@ impl StepBudget {
         kudo_template::Limits {
             max_output: self.limits.max_template_output.min(step_left),
             max_values: self.limits.max_template_values,
+            max_steps: self.limits.max_template_steps,
         }
     }
 
-    /// Renders a template by name with `data` within the budget.
+    /// Renders a template by name with `data` within the budget, refusing a
+    /// parameter value that would add to the YAML the template writes
+    /// (see [`super::injection`]).
     pub(crate) fn render_template(
         &mut self,
         ov: &OperatorVersion,
         task: &str,
         template: &str,
         data: &Value,
+        shape: Shape,
     ) -> Result<String, RenderError> {
         let text = ov
             .spec
@@ -98,18 +112,20 @@ impl StepBudget {
         let parsed = kudo_template::Template::parse(template, text).map_err(template_err)?;
         let limits = self.template_limits();
         let out = parsed
-            .render_with(data, &limits)
+            .render_traced(data, &limits)
             .map_err(|e| match e.kind {
-                kudo_template::ErrorKind::OutputBudget | kudo_template::ErrorKind::ValueBudget => {
-                    RenderError::Budget {
-                        task: task.to_string(),
-                        detail: format!("{e}{}", self.explain(&e, &limits)),
-                    }
-                }
+                kind if kind.is_budget() => RenderError::Budget {
+                    task: task.to_string(),
+                    detail: format!("{e}{}", self.explain(&e, &limits)),
+                },
                 _ => template_err(e),
             })?;
-        self.used += out.len();
-        Ok(out)
+        injection::check(&out, shape).map_err(|e| RenderError::Injection {
+            task: task.to_string(),
+            detail: e.describe(template),
+        })?;
+        self.used += out.text.len();
+        Ok(out.text)
     }
 
     /// Which budget ran out, for the error message.
@@ -118,6 +134,7 @@ impl StepBudget {
             max_template_output,
             max_step_output,
             max_template_values,
+            max_template_steps,
         } = self.limits;
         match e.kind {
             kudo_template::ErrorKind::OutputBudget if limits.max_output < max_template_output => {
@@ -131,6 +148,9 @@ impl StepBudget {
                 " (a template may render {max_template_output} bytes, a step \
                  {max_step_output})"
             ),
+            kudo_template::ErrorKind::StepBudget => {
+                format!(" (a template may take {max_template_steps} steps)")
+            }
             _ => {
                 format!(" (a template's functions may build {max_template_values} bytes of values)")
             }

@@ -87,7 +87,7 @@ fn child_parameters(
         "Params": Value::Object(ctx.params.clone()),
         "Maintenance": ctx.maintenance.template_value(),
     });
-    let text = budget.render_template(ov, task, file, &data)?;
+    let text = budget.render_template(ov, task, file, &data, super::injection::Shape::Values)?;
     let yaml_err = |detail: String| RenderError::Yaml {
         task: task.to_string(),
         template: file.to_string(),

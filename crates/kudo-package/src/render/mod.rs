@@ -13,6 +13,7 @@
 mod budget;
 mod discovery;
 mod enhance;
+mod injection;
 mod kudo_operator;
 mod namespace;
 mod offline;
@@ -341,7 +342,7 @@ pub(crate) fn render_resources(
     let data = ctx.template_data();
     let mut objects = Vec::new();
     for template in resources {
-        let text = budget.render_template(ov, task, template, &data)?;
+        let text = budget.render_template(ov, task, template, &data, injection::Shape::Objects)?;
         objects.extend(parse_objects(task, template, &text)?);
     }
     Ok(objects)

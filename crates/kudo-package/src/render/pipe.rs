@@ -123,7 +123,13 @@ pub(crate) fn render_pipe(
     validate_pipe_specs(&task.spec.pipe).map_err(err)?;
     // Not `render_resources`: KUDO names the pipe pod itself, so packages
     // (cowsay, for one) leave metadata.name out of the template.
-    let text = budget.render_template(ov, task_name, pod_template, &ctx.template_data())?;
+    let text = budget.render_template(
+        ov,
+        task_name,
+        pod_template,
+        &ctx.template_data(),
+        super::injection::Shape::Objects,
+    )?;
     let mut objects = crate::yaml::parse_documents(&text).map_err(|detail| RenderError::Yaml {
         task: task_name.to_string(),
         template: pod_template.to_string(),

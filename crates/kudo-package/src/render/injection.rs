@@ -1,0 +1,403 @@
+//! Objects come from templates, not from parameter values. A value the
+//! template writes as it is must stay one YAML scalar: the rendered text
+//! must have the same YAML structure (documents, mappings, keys, lists,
+//! comments, anchors, aliases, tags) as the same text with every such value
+//! replaced by a placeholder. A value the template turned into YAML on
+//! purpose (`toYaml`, `toJson`, `toPrettyJson`, `indent`, `nindent`) may
+//! add keys and items where the template put it. No value, either way, may
+//! start or end a document, or give an object its `apiVersion`, `kind` or
+//! `metadata.namespace`.
+
+use std::ops::Range;
+
+use granit_parser::{Event, Parser, Span};
+use kudo_template::{Rendered, ValueText};
+
+/// What the rendered text is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Kubernetes objects: the `apiVersion`/`kind`/`metadata.namespace`
+    /// rule applies.
+    Objects,
+    /// A map of values (a KudoOperator task's parameter file).
+    Values,
+}
+
+/// A value that would change what the template builds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Injection {
+    /// The parameters the offending text carries (empty: `.Params` as a whole).
+    pub params: Vec<String>,
+    /// 1-based line of the template action that wrote it.
+    pub line: usize,
+    /// What it does ("starts a new YAML document").
+    pub what: String,
+    /// What to do instead.
+    pub fix: &'static str,
+}
+
+impl Injection {
+    /// `parameter GREETING starts a new YAML document in t.yaml:6; quote it or use toYaml`.
+    pub(crate) fn describe(&self, template: &str) -> String {
+        let who = match self.params.as_slice() {
+            [] => "a parameter value".to_string(),
+            [one] => format!("parameter {one}"),
+            many => format!("parameters {}", many.join(", ")),
+        };
+        format!(
+            "{who} {} in {template}:{}; {}",
+            self.what, self.line, self.fix
+        )
+    }
+}
+
+const QUOTE_IT: &str = "quote it or use toYaml";
+const FROM_TEMPLATE: &str =
+    "an object's apiVersion, kind and metadata.namespace must come from the template text";
+
+/// Stands in for a value: one plain character, a scalar anywhere a value
+/// can stand (plain, quoted, block, key, comment).
+const PLACEHOLDER: &str = "x";
+
+/// Checks that the values in `rendered` stay values.
+pub(crate) fn check(rendered: &Rendered, shape: Shape) -> Result<(), Injection> {
+    if rendered.values.is_empty() {
+        return Ok(());
+    }
+    let text = rendered.text.as_str();
+    let values = &rendered.values;
+    check_raw_structure(text, values)?;
+    check_places(text, values, shape)
+}
+
+/// Raw values must leave the structure as the template wrote it.
+fn check_raw_structure(text: &str, values: &[ValueText]) -> Result<(), Injection> {
+    let raw: Vec<&ValueText> = values.iter().filter(|v| !v.fragment).collect();
+    if raw.is_empty() {
+        return Ok(());
+    }
+    let mut stand_in = String::with_capacity(text.len());
+    let mut at = 0;
+    for v in &raw {
+        stand_in.push_str(&text[at..v.start]);
+        stand_in.push_str(PLACEHOLDER);
+        at = v.end;
+    }
+    stand_in.push_str(&text[at..]);
+
+    let expected = match skeleton(&stand_in) {
+        Ok(shape) => shape,
+        // Without its values the template's text is not valid YAML: a value
+        // is what makes it YAML, which values may not do.
+        Err(_) => {
+            let first = raw[0];
+            return Err(injection(
+                first,
+                "is needed to make the template's YAML valid",
+                QUOTE_IT,
+            ));
+        }
+    };
+    let actual = match skeleton(text) {
+        Ok(shape) => shape,
+        Err((message, at)) => {
+            let culprit = culprit(&raw, at);
+            return Err(injection(
+                culprit,
+                &format!("makes the YAML invalid ({message})"),
+                QUOTE_IT,
+            ));
+        }
+    };
+    let differs = actual
+        .iter()
+        .zip(&expected)
+        .position(|(a, e)| a.0 != e.0)
+        .or((actual.len() != expected.len()).then(|| actual.len().min(expected.len())));
+    let Some(index) = differs else {
+        return Ok(());
+    };
+    let (token, at) = match actual.get(index) {
+        Some((token, range)) => (*token, range.start),
+        None => (Token::End, text.len()),
+    };
+    Err(injection(culprit(&raw, at), token.added(), QUOTE_IT))
+}
+
+/// The raw value that most likely made the structure differ at `at`: the
+/// one containing it, else the last one before it.
+fn culprit<'v>(raw: &[&'v ValueText], at: usize) -> &'v ValueText {
+    raw.iter()
+        .rev()
+        .find(|v| v.start <= at)
+        .or(raw.first())
+        .copied()
+        .unwrap_or(raw[0])
+}
+
+fn injection(v: &ValueText, what: &str, fix: &'static str) -> Injection {
+    Injection {
+        params: v.params.clone(),
+        line: v.line,
+        what: what.to_string(),
+        fix,
+    }
+}
+
+/// A structural YAML token, without the text of scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Token {
+    DocumentStart {
+        explicit: bool,
+    },
+    DocumentEnd,
+    MappingStart {
+        anchored: bool,
+        tagged: bool,
+        flow: bool,
+    },
+    MappingEnd,
+    SequenceStart {
+        anchored: bool,
+        tagged: bool,
+        flow: bool,
+    },
+    SequenceEnd,
+    Scalar {
+        anchored: bool,
+        tagged: bool,
+    },
+    Alias,
+    Comment,
+    End,
+}
+
+impl Token {
+    fn added(self) -> &'static str {
+        match self {
+            Token::DocumentStart { .. } | Token::DocumentEnd => "starts a new YAML document",
+            Token::MappingStart { .. } | Token::MappingEnd => "adds a mapping (keys) to the YAML",
+            Token::SequenceStart { .. } | Token::SequenceEnd => "adds a list to the YAML",
+            Token::Scalar { anchored: true, .. } => "adds a YAML anchor",
+            Token::Scalar { tagged: true, .. } => "adds a YAML tag",
+            Token::Scalar { .. } => "adds a key or value to the YAML",
+            Token::Alias => "adds a YAML alias",
+            Token::Comment => "starts a YAML comment that hides template text",
+            Token::End => "ends the YAML early",
+        }
+    }
+}
+
+/// Structural tokens and where each is.
+type Skeleton = Vec<(Token, Range<usize>)>;
+
+/// The structural tokens of `text`; a parse error with its byte offset.
+fn skeleton(text: &str) -> Result<Skeleton, (String, usize)> {
+    let mut out = Vec::new();
+    for event in Parser::new_from_str(text) {
+        let (event, span) = event.map_err(|e| {
+            let at = e.marker().byte_offset().unwrap_or(text.len());
+            (e.to_string(), at)
+        })?;
+        let tagged = |tag: &Option<_>| tag.is_some();
+        let token = match event {
+            Event::StreamStart | Event::StreamEnd => continue,
+            Event::DocumentStart(explicit, _) => Token::DocumentStart { explicit },
+            Event::DocumentEnd => Token::DocumentEnd,
+            Event::MappingStart(style, anchor, tag) => Token::MappingStart {
+                anchored: anchor != 0,
+                tagged: tagged(&tag),
+                flow: style == granit_parser::StructureStyle::Flow,
+            },
+            Event::MappingEnd => Token::MappingEnd,
+            Event::SequenceStart(style, anchor, tag) => Token::SequenceStart {
+                anchored: anchor != 0,
+                tagged: tagged(&tag),
+                flow: style == granit_parser::StructureStyle::Flow,
+            },
+            Event::SequenceEnd => Token::SequenceEnd,
+            Event::Scalar(_, _, anchor, tag) => Token::Scalar {
+                anchored: anchor != 0,
+                tagged: tagged(&tag),
+            },
+            Event::Alias(_) | Event::UnresolvedAlias(_) => Token::Alias,
+            Event::Comment(..) => Token::Comment,
+            // Anchor names (only with an option we do not set) and events
+            // a later parser version adds carry no structure of their own.
+            _ => continue,
+        };
+        out.push((token, byte_range(&span)));
+    }
+    Ok(out)
+}
+
+fn byte_range(span: &Span) -> Range<usize> {
+    span.byte_range().unwrap_or(0..0)
+}
+
+/// No value may mark a document or give an object its identity.
+fn check_places(text: &str, values: &[ValueText], shape: Shape) -> Result<(), Injection> {
+    let overlapping = |range: &Range<usize>| {
+        values
+            .iter()
+            .find(|v| v.start < range.end.max(range.start + 1) && range.start < v.end)
+    };
+    // Only the events are needed here; a text that does not parse is
+    // reported by the YAML parser after this check.
+    let Ok(events) = events(text) else {
+        return Ok(());
+    };
+    let mut walk = Walk::default();
+    for (event, range) in &events {
+        match event {
+            Ev::DocumentStart(true) | Ev::DocumentEnd(true) => {
+                if let Some(v) = overlapping(range) {
+                    return Err(injection(v, "starts a new YAML document", QUOTE_IT));
+                }
+            }
+            Ev::Key(key) if shape == Shape::Objects => {
+                if let Some(field) = walk.identity_field(key)
+                    && let Some(v) = overlapping(range)
+                {
+                    return Err(injection(
+                        v,
+                        &format!("writes the {field} key"),
+                        FROM_TEMPLATE,
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if shape == Shape::Objects
+            && let Some(field) = walk.value_of_identity(event)
+            && let Some(v) = overlapping(range)
+        {
+            return Err(injection(v, &format!("sets {field}"), FROM_TEMPLATE));
+        }
+        if let Ev::Key(key) = event
+            && key == "<<"
+            && let Some(v) = overlapping(range)
+        {
+            return Err(injection(v, "adds a YAML merge key", QUOTE_IT));
+        }
+        walk.advance(event);
+    }
+    Ok(())
+}
+
+/// The events `check_places` needs, with the byte range of each node
+/// (a collection spans from its start to its end).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Ev {
+    DocumentStart(bool),
+    DocumentEnd(bool),
+    /// A scalar in a mapping's key position.
+    Key(String),
+    /// A whole value node (scalar, alias, or collection from start to end).
+    Value,
+    Open,
+    Close,
+}
+
+fn events(text: &str) -> Result<Vec<(Ev, Range<usize>)>, ()> {
+    // Per open collection: is it a mapping, is the next node a key, and the
+    // index of its own Open event.
+    let mut stack: Vec<(bool, bool, usize)> = Vec::new();
+    let mut out: Vec<(Ev, Range<usize>)> = Vec::new();
+    for event in Parser::new_from_str(text) {
+        let (event, span) = event.map_err(|_| ())?;
+        let range = byte_range(&span);
+        let in_key_position = stack.last().is_some_and(|(map, key, _)| *map && *key);
+        let mut node_done = false;
+        match event {
+            Event::DocumentStart(explicit, _) => out.push((Ev::DocumentStart(explicit), range)),
+            Event::DocumentEnd => {
+                let explicit = !range.is_empty();
+                out.push((Ev::DocumentEnd(explicit), range));
+            }
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                let is_map = matches!(event, Event::MappingStart(..));
+                out.push((Ev::Open, range));
+                stack.push((is_map, true, out.len() - 1));
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                if let Some((_, _, open)) = stack.pop() {
+                    // The collection as one node: from its start to its end.
+                    let start = out[open].1.start;
+                    out.push((Ev::Close, start..range.end.max(start)));
+                }
+                node_done = true;
+            }
+            Event::Scalar(value, ..) if in_key_position => {
+                out.push((Ev::Key(value.into_owned()), range));
+                node_done = true;
+            }
+            Event::Scalar(..) | Event::Alias(_) | Event::UnresolvedAlias(_) => {
+                out.push((Ev::Value, range));
+                node_done = true;
+            }
+            _ => {}
+        }
+        if node_done && let Some((true, key, _)) = stack.last_mut() {
+            *key = !*key;
+        }
+    }
+    Ok(out)
+}
+
+/// Where the walk over one document is: the path of mapping keys to the
+/// node being read, enough to find `apiVersion`, `kind` and
+/// `metadata.namespace`.
+#[derive(Default)]
+struct Walk {
+    /// Keys of the open mappings, outermost first (`None`: a list, or a
+    /// mapping whose current key is not a plain scalar key).
+    path: Vec<Option<String>>,
+    /// The key just read, waiting for its value.
+    pending: Option<String>,
+}
+
+impl Walk {
+    /// `apiVersion`, `kind` or `metadata.namespace` when `key` names one at
+    /// the current place.
+    fn identity_field(&self, key: &str) -> Option<&'static str> {
+        let keys: Vec<Option<&str>> = self.path.iter().map(Option::as_deref).collect();
+        match (keys.as_slice(), key) {
+            ([None], "apiVersion") => Some("apiVersion"),
+            ([None], "kind") => Some("kind"),
+            ([None, Some("metadata")], "namespace") => Some("metadata.namespace"),
+            _ => None,
+        }
+    }
+
+    /// The identity field whose value `event` is, if any.
+    fn value_of_identity(&self, event: &Ev) -> Option<&'static str> {
+        let key = self.pending.as_deref()?;
+        match event {
+            Ev::Value => self.identity_field(key),
+            _ => None,
+        }
+    }
+
+    fn advance(&mut self, event: &Ev) {
+        match event {
+            Ev::DocumentStart(_) | Ev::DocumentEnd(_) => *self = Walk::default(),
+            Ev::Key(key) => self.pending = Some(key.clone()),
+            Ev::Value => self.pending = None,
+            Ev::Open => {
+                // The root mapping has no key; a nested one is entered
+                // under the pending key.
+                let key = self.pending.take();
+                self.path.push(key);
+            }
+            Ev::Close => {
+                self.path.pop();
+                self.pending = None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "injection_tests.rs"]
+mod tests;
