@@ -10,6 +10,7 @@
 //! 16 MiB per step, 16 MiB of values built per template), and objects
 //! bigger than [`MAX_OBJECT_BYTES`] are refused before any request.
 
+mod admission;
 mod budget;
 mod discovery;
 mod enhance;
@@ -27,9 +28,10 @@ use serde_json::{Map, Value, json};
 
 use crate::RenderError;
 
+pub use admission::check_parameter_values;
 pub use budget::{
-    DEFAULT_MAX_STEP_OUTPUT, DEFAULT_MAX_TEMPLATE_OUTPUT, DEFAULT_MAX_TEMPLATE_VALUES,
-    MAX_OBJECT_BYTES, RenderLimits, json_size,
+    DEFAULT_MAX_STEP_OUTPUT, DEFAULT_MAX_TEMPLATE_OUTPUT, DEFAULT_MAX_TEMPLATE_STEPS,
+    DEFAULT_MAX_TEMPLATE_VALUES, MAX_OBJECT_BYTES, RenderLimits, json_size,
 };
 pub(crate) use budget::{StepBudget, describe_object};
 pub use discovery::{AssumeNamespaced, Discovery, StaticDiscovery, api_group};
