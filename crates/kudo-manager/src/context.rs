@@ -53,6 +53,8 @@ pub struct Context {
     pub writers: Writers,
     /// Budgets of every render.
     pub render_limits: kudo_package::render::RenderLimits,
+    /// Where renders run (off the async workers, within a deadline).
+    pub renders: crate::render_pool::RenderPool,
     /// Notes already published as Events: `instance uid/plan uid/note`.
     said: Mutex<HashSet<String>>,
     /// Render books of the Instances (what recovery re-applies).
@@ -199,6 +201,7 @@ impl Context {
             own_applies: OwnWrites::default(),
             writers: Writers::default(),
             render_limits: kudo_package::render::RenderLimits::default(),
+            renders: crate::render_pool::RenderPool::default(),
             said: Mutex::default(),
             books: crate::recovery::Books::default(),
             observers: crate::recovery::Observers::default(),
@@ -263,6 +266,13 @@ impl Context {
     #[must_use]
     pub fn with_render_limits(mut self, limits: kudo_package::render::RenderLimits) -> Self {
         self.render_limits = limits;
+        self
+    }
+
+    /// Give each render at most `deadline`.
+    #[must_use]
+    pub fn with_render_deadline(mut self, deadline: Duration) -> Self {
+        self.renders = crate::render_pool::RenderPool::new(deadline);
         self
     }
 

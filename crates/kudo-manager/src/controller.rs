@@ -47,6 +47,8 @@ pub struct ControllerConfig {
     pub default_service_account: Option<String>,
     /// Render budgets.
     pub render_limits: kudo_package::render::RenderLimits,
+    /// Longest a render may take (None: 10 s).
+    pub render_deadline: Option<std::time::Duration>,
 }
 
 /// Fail with a clear message when the kudo.dev CRDs are not installed.
@@ -141,6 +143,11 @@ pub async fn run(
             .with_schedules(schedules)
             .with_default_service_account(config.default_service_account)
             .with_render_limits(config.render_limits)
+            .with_render_deadline(
+                config
+                    .render_deadline
+                    .unwrap_or(crate::render_pool::DEFAULT_DEADLINE),
+            )
             .with_observers(observers),
     );
     let (instances, instance_writer) = reflector::store::<Instance>();

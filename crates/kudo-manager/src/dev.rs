@@ -29,6 +29,8 @@ pub struct DevOptions {
     pub engine: kudo_engine::EngineConfig,
     /// Render budgets.
     pub render_limits: kudo_package::render::RenderLimits,
+    /// Longest a render may take (None: 10 s).
+    pub render_deadline: Option<std::time::Duration>,
 }
 
 /// Run until `shutdown`.
@@ -65,6 +67,7 @@ pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()>
         controller: ControllerConfig {
             engine: options.engine.clone(),
             render_limits: options.render_limits,
+            render_deadline: options.render_deadline,
             ..ControllerConfig::default()
         },
     };

@@ -3,7 +3,7 @@
 //! applied a moment ago becomes known once it is Established).
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use kube::Client;
 use kube::core::GroupVersionKind;
@@ -19,11 +19,13 @@ pub struct Resolved {
     pub namespaced: bool,
 }
 
-/// The cache, shared by all reconciles.
+/// The cache, shared by all reconciles (a clone shares it too: renders
+/// read it from the blocking pool).
+#[derive(Clone)]
 pub struct ApiCache {
     client: Client,
-    known: RwLock<HashMap<(String, String), Resolved>>,
-    built_in: StaticDiscovery,
+    known: Arc<RwLock<HashMap<(String, String), Resolved>>>,
+    built_in: Arc<StaticDiscovery>,
 }
 
 impl ApiCache {
@@ -31,8 +33,8 @@ impl ApiCache {
     pub fn new(client: Client) -> Self {
         Self {
             client,
-            known: RwLock::default(),
-            built_in: StaticDiscovery::default(),
+            known: Arc::default(),
+            built_in: Arc::default(),
         }
     }
 

@@ -34,5 +34,6 @@ pub mod metrics;
 mod readiness;
 pub mod reconcile;
 pub mod recovery;
+pub mod render_pool;
 pub mod settings;
 pub mod status_patch;

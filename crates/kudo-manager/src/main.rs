@@ -139,6 +139,7 @@ fn main() -> ExitCode {
                     webhook: !args.no_webhook,
                     engine,
                     render_limits: args.render.limits(),
+                    render_deadline: Some(args.render.deadline()),
                 };
                 dev::run(options, shutdown).await
             }
@@ -192,6 +193,7 @@ async fn run(
             concurrency: args.concurrency,
             default_service_account: args.default_service_account,
             render_limits: args.render.limits(),
+            render_deadline: Some(args.render.deadline()),
         },
     };
     manager::run(client, options, shutdown).await

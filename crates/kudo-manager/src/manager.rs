@@ -78,7 +78,8 @@ pub async fn run(
     tracing::info!(addr = %admin_addr, "admin server listening (/healthz, /readyz, /metrics)");
     let admin = tokio::spawn(admin);
 
-    let webhook = start_webhook(&client, &options.webhook, &metrics, &ready, &stop);
+    let limits = options.controller.render_limits;
+    let webhook = start_webhook(&client, &options.webhook, limits, &metrics, &ready, &stop);
 
     let mut lost_leadership = false;
     let mut election_error = None;
@@ -195,6 +196,7 @@ async fn election_ended(election: Option<tokio::task::JoinHandle<Result<()>>>) -
 fn start_webhook(
     client: &Client,
     mode: &WebhookMode,
+    limits: kudo_package::render::RenderLimits,
     metrics: &Metrics,
     ready: &Readiness,
     stop: &CancellationToken,
@@ -208,7 +210,8 @@ fn start_webhook(
         WebhookMode::InCluster { addr, cert_dir } => {
             let config = crate::webhook::WebhookConfig::from_cert_dir(addr, &cert_dir)
                 .with_metrics(metrics.clone())
-                .with_readiness(ready.clone());
+                .with_readiness(ready.clone())
+                .with_render_limits(limits);
             Some(tokio::spawn(crate::webhook::serve(
                 config,
                 crate::webhook::CachedOperatorVersions::start(client.clone()),
@@ -222,9 +225,17 @@ fn start_webhook(
                     metrics: Some(metrics),
                     readiness: Some(ready),
                 };
-                crate::webhook::serve_local(client, port, &cert_dir, observe, stopped, |addr| {
-                    tracing::info!(%addr, "local admission webhook registered");
-                })
+                crate::webhook::serve_local(
+                    client,
+                    port,
+                    &cert_dir,
+                    observe,
+                    limits,
+                    stopped,
+                    |addr| {
+                        tracing::info!(%addr, "local admission webhook registered");
+                    },
+                )
                 .await
             }))
         }

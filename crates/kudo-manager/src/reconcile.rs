@@ -115,7 +115,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let mut ran: HashSet<TaskKey> = HashSet::new();
     let mut waiting_on_objects = false;
     let mut last_write = Instant::now();
-    if let Some(ov) = ov.as_deref() {
+    if let Some(ov) = ov.as_ref() {
         for _ in 0..MAX_ROUNDS {
             let todo = tasks_to_run(&work.actions, &ran);
             if todo.is_empty() {
@@ -166,7 +166,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
                 observed.tasks.insert(key, result);
             }
             timing.executing += started.elapsed();
-            timing.decide(ctx, &inst, Some(ov), &observed, &mut work);
+            timing.decide(ctx, &inst, Some(ov.as_ref()), &observed, &mut work);
         }
     }
     // No plan work this time: Ready follows what the last plan applied.

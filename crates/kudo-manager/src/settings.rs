@@ -62,6 +62,15 @@ pub struct RenderFlags {
     /// Most bytes of strings, lists and maps template functions may build in one template.
     #[arg(long, value_name = "SIZE", default_value = "16Mi", value_parser = parse_size)]
     pub max_template_values: usize,
+    /// Most steps one template may take: actions, range iterations, function
+    /// calls and the list elements they walk, template calls.
+    #[arg(long, value_name = "N", default_value_t = kudo_package::render::DEFAULT_MAX_TEMPLATE_STEPS)]
+    pub max_template_steps: u64,
+    /// Longest a task's render may take, in seconds, before its step fails;
+    /// renders run beside the workers that answer the webhook, probes and
+    /// the leader lease, so a slow one delays nothing else.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub render_deadline: u64,
 }
 
 impl RenderFlags {
@@ -71,7 +80,13 @@ impl RenderFlags {
             max_template_output: self.max_template_output,
             max_step_output: self.max_step_output,
             max_template_values: self.max_template_values,
+            max_template_steps: self.max_template_steps,
         }
+    }
+
+    /// How long a render may take.
+    pub fn deadline(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.render_deadline.max(1))
     }
 }
 

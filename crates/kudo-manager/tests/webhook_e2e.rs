@@ -100,6 +100,7 @@ async fn start_webhook(
                     metrics: Some(metrics),
                     readiness: None,
                 },
+                kudo_package::render::RenderLimits::default(),
                 async {
                     let _ = stopped.await;
                 },

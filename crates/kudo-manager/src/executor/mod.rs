@@ -10,6 +10,8 @@ mod pipe_exec;
 mod pipe_state;
 mod versions;
 
+use std::sync::Arc;
+
 use kudo_api::{AppliedObject, Instance, OperatorVersion};
 use kudo_engine::{TaskKey, TaskOutcome, TaskResult};
 use kudo_package::RenderError;
@@ -31,7 +33,7 @@ pub use delete::delete_cluster_scoped;
 pub async fn run_task(
     ctx: &Context,
     inst: &Instance,
-    ov: &OperatorVersion,
+    ov: &Arc<OperatorVersion>,
     key: &TaskKey,
     previously_applied: &[AppliedObject],
     changes: &mut Changes,
@@ -52,7 +54,7 @@ pub async fn run_task(
 async fn run_task_inner(
     ctx: &Context,
     inst: &Instance,
-    ov: &OperatorVersion,
+    ov: &Arc<OperatorVersion>,
     key: &TaskKey,
     previously_applied: &[AppliedObject],
     changes: &mut Changes,
@@ -180,7 +182,7 @@ pub fn render_context(
 async fn render(
     ctx: &Context,
     inst: &Instance,
-    ov: &OperatorVersion,
+    ov: &Arc<OperatorVersion>,
     key: &TaskKey,
 ) -> Result<RenderedTask, TaskOutcome> {
     let rctx = RenderContext {
@@ -188,8 +190,18 @@ async fn render(
         ..render_context(inst, ov, key)?
     };
     let mut asked = Vec::new();
+    let rctx = Arc::new(rctx);
     loop {
-        match render_task(ov, key.task(), &rctx, &ctx.api) {
+        let (ov, rctx, api) = (ov.clone(), rctx.clone(), ctx.api.clone());
+        let task = key.task().to_string();
+        let rendered = ctx
+            .renders
+            .run(move || render_task(&ov, &task, &rctx, &api))
+            .await
+            .map_err(|stalled| TaskOutcome::Fatal {
+                message: format!("task {}: {stalled}", key.task()),
+            })?;
+        match rendered {
             Ok(r) => return Ok(r),
             Err(RenderError::UnknownKind {
                 api_version, kind, ..

@@ -140,6 +140,7 @@ pub async fn serve_local(
     port: u16,
     cert_dir: &Path,
     observe: Observers,
+    limits: kudo_package::render::RenderLimits,
     shutdown: impl Future<Output = ()> + Send,
     on_ready: impl FnOnce(SocketAddr) + Send,
 ) -> Result<(), WebhookError> {
@@ -160,6 +161,7 @@ pub async fn serve_local(
     let config = WebhookConfig {
         metrics: observe.metrics,
         readiness: observe.readiness,
+        render_limits: limits,
         ..WebhookConfig::new(addr, &tls.cert_path, &tls.key_path)
     };
     register_local_webhook(&client, addr.port(), &tls.ca_pem).await?;

@@ -17,11 +17,14 @@ use kube::core::admission::{AdmissionReview, Operation};
 use kudo_api::OperatorVersion;
 use kudo_engine::admission::{Subject, Verdict};
 
+use kudo_package::render::{RenderContext, RenderLimits};
+
 use super::answer::{Answer, ReviewVerdict};
 use super::decode::{Objects, Request, Reviewed, decode};
 use super::lazy_timeout::lazy_timeout;
 use super::ov_source::{OperatorVersionSource, PodLookup};
 use super::schedule;
+use crate::render_pool::RenderPool;
 
 /// Reviews Instance changes with OperatorVersions from `S`, and
 /// MaintenanceSchedules.
@@ -30,6 +33,10 @@ pub struct Reviewer<S> {
     source: S,
     read_timeout: Duration,
     clock: fn() -> jiff::Timestamp,
+    /// Budgets of the renders that check new parameter values.
+    render_limits: RenderLimits,
+    /// Where those renders run (off the workers that answer reviews).
+    renders: RenderPool,
 }
 
 /// Why a review could not be decided; each becomes an error answer.
@@ -49,7 +56,18 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             source,
             read_timeout,
             clock: jiff::Timestamp::now,
+            render_limits: RenderLimits::default(),
+            // Within the request's own budget (the reads come first): a
+            // render that takes longer admits the change unchecked.
+            renders: RenderPool::new(read_timeout.min(Duration::from_secs(1))),
         }
+    }
+
+    /// Checks new parameter values within these budgets (the manager's).
+    #[must_use]
+    pub fn with_render_limits(mut self, limits: RenderLimits) -> Self {
+        self.render_limits = limits;
+        self
     }
 
     /// Uses `clock` for "now" (time-dependent warnings such as "waits for
@@ -83,14 +101,68 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(pending) => pending,
             Err(answer) => return answer,
         };
-        // Only the reads wait; everything else is done before or after.
+        // Only the reads and renders wait; everything else is done before
+        // or after.
         let read = self.read_operator_versions(&pending).await;
         let pods = self.check_pods(&pending).await;
+        let values = self.check_values(&pending, &read).await;
         let uid = pending.uid.clone();
         let answer = finish(pending, read);
-        match pods {
-            Err(refusal) if answer.refusal.is_none() => refusal.into_answer(uid),
+        match (pods, values) {
+            (Err(refusal), _) | (_, Err(refusal)) if answer.refusal.is_none() => {
+                refusal.into_answer(uid)
+            }
             _ => answer,
+        }
+    }
+
+    /// New parameter values (or a new OperatorVersion) are rendered into
+    /// every template, as the steps will: a value that would add YAML to an
+    /// object, or push a render over its budget, is refused now rather than
+    /// failing a step later. A render that does not finish in time admits
+    /// the change (the step checks it again).
+    async fn check_values(
+        &self,
+        pending: &Pending<'_>,
+        read: &Result<Versions, Failure>,
+    ) -> Result<(), PodRefusal> {
+        let Ok((_, Some(ov))) = read else {
+            return Ok(());
+        };
+        let new = &pending.new;
+        let unchanged = pending.same_ov
+            && pending
+                .old
+                .as_ref()
+                .is_some_and(|old| old.spec.parameters == new.spec.parameters);
+        if unchanged || new.metadata.deletion_timestamp.is_some() {
+            return Ok(());
+        }
+        let values = new.spec.parameters.clone().unwrap_or_default();
+        // Invalid values are the rules' to refuse, with their own message.
+        let Ok(params) = kudo_package::params::template_values(&ov.spec, &values) else {
+            return Ok(());
+        };
+        let name = new.metadata.name.clone().unwrap_or_default();
+        let ctx = RenderContext {
+            instance_name: name.clone(),
+            namespace: instance_namespace(new, pending.context.namespace.as_deref()).to_string(),
+            params,
+            limits: self.render_limits,
+            ..RenderContext::for_operator_version(ov)
+        };
+        let ov = ov.clone();
+        let checked = self
+            .renders
+            .run(move || kudo_package::render::check_parameter_values(&ov, &ctx))
+            .await;
+        match checked {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(refused)) => Err(PodRefusal::Denied(format!("Instance {name}: {refused}"))),
+            Err(stalled) => {
+                tracing::warn!(instance = %name, %stalled, "parameter values not checked in time");
+                Ok(())
+            }
         }
     }
 
@@ -378,9 +450,9 @@ fn finish(pending: Pending<'_>, read: Result<Versions, Failure>) -> Answer<'_> {
     context.logged(answer)
 }
 
-/// Why a pod operation is refused.
+/// Why a change the rules admit is refused after a read or a render.
 enum PodRefusal {
-    /// Not a pod of this Instance.
+    /// Not a pod of this Instance, or a value the templates refuse.
     Denied(String),
     /// The pod could not be read.
     Failed(String),

@@ -263,3 +263,75 @@ async fn a_change_of_any_single_spec_field_is_reviewed() {
         assert!(message.contains("not found"), "{field}: {message}");
     }
 }
+
+/// An OperatorVersion `inject-0.1.0` in `ns` whose ConfigMap template writes
+/// `GREETING` as a plain value.
+fn inject_ov() -> OperatorVersion {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
+        "metadata": {"name": "inject-0.1.0", "namespace": "ns"},
+        "spec": {
+            "operator": {"name": "inject"}, "version": "0.1.0",
+            "parameters": [{"name": "GREETING", "default": "hi"}],
+            "templates": {"configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-greeting\ndata:\n  greeting: {{ .Params.GREETING }}\n"},
+            "tasks": [{"name": "app", "kind": "Apply", "spec": {"resources": ["configmap.yaml"]}}],
+            "plans": {"deploy": {"strategy": "serial", "phases": [
+                {"name": "main", "strategy": "serial", "steps": [{"name": "app", "tasks": ["app"]}]}
+            ]}}
+        }
+    }))
+    .unwrap()
+}
+
+fn with_greeting(greeting: &str) -> serde_json::Value {
+    let mut inst = zk("inject-0.1.0");
+    inst["spec"]["parameters"] = serde_json::json!({"GREETING": greeting});
+    inst
+}
+
+#[tokio::test]
+async fn a_parameter_value_that_would_add_an_object_is_refused_at_admission() {
+    let reviewer = Reviewer::new(
+        StaticOperatorVersions::from_iter([inject_ov()]),
+        Duration::from_secs(1),
+    );
+    let evil = "hi\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: pwn";
+    let review = reviewer
+        .review_bytes(&review_json("CREATE", with_greeting(evil)))
+        .await;
+    let message = refusal(&review, 403);
+    assert_eq!(
+        message,
+        "Instance zk: task app: parameter GREETING starts a new YAML document in configmap.yaml:6; quote it or use toYaml"
+    );
+    // The same value on update, and a harmless one admitted.
+    let mut body: serde_json::Value =
+        serde_json::from_slice(&review_json("UPDATE", with_greeting("x\nkind: Secret"))).unwrap();
+    body["request"]["oldObject"] = with_greeting("hello");
+    let review = reviewer
+        .review_bytes(&serde_json::to_vec(&body).unwrap())
+        .await;
+    assert!(refusal(&review, 403).contains("parameter GREETING adds"));
+    let review = reviewer
+        .review_bytes(&review_json("CREATE", with_greeting("hello world")))
+        .await;
+    assert!(response(&review).allowed, "{:?}", response(&review));
+}
+
+#[tokio::test]
+async fn a_parameter_value_that_runs_a_template_over_its_step_budget_is_refused() {
+    let mut ov = inject_ov();
+    ov.spec.templates.insert(
+        "configmap.yaml".into(),
+        "{{ range (int .Params.GREETING) }}{{ range (int $.Params.GREETING) }}{{ end }}{{ end }}"
+            .into(),
+    );
+    let reviewer = Reviewer::new(
+        StaticOperatorVersions::from_iter([ov]),
+        Duration::from_secs(1),
+    );
+    let review = reviewer
+        .review_bytes(&review_json("CREATE", with_greeting("100000")))
+        .await;
+    assert!(refusal(&review, 403).contains("step budget exceeded"));
+}

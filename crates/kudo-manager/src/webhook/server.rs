@@ -60,6 +60,9 @@ pub struct WebhookConfig {
     pub metrics: Option<Metrics>,
     /// Told when the server serves (certificate loaded, listening) and stops.
     pub readiness: Option<Readiness>,
+    /// Budgets of the renders that check new parameter values (the
+    /// manager's own).
+    pub render_limits: kudo_package::render::RenderLimits,
 }
 
 /// Who watches the webhook server: metrics and `/readyz`.
@@ -90,7 +93,15 @@ impl WebhookConfig {
             idle_period: IDLE_PERIOD,
             metrics: None,
             readiness: None,
+            render_limits: kudo_package::render::RenderLimits::default(),
         }
+    }
+
+    /// Check new parameter values within these render budgets.
+    #[must_use]
+    pub fn with_render_limits(mut self, limits: kudo_package::render::RenderLimits) -> Self {
+        self.render_limits = limits;
+        self
     }
 
     /// Count and time reviews in `metrics`.
@@ -161,7 +172,8 @@ pub async fn serve_listener<S: OperatorVersionSource>(
 ) -> Result<(), WebhookError> {
     let acceptor = TlsAcceptor::from(tls::server_config(&config.cert_path, &config.key_path)?);
     let handler = Arc::new(Handler {
-        reviewer: Reviewer::new(source, config.read_timeout),
+        reviewer: Reviewer::new(source, config.read_timeout)
+            .with_render_limits(config.render_limits),
         max_body_bytes: config.max_body_bytes,
         request_timeout: config.request_timeout,
         metrics: config.metrics.clone(),
