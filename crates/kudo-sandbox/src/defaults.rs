@@ -1,6 +1,7 @@
 //! Defaults and derived fields the real API server gives some kinds
 //! (namespace phase, secret stringData, service clusterIP, pod phase, CRD
-//! status conditions) and the core Event mirror of events.k8s.io Events.
+//! status conditions, after the CRD's checks) and the core Event mirror of
+//! events.k8s.io Events.
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -56,6 +57,7 @@ pub fn apply_defaults(
             obj["status"] = json!({"phase": "Pending"});
         }
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            crate::api_approval::check(obj, old)?;
             let name = obj["metadata"]["name"]
                 .as_str()
                 .unwrap_or_default()

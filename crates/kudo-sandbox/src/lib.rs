@@ -20,6 +20,7 @@
 //! ```
 
 mod admission;
+mod api_approval;
 mod authz;
 mod controllers;
 mod defaults;

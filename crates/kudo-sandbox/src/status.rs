@@ -110,17 +110,26 @@ impl ApiError {
         )
     }
 
-    /// 422 for an object that fails validation; `field` and `problem` form the cause.
+    /// 422 for an object that fails validation; `field` and `problem` form
+    /// the cause. `problem` begins as the real server's does (`Required
+    /// value`, `Invalid value: ...`, `Forbidden: ...`), which gives the
+    /// cause its reason; the kind is qualified by its group, as there
+    /// (`CustomResourceDefinition.apiextensions.k8s.io "x" is invalid`).
     pub fn invalid(kind: &str, group: &str, name: &str, field: &str, problem: &str) -> Self {
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
         let mut e = Self::new(
             422,
             "Invalid",
-            format!("{kind} \"{name}\" is invalid: {field}: {problem}"),
+            format!("{qualified} \"{name}\" is invalid: {field}: {problem}"),
         );
         let mut d = json!({
             "name": name,
             "kind": kind,
-            "causes": [{ "reason": "FieldValueInvalid", "message": problem, "field": field }],
+            "causes": [{ "reason": cause_reason(problem), "message": problem, "field": field }],
         });
         if !group.is_empty() {
             d["group"] = json!(group);
@@ -217,6 +226,23 @@ impl ApiError {
     }
 }
 
+/// The `reason` of a field cause, from the text Kubernetes' field errors
+/// begin with.
+fn cause_reason(problem: &str) -> &'static str {
+    const REASONS: [(&str, &str); 6] = [
+        ("Required value", "FieldValueRequired"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+    ];
+    REASONS
+        .iter()
+        .find(|(text, _)| problem.starts_with(text))
+        .map_or("FieldValueInvalid", |(_, reason)| reason)
+}
+
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({}): {}", self.code, self.reason, self.message)
@@ -250,5 +276,30 @@ mod tests {
         let s = e.to_status();
         assert_eq!(s["reason"], "Conflict");
         assert!(s["details"].get("group").is_none());
+    }
+
+    #[test]
+    fn invalid_qualifies_the_kind_and_takes_the_cause_reason_from_the_problem() {
+        let e = ApiError::invalid(
+            "Scale",
+            "autoscaling",
+            "web",
+            "spec.replicas",
+            "Required value",
+        );
+        let s = e.to_status();
+        assert_eq!(
+            s["message"],
+            "Scale.autoscaling \"web\" is invalid: spec.replicas: Required value"
+        );
+        assert_eq!(s["details"]["kind"], "Scale");
+        assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueRequired");
+        let e = ApiError::invalid("Pod", "", "p", "metadata.name", "Invalid value: \"P\": x");
+        let s = e.to_status();
+        assert_eq!(
+            s["message"],
+            "Pod \"p\" is invalid: metadata.name: Invalid value: \"P\": x"
+        );
+        assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueInvalid");
     }
 }

@@ -22,7 +22,11 @@
 //! - `spec.scope` is required (v1beta1 defaulted it to `Namespaced`);
 //! - a Webhook conversion's `webhookClientConfig` and
 //!   `conversionReviewVersions` move under `conversion.webhook` (the review
-//!   versions defaulting to `[v1beta1]` as before).
+//!   versions defaulting to `[v1beta1]` as before);
+//! - a CRD in a group the Kubernetes project owns (`k8s.io`,
+//!   `kubernetes.io` and their subdomains) gets the annotation
+//!   `api-approved.kubernetes.io: "unapproved, experimental-only"` unless it
+//!   has one: v1 refuses such a CRD without it, v1beta1 did not ask.
 
 use serde_json::{Map, Value, json};
 
@@ -32,11 +36,21 @@ use super::json::{missing, object_mut, rename};
 const PRESERVE: &str = "x-kubernetes-preserve-unknown-fields";
 const INT_OR_STRING: &str = "x-kubernetes-int-or-string";
 
+/// The annotation `apiextensions.k8s.io/v1` requires on a CRD in a
+/// protected group: a URL of the API review, or a reason that begins with
+/// `unapproved`.
+pub(crate) const API_APPROVED: &str = "api-approved.kubernetes.io";
+/// The value Kubernetes documents for an API it has not reviewed
+/// (kubernetes/enhancements#1111).
+pub(crate) const UNAPPROVED: &str = "unapproved, experimental-only";
+
 pub(super) fn custom_resource_definition(
     obj: &mut Value,
     _: &str,
     notes: &mut Vec<String>,
 ) -> Result<(), Refusal> {
+    // First, so the note survives where long messages are cut (Events).
+    api_approval(obj, notes);
     let Some(spec) = object_mut(obj, &["spec"]) else {
         return Ok(());
     };
@@ -91,6 +105,59 @@ pub(super) fn custom_resource_definition(
     schema_fix.report(notes);
     convert_conversion(spec, notes);
     Ok(())
+}
+
+/// Whether the Kubernetes project owns `group`, so that a v1 CRD in it
+/// needs [`API_APPROVED`]: `k8s.io`, `kubernetes.io` and their subdomains.
+pub(crate) fn is_protected_group(group: &str) -> bool {
+    ["k8s.io", "kubernetes.io"].iter().any(|domain| {
+        group == *domain
+            || group
+                .strip_suffix(domain)
+                .is_some_and(|rest| rest.ends_with('.'))
+    })
+}
+
+/// Adds [`API_APPROVED`] to a CRD in a protected group that has none; a
+/// value the package set is kept.
+fn api_approval(obj: &mut Value, notes: &mut Vec<String>) {
+    let group = obj
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if !is_protected_group(&group) {
+        return;
+    }
+    let Some(root) = obj.as_object_mut() else {
+        return;
+    };
+    let metadata = root.entry("metadata").or_insert_with(|| json!({}));
+    let Some(metadata) = metadata.as_object_mut() else {
+        return;
+    };
+    if !metadata.get("annotations").is_some_and(Value::is_object) {
+        metadata.insert("annotations".into(), json!({}));
+    }
+    let Some(annotations) = metadata
+        .get_mut("annotations")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    // The API server reads an empty value as none.
+    let set = annotations
+        .get(API_APPROVED)
+        .and_then(Value::as_str)
+        .is_some_and(|v| !v.is_empty());
+    if set {
+        return;
+    }
+    annotations.insert(API_APPROVED.into(), json!(UNAPPROVED));
+    notes.push(format!(
+        "annotation {API_APPROVED}: {UNAPPROVED:?} added: v1 refuses a CRD in the protected \
+         group {group} (k8s.io, kubernetes.io and their subdomains) without it"
+    ));
 }
 
 /// `version: v1` alone → `versions: [{name: v1, served: true, storage: true}]`.

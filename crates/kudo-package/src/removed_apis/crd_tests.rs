@@ -1,5 +1,6 @@
 //! apiextensions.k8s.io/v1beta1 CustomResourceDefinition → v1.
 
+use super::crd::is_protected_group;
 use super::test_support::{Case, run};
 
 #[test]
@@ -221,4 +222,137 @@ spec:
             "type inside allOf/anyOf/oneOf/not is not structural and may be refused by the API server: v2:.mode, v1:.mode",
         ],
     }]);
+}
+
+/// A v1beta1 CRD with nothing else to convert, in `group`, with `metadata`.
+fn minimal(group: &str, metadata: &str) -> String {
+    format!(
+        "
+apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+metadata: {metadata}
+spec:
+  group: {group}
+  scope: Cluster
+  preserveUnknownFields: false
+  names: {{kind: Job, plural: jobs}}
+  versions:
+  - {{name: v1, served: true, storage: true, schema: {{openAPIV3Schema: {{type: object}}}}}}
+"
+    )
+}
+
+#[test]
+fn a_crd_in_a_protected_group_gets_the_unapproved_annotation_v1_requires() {
+    for group in ["example.k8s.io", "k8s.io", "a.b.kubernetes.io"] {
+        let input = minimal(group, &format!("{{name: jobs.{group}}}"));
+        let expected = minimal(
+            group,
+            &format!(
+                "{{name: jobs.{group}, annotations: \
+                 {{api-approved.kubernetes.io: 'unapproved, experimental-only'}}}}"
+            ),
+        );
+        let note = format!(
+            "annotation api-approved.kubernetes.io: \"unapproved, experimental-only\" added: v1 \
+             refuses a CRD in the protected group {group} (k8s.io, kubernetes.io and their \
+             subdomains) without it"
+        );
+        run(&[Case {
+            name: group,
+            input: &input,
+            expected: &v1(&expected),
+            notes: &[&note, "preserveUnknownFields: false removed"],
+        }]);
+    }
+}
+
+#[test]
+fn an_approval_annotation_the_package_set_is_kept() {
+    for value in [
+        "https://github.com/kubernetes/kubernetes/pull/78458",
+        "unapproved, temporarily squatting",
+    ] {
+        let metadata = format!(
+            "{{name: jobs.example.k8s.io, labels: {{a: b}}, annotations: \
+             {{api-approved.kubernetes.io: '{value}', other: x}}}}"
+        );
+        let input = minimal("example.k8s.io", &metadata);
+        run(&[Case {
+            name: value,
+            input: &input,
+            expected: &v1(&input),
+            notes: &["preserveUnknownFields: false removed"],
+        }]);
+    }
+}
+
+#[test]
+fn an_empty_approval_annotation_counts_as_none() {
+    let input = minimal(
+        "example.k8s.io",
+        "{name: jobs.example.k8s.io, annotations: {api-approved.kubernetes.io: ''}}",
+    );
+    let expected = minimal(
+        "example.k8s.io",
+        "{name: jobs.example.k8s.io, annotations: \
+         {api-approved.kubernetes.io: 'unapproved, experimental-only'}}",
+    );
+    run(&[Case {
+        name: "empty value",
+        input: &input,
+        expected: &v1(&expected),
+        notes: &[
+            "annotation api-approved.kubernetes.io",
+            "preserveUnknownFields",
+        ],
+    }]);
+}
+
+#[test]
+fn a_crd_outside_the_protected_groups_gets_no_approval_annotation() {
+    for group in [
+        "example.com",
+        "notk8s.io",
+        "k8s.io.example.com",
+        "kubernetes.io.x",
+    ] {
+        let input = minimal(group, &format!("{{name: jobs.{group}}}"));
+        run(&[Case {
+            name: group,
+            input: &input,
+            expected: &v1(&input),
+            notes: &["preserveUnknownFields: false removed"],
+        }]);
+    }
+}
+
+#[test]
+fn protected_groups_are_k8s_io_and_kubernetes_io_and_their_subdomains() {
+    for group in [
+        "k8s.io",
+        "kubernetes.io",
+        "x.k8s.io",
+        "sparkoperator.k8s.io",
+        "a.b.kubernetes.io",
+    ] {
+        assert!(is_protected_group(group), "{group}");
+    }
+    for group in [
+        "",
+        "io",
+        "xk8s.io",
+        "k8s.io.evil.com",
+        "kubernetes.io2",
+        "example.com",
+    ] {
+        assert!(!is_protected_group(group), "{group}");
+    }
+}
+
+/// `minimal` as v1 renders it: `preserveUnknownFields: false` dropped.
+fn v1(v1beta1: &str) -> String {
+    v1beta1
+        .replace("apiextensions.k8s.io/v1beta1", "apiextensions.k8s.io/v1")
+        .replace("  preserveUnknownFields: false\n", "")
 }

@@ -53,6 +53,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+pub(crate) use crd::{API_APPROVED, UNAPPROVED, is_protected_group};
 pub use plan::{PlanTranslation, translate_plan};
 pub use release::KubernetesRelease;
 pub use table::{RemovedVersion, introduced_in, removed_version, removed_versions};

@@ -1,14 +1,18 @@
 //! `package verify --kubernetes-version`: which objects of the templates,
 //! rendered with default parameter values, a given Kubernetes release
 //! applies in another API version (warnings) or cannot apply at all
-//! (errors), using the same translation as the manager.
+//! (errors), using the same translation as the manager; and a v1
+//! CustomResourceDefinition the API server refuses for want of its API
+//! approval annotation.
 
 use serde_json::Value;
 
 use super::Report;
 use super::templates::{Use, placeholder_data, template_uses};
 use crate::Package;
-use crate::removed_apis::{ServedApis, Translation, introduced_in, translate};
+use crate::removed_apis::{
+    API_APPROVED, ServedApis, Translation, UNAPPROVED, introduced_in, is_protected_group, translate,
+};
 use crate::render::describe_object;
 
 /// The findings for an API server that serves what `served` says; `target`
@@ -64,6 +68,7 @@ fn check_object(object: &Value, served: &dyn ServedApis, target: &str, file: &st
             let text = |f: &str| object.get(f).and_then(Value::as_str).unwrap_or("");
             let (api_version, kind) = (text("apiVersion"), text("kind"));
             if served.serves(api_version, kind) {
+                unapproved_crd(object, api_version, kind, target, file, r);
                 return;
             }
             if let Some(since) = introduced_in(api_version, kind) {
@@ -76,6 +81,41 @@ fn check_object(object: &Value, served: &dyn ServedApis, target: &str, file: &st
                 );
             }
         }
+    }
+}
+
+/// A v1 CRD in a group the Kubernetes project owns needs [`API_APPROVED`]
+/// (v1beta1 did not ask; the translation adds it).
+fn unapproved_crd(
+    object: &Value,
+    api_version: &str,
+    kind: &str,
+    target: &str,
+    file: &str,
+    r: &mut Report,
+) {
+    if api_version != "apiextensions.k8s.io/v1" || kind != "CustomResourceDefinition" {
+        return;
+    }
+    let group = object
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let annotated = object
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(API_APPROVED))
+        .and_then(Value::as_str)
+        .is_some_and(|v| !v.is_empty());
+    if is_protected_group(group) && !annotated {
+        r.error(
+            file,
+            format!(
+                "{}: {target} refuses it: group {group} is protected (k8s.io, kubernetes.io and \
+                 their subdomains) and needs the annotation {API_APPROVED}, a URL of the API \
+                 review or a reason beginning with \"unapproved\" such as {UNAPPROVED:?}",
+                describe_object(object)
+            ),
+        );
     }
 }
 
@@ -143,6 +183,31 @@ mod tests {
             report.to_string(),
             "error: templates/app.yaml: PodDisruptionBudget Name-pdb: policy/v1 \
              PodDisruptionBudget is served from Kubernetes 1.21 on; Kubernetes 1.19 cannot apply it\n"
+        );
+    }
+
+    const CRDS: &str = "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: olds.old.k8s.io}\nspec:\n  group: old.k8s.io\n  scope: Cluster\n  preserveUnknownFields: false\n  names: {kind: Old, plural: olds}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: news.new.k8s.io}\nspec:\n  group: new.k8s.io\n  scope: Cluster\n  names: {kind: New, plural: news}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: oks.ok.k8s.io\n  annotations: {api-approved.kubernetes.io: 'unapproved, testing'}\nspec:\n  group: ok.k8s.io\n  scope: Cluster\n  names: {kind: Ok, plural: oks}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: others.example.com}\nspec:\n  group: example.com\n  scope: Cluster\n  names: {kind: Other, plural: others}\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n";
+
+    #[test]
+    fn crds_in_protected_groups_are_reported_with_the_approval_annotation_they_need() {
+        let mut pkg = package();
+        pkg.templates.insert("app.yaml".into(), CRDS.into());
+        let release = KubernetesRelease::new(32);
+        let report = verify_api_versions(&pkg, &release, &release.to_string());
+        assert_eq!(
+            report.to_string(),
+            "error: templates/app.yaml: CustomResourceDefinition news.new.k8s.io: Kubernetes \
+             1.32 refuses it: group new.k8s.io is protected (k8s.io, kubernetes.io and their \
+             subdomains) and needs the annotation api-approved.kubernetes.io, a URL of the API \
+             review or a reason beginning with \"unapproved\" such as \"unapproved, \
+             experimental-only\"\n\
+             warning: templates/app.yaml: CustomResourceDefinition olds.old.k8s.io: on \
+             Kubernetes 1.32, apiextensions.k8s.io/v1beta1 CustomResourceDefinition is applied as \
+             apiextensions.k8s.io/v1: apiextensions.k8s.io/v1beta1 was removed in Kubernetes \
+             1.22; annotation api-approved.kubernetes.io: \"unapproved, experimental-only\" \
+             added: v1 refuses a CRD in the protected group old.k8s.io (k8s.io, kubernetes.io \
+             and their subdomains) without it; preserveUnknownFields: false removed: v1 always \
+             prunes unknown fields\n"
         );
     }
 }

@@ -159,3 +159,47 @@ async fn kudo_crds_from_the_repository_install() {
         1
     );
 }
+
+#[tokio::test]
+async fn a_crd_in_a_kubernetes_owned_group_needs_the_api_approval_annotation() {
+    let (_sb, client) = start().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client);
+    let mut crd = widget_crd();
+    crd.metadata.name = Some("widgets.example.k8s.io".into());
+    crd.spec.group = "example.k8s.io".into();
+    match crds.create(&PostParams::default(), &crd).await.unwrap_err() {
+        kube::Error::Api(s) => {
+            assert_eq!((s.code, s.reason.as_str()), (422, "Invalid"));
+            assert_eq!(
+                s.message,
+                "CustomResourceDefinition.apiextensions.k8s.io \"widgets.example.k8s.io\" is \
+                 invalid: metadata.annotations[api-approved.kubernetes.io]: Required value: \
+                 protected groups must have approval annotation \"api-approved.kubernetes.io\", \
+                 see https://github.com/kubernetes/enhancements/pull/1111"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    crd.metadata.annotations = Some(
+        [(
+            "api-approved.kubernetes.io".to_string(),
+            "unapproved, experimental-only".to_string(),
+        )]
+        .into(),
+    );
+    crds.create(&PostParams::default(), &crd).await.unwrap();
+    // Taking the annotation away again is refused too.
+    let removed = crds
+        .patch(
+            "widgets.example.k8s.io",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"api-approved.kubernetes.io": null}}}),
+            ),
+        )
+        .await;
+    assert!(
+        matches!(&removed, Err(kube::Error::Api(s)) if s.code == 422),
+        "{removed:?}"
+    );
+}
