@@ -1,5 +1,7 @@
-//! A parameter cannot make the manager create what the Instance's
-//! ServiceAccount may not: objects are applied by impersonation.
+//! A parameter cannot make the manager create an object: values stay
+//! values in the rendered YAML. And what a package's templates write is
+//! applied as the Instance's ServiceAccount (impersonation), so a package
+//! cannot create what that account may not.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Duration;
@@ -74,18 +76,15 @@ async fn an_injected_cluster_role_binding_is_refused_and_the_rest_applies() {
     let note = env.api::<ConfigMap>().get("friendly-note").await.unwrap();
     assert_eq!(note.data.unwrap()["note"], "hello");
 
-    // The smuggled binding is refused by the API server, as the account.
+    // The smuggled binding is refused before any request is made.
     let note = hostile_note(&env.ns);
     env.install(fixture("note-op"), "hostile", &[("NOTE", &note)])
         .await
         .unwrap();
     let message = fails_with(&env, "hostile").await;
-    let user = format!("system:serviceaccount:{}:{DEPLOYER}", env.ns);
-    assert!(message.contains("forbidden"), "{message}");
-    assert!(message.contains(&user), "{message}");
     assert!(
-        message.contains("spec.serviceAccountName"),
-        "says what to do: {message}"
+        message.contains("parameter NOTE starts a new YAML document"),
+        "{message}"
     );
     let grabbed = kube::Api::<ClusterRoleBinding>::all(env.client.clone())
         .get_opt("kudo-e2e-grab")
@@ -95,6 +94,37 @@ async fn an_injected_cluster_role_binding_is_refused_and_the_rest_applies() {
         grabbed.is_none(),
         "the binding to cluster-admin was created"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parameter_cannot_add_an_object_even_when_the_manager_writes_as_itself() {
+    // No account configured: the manager's own rights would allow the binding.
+    let env = Env::start().await.unwrap();
+    let note = hostile_note(&env.ns);
+    env.install(fixture("note-op"), "hostile", &[("NOTE", &note)])
+        .await
+        .unwrap();
+    let message = fails_with(&env, "hostile").await;
+    assert!(
+        message.contains("parameter NOTE starts a new YAML document in note.yaml:"),
+        "names parameter, template and line: {message}"
+    );
+    assert!(message.contains("quote it or use toYaml"), "{message}");
+    let grabbed = kube::Api::<ClusterRoleBinding>::all(env.client.clone())
+        .get_opt("kudo-e2e-grab")
+        .await
+        .unwrap();
+    assert!(
+        grabbed.is_none(),
+        "the binding to cluster-admin was created"
+    );
+    // Nothing of that step was applied.
+    let note = env
+        .api::<ConfigMap>()
+        .get_opt("hostile-note")
+        .await
+        .unwrap();
+    assert!(note.is_none(), "the step applied its ConfigMap");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -256,4 +286,33 @@ async fn a_parameter_sizing_a_render_past_its_budget_fails_the_step_and_the_mana
     completes(&env, "pad").await;
     let cm = env.api::<ConfigMap>().get("pad-pad").await.unwrap();
     assert_eq!(cm.data.unwrap()["pad"], "    x");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runaway_template_loop_fails_its_step_and_the_manager_lives() {
+    let mut env = Env::start_without_controller().await.unwrap();
+    env.start_controller_with(ControllerConfig {
+        engine: kudo_engine::EngineConfig {
+            auto_suppress_on_failure: false,
+            ..kudo_engine_config()
+        },
+        ..ControllerConfig::default()
+    });
+    // 2000³ = 8·10⁹ iterations: without the step budget this renders for
+    // minutes on a runtime worker.
+    env.install(fixture("loop-op"), "runaway", &[("N", "2000")])
+        .await
+        .unwrap();
+    let message = fails_with(&env, "runaway").await;
+    assert!(
+        message.contains("step budget exceeded") && message.contains("loop.yaml"),
+        "names the budget and the template: {message}"
+    );
+    // The same manager serves the next Instance.
+    env.install(fixture("loop-op"), "small", &[("N", "3")])
+        .await
+        .unwrap();
+    completes(&env, "small").await;
+    let cm = env.api::<ConfigMap>().get("small-loop").await.unwrap();
+    assert_eq!(cm.data.unwrap()["dots"], ".".repeat(27));
 }

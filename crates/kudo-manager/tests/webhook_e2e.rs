@@ -384,3 +384,77 @@ async fn maintenance_schedules_are_validated_and_a_refused_one_changes_nothing()
         .unwrap();
     sandbox.stop().await;
 }
+
+/// A parameter value that would add an object to the rendered YAML never
+/// reaches the cluster: the API server asks the webhook, which renders the
+/// value into the templates and refuses it, naming parameter, template and
+/// line. Nothing is stored; a harmless value is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parameter_value_that_adds_an_object_is_refused_before_it_is_stored() {
+    let sandbox = Sandbox::start().await.unwrap();
+    let client = sandbox.client().unwrap();
+    install_crds(&client).await;
+    let ov: OperatorVersion = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
+        "metadata": {"name": "inject-0.1.0", "namespace": "default"},
+        "spec": {
+            "operator": {"name": "inject"}, "version": "0.1.0",
+            "parameters": [{"name": "GREETING", "default": "hi"}],
+            "templates": {"configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-greeting\ndata:\n  greeting: {{ .Params.GREETING }}\n"},
+            "tasks": [{"name": "app", "kind": "Apply", "spec": {"resources": ["configmap.yaml"]}}],
+            "plans": {"deploy": {"strategy": "serial", "phases": [
+                {"name": "main", "strategy": "serial", "steps": [{"name": "app", "tasks": ["app"]}]}
+            ]}}
+        }
+    }))
+    .unwrap();
+    Api::<OperatorVersion>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &ov)
+        .await
+        .unwrap();
+    let certs = tempfile::tempdir().unwrap();
+    let (_, stop, webhook) = start_webhook(&client, certs.path(), &Metrics::new()).await;
+
+    let instances: Api<Instance> = Api::namespaced(client.clone(), "default");
+    let inst = |greeting: &str| -> Instance {
+        serde_json::from_value(json!({
+            "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+            "metadata": {"name": "inj", "namespace": "default"},
+            "spec": {"operatorVersion": {"name": "inject-0.1.0"},
+                     "parameters": {"GREETING": greeting}}
+        }))
+        .unwrap()
+    };
+    let evil = "hi\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: pwn\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- kind: ServiceAccount\n  name: default\n  namespace: default";
+    let refused = instances
+        .create(&PostParams::default(), &inst(evil))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(
+            "parameter GREETING starts a new YAML document in configmap.yaml:6; quote it or use toYaml"
+        ),
+        "{refused}"
+    );
+    assert!(instances.get_opt("inj").await.unwrap().is_none());
+
+    // Stored when harmless; an update smuggling a key is refused.
+    instances
+        .create(&PostParams::default(), &inst("hello"))
+        .await
+        .unwrap();
+    let refused = instances
+        .patch(
+            "inj",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"parameters": {"GREETING": "x\nimmutable: true"}}})),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("parameter GREETING adds"), "{refused}");
+    let _ = stop.send(());
+    webhook.await.unwrap().unwrap();
+    sandbox.stop().await;
+}
