@@ -134,11 +134,14 @@ impl Env {
         matches!(self.sandbox, Cluster::Remote { .. })
     }
 
-    /// Start the controller (in-process) if it is not running.
+    /// Start the controller (in-process) if it is not running. Its render
+    /// book key lives in a Secret of the test namespace, as in a cluster,
+    /// so a restarted controller trusts the books of the one before.
     pub fn start_controller(&mut self) {
         self.start_controller_with(ControllerConfig {
             engine: kudo_engine_config(),
             concurrency: 0,
+            book_key_secret: Some((self.ns.clone(), "kudo-manager-render-key".into())),
             ..ControllerConfig::default()
         });
     }

@@ -296,3 +296,86 @@ async fn the_stored_render_survives_a_manager_restart() {
         Some("hello")
     );
 }
+
+/// A render book a tenant planted before creating the Instance: one entry
+/// whose watched object is a missing ConfigMap but whose render is a
+/// binding to cluster-admin, one rendering a ConfigMap in another
+/// namespace. It is not signed with the manager's key, so recovery never
+/// applies it: after a real recovery of this Instance neither object exists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planted_render_book_is_never_applied() {
+    use k8s_openapi::api::core::v1::{Namespace, Secret};
+    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+    use kube::api::PostParams;
+    use std::io::Write;
+
+    let env = Env::start().await.unwrap();
+    let other = format!("{}-b", env.ns);
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": other}})).unwrap();
+    let _ = kube::Api::<Namespace>::all(env.client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await;
+    let entries = json!([
+        {
+            "object": {"apiVersion": "v1", "kind": "ConfigMap", "namespace": env.ns, "name": "decoy"},
+            "plan": "deploy",
+            "render": {
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "kudo-e2e-planted"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": env.ns}]
+            },
+            "fields": {}
+        },
+        {
+            "object": {"apiVersion": "v1", "kind": "ConfigMap", "namespace": other, "name": "foreign"},
+            "plan": "deploy",
+            "render": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "foreign", "namespace": other}},
+            "fields": {}
+        }
+    ]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(entries.to_string().as_bytes()).unwrap();
+    let book = gz.finish().unwrap();
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "evil.kudo-renders"},
+        "data": {"renders.json.gz": k8s_openapi::ByteString(book)},
+    }))
+    .unwrap();
+    env.api::<Secret>()
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+
+    deployed(&env, "evil").await;
+    // A real drift: once its recovery completes, the book has been read and
+    // any entry it trusted would have been recovered too.
+    env.api::<Deployment>()
+        .delete("evil-app", &DeleteParams::default())
+        .await
+        .unwrap();
+    let inst = env
+        .wait_for("evil", "recovery COMPLETE", T, |i| {
+            completed_recoveries(i) == 1
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        recoveries(&inst)[0].trigger,
+        format!("Deployment {}/evil-app deleted", env.ns)
+    );
+    let planted = kube::Api::<ClusterRoleBinding>::all(env.client.clone())
+        .get_opt("kudo-e2e-planted")
+        .await
+        .unwrap();
+    assert!(planted.is_none(), "the planted binding was applied");
+    let foreign = kube::Api::<ConfigMap>::namespaced(env.client.clone(), &other)
+        .get_opt("foreign")
+        .await
+        .unwrap();
+    assert!(
+        foreign.is_none(),
+        "an object of another namespace was applied"
+    );
+}

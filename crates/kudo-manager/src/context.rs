@@ -59,6 +59,8 @@ pub struct Context {
     said: Mutex<HashSet<String>>,
     /// Render books of the Instances (what recovery re-applies).
     pub books: crate::recovery::Books,
+    /// Signs render books; a book without its signature is not trusted.
+    pub book_key: Arc<crate::recovery::BookKey>,
     /// Metadata caches of owned objects, where drift is seen.
     pub observers: crate::recovery::Observers,
     /// MaintenanceSchedules, kept current by a watch (empty when the CRD
@@ -204,6 +206,7 @@ impl Context {
             renders: crate::render_pool::RenderPool::default(),
             said: Mutex::default(),
             books: crate::recovery::Books::default(),
+            book_key: Arc::new(crate::recovery::BookKey::random()),
             observers: crate::recovery::Observers::default(),
             schedules: kube::runtime::reflector::store().0,
         }
@@ -260,6 +263,13 @@ impl Context {
             )
             .await;
         }
+    }
+
+    /// Sign render books with this key.
+    #[must_use]
+    pub fn with_book_key(mut self, key: crate::recovery::BookKey) -> Self {
+        self.book_key = Arc::new(key);
+        self
     }
 
     /// Render with these budgets.

@@ -49,6 +49,10 @@ pub struct ControllerConfig {
     pub render_limits: kudo_package::render::RenderLimits,
     /// Longest a render may take (None: 10 s).
     pub render_deadline: Option<std::time::Duration>,
+    /// Secret (`namespace`, `name`) holding the key that signs render
+    /// books, made on first start; None: a key in memory (books written
+    /// before a restart are not trusted).
+    pub book_key_secret: Option<(String, String)>,
 }
 
 /// Fail with a clear message when the kudo.dev CRDs are not installed.
@@ -83,6 +87,18 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<()> {
     check_crds(&client).await?;
+    let book_key = match &config.book_key_secret {
+        Some((namespace, name)) => {
+            match crate::recovery::BookKey::load_or_create(&client, namespace, name).await {
+                Ok(key) => key,
+                Err(e) => {
+                    tracing::warn!(error = %e, "render book key kept in memory: books written before a restart will not be trusted");
+                    crate::recovery::BookKey::random()
+                }
+            }
+        }
+        None => crate::recovery::BookKey::random(),
+    };
     let shutdown = futures::FutureExt::shared(shutdown);
     let client_for_maintenance = client.clone();
 
@@ -142,6 +158,7 @@ pub async fn run(
         Context::new(client.clone(), metrics, config.engine, ov_store.clone())
             .with_schedules(schedules)
             .with_default_service_account(config.default_service_account)
+            .with_book_key(book_key)
             .with_render_limits(config.render_limits)
             .with_render_deadline(
                 config

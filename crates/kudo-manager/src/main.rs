@@ -65,9 +65,13 @@ struct RunArgs {
     /// [default: the system temp dir].
     #[arg(long, env = "KUDO_CERT_DIR", value_name = "DIR")]
     webhook_cert_dir: Option<PathBuf>,
-    /// Namespace of the leader-election Lease.
+    /// Namespace of the leader-election Lease and of the render book key.
     #[arg(long, env = "POD_NAMESPACE", default_value = "kudo-system")]
     leader_election_namespace: String,
+    /// Secret (in the manager's namespace) with the key that signs render
+    /// books; made on first start.
+    #[arg(long, value_name = "NAME", default_value = "kudo-manager-render-key")]
+    render_book_key_secret: String,
     /// Skip leader election (only safe with a single replica).
     #[arg(long)]
     no_leader_election: bool,
@@ -181,6 +185,7 @@ async fn run(
                 .unwrap_or_else(|| PathBuf::from(IN_CLUSTER_CERT_DIR)),
         }
     };
+    let key_namespace = args.leader_election_namespace.clone();
     let options = ManagerOptions {
         admin_addr: args.admin_addr,
         leader_election: (!args.no_leader_election).then(|| LeaderConfig {
@@ -194,6 +199,7 @@ async fn run(
             default_service_account: args.default_service_account,
             render_limits: args.render.limits(),
             render_deadline: Some(args.render.deadline()),
+            book_key_secret: Some((key_namespace, args.render_book_key_secret)),
         },
     };
     manager::run(client, options, shutdown).await

@@ -111,32 +111,81 @@ impl RenderBook {
     /// The gzip-compressed JSON to store, at most [`MAX_STORED`] bytes:
     /// when the renders do not fit, the largest are left out (their fields
     /// stay, so drift is still seen) and named in the second value.
+    ///
+    /// Linear in the book's size: each render's size is measured once, and
+    /// each round leaves out as many of the largest renders as the last
+    /// compression ratio says are too much (a few rounds at most), instead
+    /// of compressing the whole book again per render left out.
     pub fn encode(&self) -> (Vec<u8>, Vec<AppliedObject>) {
         let mut entries: Vec<Entry> = self.entries.values().cloned().collect();
+        let mut bytes = compress(&entries);
+        if bytes.len() <= MAX_STORED {
+            return (bytes, Vec::new());
+        }
+        // Renders, largest first, with their JSON sizes.
+        let mut by_size: Vec<(usize, usize)> = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| {
+                e.render
+                    .as_ref()
+                    .map(|r| (kudo_package::render::json_size(r), i))
+            })
+            .collect();
+        by_size.sort_unstable_by(|a, b| b.cmp(a));
+        let mut raw: usize = serde_json_size(&entries);
+        let mut next = 0;
         let mut dropped = Vec::new();
-        loop {
-            let bytes = compress(&entries);
-            if bytes.len() <= MAX_STORED {
-                return (bytes, dropped);
-            }
-            let largest = entries
-                .iter_mut()
-                .filter(|e| e.render.is_some())
-                .max_by_key(|e| e.render.as_ref().map_or(0, |r| r.to_string().len()));
-            match largest {
-                Some(e) => {
+        for _ in 0..MAX_ROUNDS {
+            // Raw bytes that would compress to what fits, at the ratio just
+            // seen (aim a little lower so the next round usually fits).
+            let ratio = bytes.len() as f64 / raw.max(1) as f64;
+            let target = (MAX_STORED as f64 * 0.95 / ratio.max(f64::EPSILON)) as usize;
+            while raw > target && next < by_size.len() {
+                let (size, i) = by_size[next];
+                next += 1;
+                if let Some(e) = entries.get_mut(i) {
                     e.render = None;
                     dropped.push(e.object.clone());
                 }
-                // Even the fields alone do not fit: keep nothing.
-                None => {
-                    return (
-                        compress(&[]),
-                        entries.into_iter().map(|e| e.object).collect(),
-                    );
-                }
+                raw = raw.saturating_sub(size);
             }
+            bytes = compress(&entries);
+            if bytes.len() <= MAX_STORED {
+                return (bytes, dropped);
+            }
+            if next >= by_size.len() {
+                break;
+            }
+            raw = serde_json_size(&entries);
         }
+        // Even the fields alone do not fit: keep nothing.
+        (
+            compress(&[]),
+            entries.into_iter().map(|e| e.object).collect(),
+        )
+    }
+
+    /// Keeps only the entries that can be what this manager applied for an
+    /// Instance of `namespace` (see [`Entry::fits`]); the rest are named in
+    /// the result.
+    pub fn keep_fitting(
+        &mut self,
+        namespace: &str,
+        cluster_scoped: &[AppliedObject],
+    ) -> Vec<(AppliedObject, String)> {
+        let mut refused = Vec::new();
+        self.entries.retain(
+            |object, entry| match entry.fits(namespace, cluster_scoped) {
+                Ok(()) => true,
+                Err(why) => {
+                    refused.push((object.clone(), why));
+                    false
+                }
+            },
+        );
+        self.dirty |= !refused.is_empty();
+        refused
     }
 
     /// Reads a stored book.
@@ -159,7 +208,49 @@ impl RenderBook {
     }
 }
 
+/// Rounds of [`RenderBook::encode`] before it gives up on renders.
+const MAX_ROUNDS: usize = 8;
+
+fn serde_json_size(entries: &[Entry]) -> usize {
+    kudo_package::render::json_size(&entries)
+}
+
+impl Entry {
+    /// Whether this entry can be what this manager applied for an
+    /// Instance of `namespace`: its render is the object it is filed under,
+    /// a namespaced object lies in the Instance's namespace, and a
+    /// cluster-scoped one is among `cluster_scoped`, the objects the
+    /// Instance's plans applied (its status, which only the manager writes).
+    pub fn fits(&self, namespace: &str, cluster_scoped: &[AppliedObject]) -> Result<(), String> {
+        if let Some(render) = &self.render {
+            let rendered = crate::executor::object_identity(render);
+            if rendered != self.object {
+                return Err(format!(
+                    "its render is {} {}, not the object it is filed under",
+                    rendered.kind, rendered.name
+                ));
+            }
+        }
+        match self.object.namespace.as_deref() {
+            Some(ns) if ns == namespace => Ok(()),
+            Some(ns) => Err(format!(
+                "it is in namespace {ns}, not the Instance's namespace {namespace}"
+            )),
+            None if cluster_scoped.contains(&self.object) => Ok(()),
+            None => Err("it is cluster-scoped and no plan of the Instance applied it".to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Compressions done on this thread (tests count rounds with it).
+    static COMPRESSIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 fn compress(entries: &[Entry]) -> Vec<u8> {
+    #[cfg(test)]
+    COMPRESSIONS.with(|c| c.set(c.get() + 1));
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
     // Writing JSON into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut gz, entries);
@@ -233,22 +324,11 @@ mod tests {
         let mut book = RenderBook::default();
         // Random letters compress to about 60%: three of 600 KiB (about
         // 350 KiB each compressed) do not fit 900 KiB, two do.
-        let noise = |seed: u64| -> String {
-            let mut x = seed;
-            (0..600 * 1024)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    char::from(b'a' + (x % 26) as u8)
-                })
-                .collect()
-        };
         for (i, name) in ["a", "b", "c"].iter().enumerate() {
             book.applied(
                 "deploy",
                 object(name),
-                json!({"data": {"k": noise(i as u64 + 1)}}),
+                json!({"data": {"k": noise(i as u64 + 1, 600 * 1024)}}),
                 json!({"f:data": {}}),
             );
         }
@@ -268,6 +348,79 @@ mod tests {
             assert!(e.render.is_none());
             assert_eq!(e.fields, json!({"f:data": {}}));
         }
+    }
+
+    /// Random letters (they compress to about 60%).
+    fn noise(seed: u64, len: usize) -> String {
+        let mut x = seed;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(b'a' + (x % 26) as u8)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn encoding_a_book_far_over_the_limit_compresses_it_a_few_times_not_once_per_render() {
+        let mut book = RenderBook::default();
+        // 60 renders of 64 KiB: about 2.3 MiB compressed, 2.5 times what fits.
+        for i in 0..60u64 {
+            book.applied(
+                "deploy",
+                object(&format!("cm-{i}")),
+                json!({"data": {"k": noise(i + 1, 64 * 1024)}}),
+                json!({"f:data": {}}),
+            );
+        }
+        COMPRESSIONS.with(|c| c.set(0));
+        let (bytes, dropped) = book.encode();
+        let rounds = COMPRESSIONS.with(std::cell::Cell::get);
+        assert!(bytes.len() <= MAX_STORED);
+        assert!(rounds <= 4, "{rounds} compressions of the whole book");
+        // Only as many left out as needed: the rest fits in one Secret.
+        assert!((30..=45).contains(&dropped.len()), "{}", dropped.len());
+    }
+
+    #[test]
+    fn only_entries_that_fit_the_instance_are_kept() {
+        let mut book = RenderBook::default();
+        let cm = |ns: &str, name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": ns, "name": name}});
+        book.applied("deploy", object("own"), cm("ns", "own"), json!({}));
+        // Filed under a ConfigMap, renders something else.
+        book.applied(
+            "deploy",
+            object("decoy"),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "pwn"}}),
+            json!({}),
+        );
+        let foreign = AppliedObject {
+            namespace: Some("other".into()),
+            ..object("foreign")
+        };
+        book.applied("deploy", foreign.clone(), cm("other", "foreign"), json!({}));
+        let binding = AppliedObject {
+            api_version: "rbac.authorization.k8s.io/v1".into(),
+            kind: "ClusterRoleBinding".into(),
+            namespace: None,
+            name: "crb".into(),
+        };
+        let crb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "crb"}});
+        book.applied("deploy", binding.clone(), crb.clone(), json!({}));
+        let mut unlisted = book.clone();
+        let refused = book.keep_fitting("ns", std::slice::from_ref(&binding));
+        let names: Vec<&str> = refused.iter().map(|(o, _)| o.name.as_str()).collect();
+        assert_eq!(names, ["decoy", "foreign"]);
+        assert!(book.get(&object("own")).is_some() && book.get(&binding).is_some());
+        // A cluster-scoped object no plan of the Instance applied is refused.
+        let refused = unlisted.keep_fitting("ns", &[]);
+        assert!(
+            refused
+                .iter()
+                .any(|(o, why)| o == &binding && why.contains("no plan"))
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! decided by [`kudo_engine::recovery`].
 
 mod book;
+mod key;
 mod observe;
 mod pods;
 mod reapply;
@@ -20,6 +21,7 @@ use kudo_api::Instance;
 use kudo_api::names::INSTANCE_LABEL;
 
 pub use book::{Entry, RenderBook};
+pub use key::{BookKey, Owner};
 pub(crate) use observe::drift;
 pub use observe::{MetaLookup, Observers, TypedLookup};
 pub(crate) use pods::run as pod_task;
@@ -132,22 +134,53 @@ fn secret_api(ctx: &Context, inst: &Instance) -> Result<(Api<Secret>, String)> {
     ))
 }
 
+/// Key of the book's signature in the Secret's data.
+const SIGNATURE_KEY: &str = "renders.sig";
+
+fn owner(inst: &Instance) -> Owner<'_> {
+    Owner {
+        uid: inst.metadata.uid.as_deref().unwrap_or_default(),
+        namespace: inst.metadata.namespace.as_deref().unwrap_or("default"),
+        name: inst.metadata.name.as_deref().unwrap_or_default(),
+    }
+}
+
+/// Reads the book: only one signed with this manager's key for this
+/// Instance is trusted, and of it only the entries that fit the Instance
+/// (its namespace, the cluster-scoped objects its plans applied).
 async fn load(ctx: &Context, inst: &Instance) -> Result<RenderBook> {
     let (api, name) = secret_api(ctx, inst)?;
     let secret = api
         .get_opt(&name)
         .await
         .map_err(|e| Error::kube(format!("reading the render book Secret {name}"), e))?;
-    let Some(bytes) = secret
-        .and_then(|s| s.data)
-        .and_then(|mut d| d.remove(book::DATA_KEY))
-    else {
+    let Some(mut data) = secret.and_then(|s| s.data) else {
         return Ok(RenderBook::default());
     };
-    Ok(RenderBook::decode(&bytes.0).unwrap_or_else(|e| {
+    let Some(bytes) = data.remove(book::DATA_KEY) else {
+        return Ok(RenderBook::default());
+    };
+    let signature = data.remove(SIGNATURE_KEY).map(|s| s.0).unwrap_or_default();
+    if !ctx.book_key.verify(owner(inst), &bytes.0, &signature) {
+        tracing::warn!(
+            secret = %name,
+            "render book not signed by this manager for this Instance; not trusted, a new one is started"
+        );
+        return Ok(RenderBook::default());
+    }
+    let mut book = RenderBook::decode(&bytes.0).unwrap_or_else(|e| {
         tracing::warn!(secret = %name, error = %e, "render book unreadable; starting a new one");
         RenderBook::default()
-    }))
+    });
+    let cluster_scoped = inst
+        .status
+        .as_ref()
+        .map(kudo_engine::facts::cluster_scoped_objects)
+        .unwrap_or_default();
+    for (object, why) in book.keep_fitting(owner(inst).namespace, &cluster_scoped) {
+        tracing::warn!(secret = %name, object = ?object, %why, "render book entry not trusted; left out");
+    }
+    Ok(book)
 }
 
 /// Writes the book to its Secret if it changed.
@@ -157,6 +190,7 @@ pub async fn save(ctx: &Context, inst: &Instance, book: &mut RenderBook) -> Resu
     }
     let (api, name) = secret_api(ctx, inst)?;
     let (bytes, dropped) = book.encode();
+    let signature = ctx.book_key.sign(owner(inst), &bytes);
     if !dropped.is_empty() {
         tracing::warn!(
             secret = %name,
@@ -177,7 +211,13 @@ pub async fn save(ctx: &Context, inst: &Instance, book: &mut RenderBook) -> Resu
             ..ObjectMeta::default()
         },
         type_: Some("Opaque".into()),
-        data: Some([(book::DATA_KEY.to_string(), ByteString(bytes))].into()),
+        data: Some(
+            [
+                (book::DATA_KEY.to_string(), ByteString(bytes)),
+                (SIGNATURE_KEY.to_string(), ByteString(signature)),
+            ]
+            .into(),
+        ),
         ..Secret::default()
     };
     let params = PatchParams::apply(BOOK_MANAGER).force();

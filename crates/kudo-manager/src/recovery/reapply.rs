@@ -37,6 +37,11 @@ pub(crate) async fn run(
              before this manager kept renders); run the plan that applies it again"
         ));
     };
+    let namespace = inst.metadata.namespace.as_deref().unwrap_or("default");
+    let cluster_scoped = kudo_engine::facts::cluster_scoped_objects(status);
+    if let Err(why) = entry.fits(namespace, &cluster_scoped) {
+        return fatal(format!("{label}: its stored render is not trusted: {why}"));
+    }
     let Some(render) = entry.render else {
         return fatal(format!(
             "{label}: its render was left out of the render book (the Instance's renders \
