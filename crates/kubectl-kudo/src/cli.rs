@@ -242,6 +242,11 @@ pub struct UninstallArgs {
     /// How long --wait waits
     #[arg(long, alias = "wait-time", value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
     pub wait_timeout: Duration,
+    /// Also delete the CustomResourceDefinitions the Instance applied (and with
+    /// them every custom resource of their kinds), unless another Instance still
+    /// uses them; without it they are kept
+    #[arg(long)]
+    pub delete_crds: bool,
 }
 
 /// What `get` lists.

@@ -51,6 +51,14 @@ pub const ADOPT_EXISTING_ANNOTATION: &str = "kudo.dev/adopt-existing";
 /// On a live object (its owner opts in): `namespace/name` of the Instance
 /// that may take it over, even from another Instance.
 pub const ADOPT_BY_ANNOTATION: &str = "kudo.dev/adopt-by";
+/// Prefix of the annotations on a cluster-scoped object that record each
+/// Instance that applied it: `owners.kudo.dev/<instance uid>: <namespace>/<name>`.
+/// Several Instances may share a CustomResourceDefinition or a Namespace;
+/// the object is deleted only when the last of them lets it go.
+pub const OWNER_ANNOTATION_PREFIX: &str = "owners.kudo.dev/";
+/// On an Instance being deleted: delete the CustomResourceDefinitions it
+/// applied (when no other Instance still uses them); without it they stay.
+pub const DELETE_CRDS_ANNOTATION: &str = "kudo.dev/delete-crds";
 /// Finalizer that holds an Instance until its `cleanup` plan has run.
 pub const CLEANUP_FINALIZER: &str = "kudo.dev.instance.cleanup";
 

@@ -154,8 +154,28 @@ pub struct TaskResult {
     /// Objects applied (for pruning on later runs and for status).
     pub objects: Vec<AppliedObject>,
     /// What the task wants said even when it succeeds (e.g. an object applied
-    /// in another API version than its template asked for).
-    pub notes: Vec<String>,
+    /// in another API version than its template asked for): in the task's
+    /// message and, once per plan run, as a Warning Event.
+    pub notes: Vec<Note>,
+}
+
+/// Something a task wants said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// Reason of its Event (`ApiVersionTranslated`, `ObjectUsedAsIs`, ...).
+    pub reason: &'static str,
+    /// The text.
+    pub message: String,
+}
+
+impl Note {
+    /// A note with its Event reason.
+    pub fn new(reason: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            reason,
+            message: message.into(),
+        }
+    }
 }
 
 /// Observations gathered by the executor during one reconcile.

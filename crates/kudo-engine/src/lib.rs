@@ -84,8 +84,8 @@ mod walk_output;
 pub mod windows;
 
 pub use decision::{
-    Action, Decision, Effects, EngineConfig, EventType, Input, Observed, TaskKey, TaskOutcome,
-    TaskResult,
+    Action, Decision, Effects, EngineConfig, EventType, Input, Note, Observed, TaskKey,
+    TaskOutcome, TaskResult,
 };
 pub use error::EngineError;
 

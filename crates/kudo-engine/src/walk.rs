@@ -239,7 +239,12 @@ impl Walk<'_> {
                     set_status(&mut task.status, S::Complete, &mut out.changed);
                     set_message(
                         &mut task.message,
-                        &result.notes.join("; "),
+                        &result
+                            .notes
+                            .iter()
+                            .map(|n| n.message.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; "),
                         &mut out.changed,
                     );
                 }

@@ -64,7 +64,10 @@ fn notes_of_done_tasks_stay_on_the_task_and_the_completed_step() {
     let mut sim = zk();
     sim.reconcile_with(|k| {
         let notes = if k.step() == "s1" {
-            vec!["applied policy/v1beta1 PodDisruptionBudget as policy/v1".to_string()]
+            vec![kudo_engine::Note::new(
+                "ApiVersionTranslated",
+                "applied policy/v1beta1 PodDisruptionBudget as policy/v1",
+            )]
         } else {
             Vec::new()
         };

@@ -241,7 +241,13 @@ impl Context {
 
     /// Publishes a task's note as a Warning Event once per Instance, plan
     /// run and note (a task reports it on every pass while it waits).
-    pub async fn say_once(&self, inst: &Instance, key: &kudo_engine::TaskKey, note: &str) {
+    pub async fn say_once(
+        &self,
+        inst: &Instance,
+        key: &kudo_engine::TaskKey,
+        reason: &str,
+        note: &str,
+    ) {
         let id = format!(
             "{}/{}/{note}",
             inst.metadata.uid.as_deref().unwrap_or_default(),
@@ -254,14 +260,8 @@ impl Context {
             said.insert(id)
         });
         if first {
-            crate::reconcile::publish(
-                self,
-                inst,
-                kudo_engine::EventType::Warning,
-                "ApiVersionTranslated",
-                note,
-            )
-            .await;
+            crate::reconcile::publish(self, inst, kudo_engine::EventType::Warning, reason, note)
+                .await;
         }
     }
 

@@ -395,7 +395,9 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
             match ctx.writers.for_instance(&ctx.client, inst) {
                 // A failure a retry can fix keeps the finalizer: the error
                 // requeues this Instance (with backoff) and the deletes run again.
-                Ok(writer) => crate::executor::delete_cluster_scoped(ctx, &writer, objects).await?,
+                Ok(writer) => {
+                    crate::executor::delete_cluster_scoped(ctx, &writer, inst, objects).await?
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "cluster-scoped objects of the removed Instance kept")
                 }

@@ -168,6 +168,27 @@ pub async fn upgrade(ctx: &KubeContext, args: &UpgradeArgs) -> Result<()> {
 pub async fn uninstall(ctx: &KubeContext, args: &UninstallArgs) -> Result<()> {
     let api = instances(ctx);
     get_instance(ctx, &args.instance).await?;
+    if args.delete_crds {
+        // Read by the manager when it lets the Instance's objects go.
+        let patch = serde_json::json!({"metadata": {"annotations": {
+            kudo_api::names::DELETE_CRDS_ANNOTATION: "true"
+        }}});
+        api.patch(
+            &args.instance,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .map_err(|e| {
+            CliError::api(
+                format!(
+                    "marking Instance {}/{} to delete its CRDs",
+                    ctx.namespace, args.instance
+                ),
+                e,
+            )
+        })?;
+    }
     let params = DeleteParams {
         propagation_policy: Some(PropagationPolicy::Background),
         ..DeleteParams::default()

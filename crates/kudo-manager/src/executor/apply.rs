@@ -7,7 +7,7 @@ use std::time::Duration;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use kudo_api::AppliedObject;
 use kudo_api::names::FIELD_MANAGER;
-use kudo_engine::{TaskOutcome, TaskResult};
+use kudo_engine::{Note, TaskOutcome, TaskResult};
 use kudo_package::hash::{ObjectRef, dependency_refs, stamp_dependencies_hash};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -288,14 +288,21 @@ pub(super) async fn run(
             .then_some(ctx.crd_timeout);
         // What this step applied before is ours; anything else is checked
         // before a forced apply could take it from its owner.
-        if !previously_applied.contains(&id)
-            && let Err(outcome) = check_ownership(ctx, writer, claimant, &id, obj, wait).await
-        {
-            return TaskResult {
-                outcome,
-                objects: applied,
-                notes,
-            };
+        if !previously_applied.contains(&id) {
+            match check_ownership(ctx, writer, claimant, &id, obj, wait).await {
+                Ok(ownership::Write::Apply) => {}
+                Ok(ownership::Write::UseAsIs(note)) => {
+                    notes.push(Note::new("ObjectUsedAsIs", note));
+                    continue;
+                }
+                Err(outcome) => {
+                    return TaskResult {
+                        outcome,
+                        objects: applied,
+                        notes,
+                    };
+                }
+            }
         }
         // Objects healthy once applied need nothing more from the response.
         let applied_now = if health::depends_on_stored_object(obj) {
@@ -309,6 +316,16 @@ pub(super) async fn run(
         };
         if let Ok((fields, _)) = &applied_now {
             changes.applied(id.clone(), obj.clone(), fields.clone());
+            if id.namespace.is_none()
+                && let Err(outcome) =
+                    super::cluster_owned::record_owner(ctx, writer, claimant, &id).await
+            {
+                return TaskResult {
+                    outcome,
+                    objects: applied,
+                    notes,
+                };
+            }
         }
         let stored = match applied_now {
             Ok((_, Some(stored))) => stored,
@@ -351,7 +368,8 @@ pub(super) async fn run(
             }
         }
     }
-    if let Err(outcome) = prune(ctx, writer, previously_applied, &applied, changes).await {
+    if let Err(outcome) = prune(ctx, writer, claimant, previously_applied, &applied, changes).await
+    {
         return TaskResult {
             outcome,
             objects: applied,
@@ -382,8 +400,15 @@ pub(crate) async fn reapply(
     obj: &Value,
 ) -> Result<(Value, Value), TaskOutcome> {
     let id = object_identity(obj);
-    check_ownership(ctx, writer, claimant, &id, obj, None).await?;
+    if let ownership::Write::UseAsIs(note) =
+        check_ownership(ctx, writer, claimant, &id, obj, None).await?
+    {
+        return Err(TaskOutcome::Fatal { message: note });
+    }
     let stored = apply_as::<Value>(ctx, writer, obj, None).await?;
+    if id.namespace.is_none() {
+        super::cluster_owned::record_owner(ctx, writer, claimant, &id).await?;
+    }
     let fields = stored.our_fields();
     Ok((stored, fields))
 }
@@ -397,14 +422,14 @@ async fn check_ownership(
     id: &AppliedObject,
     desired: &Value,
     wait: Option<Duration>,
-) -> Result<(), TaskOutcome> {
+) -> Result<ownership::Write, TaskOutcome> {
     let (api, _) = api_for(ctx, &writer.client, id, wait).await?;
     // Metadata is all the decision reads: the object's data stays on the server.
     let live = match api.get_metadata_opt(&id.name).await {
         Ok(Some(live)) => live,
-        Ok(None) => return Ok(()),
+        Ok(None) => return Ok(ownership::Write::Apply),
         // An account that may write but not read: the apply decides.
-        Err(kube::Error::Api(s)) if s.code == 403 => return Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 403 => return Ok(ownership::Write::Apply),
         Err(e) => return Err(outcome_for(&label(id), &e)),
     };
     let live = serde_json::to_value(&live).unwrap_or_default();
@@ -412,16 +437,26 @@ async fn check_ownership(
         .map_err(|message| TaskOutcome::Fatal { message })
 }
 
-/// Delete (background propagation) objects applied before but not now.
+/// Delete (background propagation) objects applied before but not now; a
+/// cluster-scoped one is let go (deleted when no other Instance uses it;
+/// a CRD is kept).
 async fn prune(
     ctx: &Context,
     writer: &Writer,
+    claimant: &Claimant<'_>,
     before: &[AppliedObject],
     now: &[AppliedObject],
     changes: &mut Changes,
 ) -> Result<(), TaskOutcome> {
     for gone in before.iter().filter(|b| !now.contains(b)) {
         changes.removed(gone.clone());
+        if gone.namespace.is_none() {
+            let released = super::cluster_owned::release(ctx, writer, claimant, gone, false)
+                .await
+                .map_err(|e| writer.explain(outcome_for(&label(gone), &e), &e))?;
+            tracing::info!(object = %label(gone), ?released, "let go of a cluster-scoped object the step no longer renders");
+            continue;
+        }
         let (api, _) = match api_for(ctx, &writer.client, gone, None).await {
             Ok(a) => a,
             // The kind itself is gone (its CRD was removed): nothing to prune.

@@ -3,6 +3,7 @@
 
 mod apply;
 mod child;
+mod cluster_owned;
 mod delete;
 mod pipe;
 mod pipe_artifact;
@@ -84,7 +85,10 @@ async fn run_task_inner(
             )
             .await
         }
-        RenderedTask::Delete { objects } => delete::run(ctx, &writer, objects, changes).await,
+        RenderedTask::Delete { objects } => {
+            let claimant = cluster_owned::claimant_of(inst);
+            delete::run(ctx, &writer, &claimant, objects, changes).await
+        }
         RenderedTask::Dummy {
             want_err,
             fatal,
@@ -105,7 +109,7 @@ async fn run_task_inner(
         }
     };
     for note in &res.notes {
-        ctx.say_once(inst, key, note).await;
+        ctx.say_once(inst, key, note.reason, &note.message).await;
     }
     match &res.outcome {
         TaskOutcome::Done => tracing::info!("task done"),

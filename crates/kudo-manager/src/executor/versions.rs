@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use kudo_engine::TaskOutcome;
+use kudo_engine::{Note, TaskOutcome};
 use kudo_package::removed_apis::{self, RemovedVersion};
 use serde_json::Value;
 
@@ -18,7 +18,7 @@ use crate::context::Context;
 pub(super) async fn objects_to_apply(
     ctx: &Context,
     objects: Vec<Value>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<Vec<Value>, TaskOutcome> {
     let mut out = Vec::with_capacity(objects.len());
     for obj in objects {
@@ -43,7 +43,10 @@ pub(super) async fn objects_to_apply(
         match removed_apis::object_to_apply(obj, &serves) {
             Ok((obj, change)) => {
                 if let Some(change) = change {
-                    notes.push(format!("{label}: {}", change.message()));
+                    notes.push(Note::new(
+                        "ApiVersionTranslated",
+                        format!("{label}: {}", change.message()),
+                    ));
                 }
                 out.push(obj);
             }

@@ -1,16 +1,4 @@
 //! Whether an Instance may write an object that already exists.
-//!
-//! Server-side apply with force takes any object, so two Instances whose
-//! templates render the same name would silently fight over it (and the
-//! controller reference would move). Like Helm, kudo-rs writes only objects
-//! it created for this Instance, unless someone opts into adoption: the
-//! package (annotation `kudo.dev/adopt-existing: "true"` on the rendered
-//! object) for objects no Instance owns, or the object's owner (annotation
-//! `kudo.dev/adopt-by: <namespace>/<instance>` on the live object) for any.
-//!
-//! Namespaces and CustomResourceDefinitions are shared by design (the
-//! Instance's own namespace, a CRD that every Instance of an operator
-//! applies) and are not checked.
 
 use kudo_api::names::{
     ADOPT_BY_ANNOTATION, ADOPT_EXISTING_ANNOTATION, API_VERSION, HERITAGE_LABEL, HERITAGE_VALUE,
@@ -18,36 +6,46 @@ use kudo_api::names::{
 };
 use serde_json::Value;
 
-/// The Instance that wants to write.
+use super::{Claimant, controller, created_by_kudo, is_shared_kind, str_of};
+
+/// What to do with an existing object a step renders.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Claimant<'a> {
-    /// Instance name.
-    pub name: &'a str,
-    /// Instance namespace.
-    pub namespace: &'a str,
-    /// Instance uid.
-    pub uid: &'a str,
+pub enum Write {
+    /// Apply it.
+    Apply,
+    /// Leave it as it is (a shared kind kudo-rs did not create): the step
+    /// goes on without applying or recording it, saying so.
+    UseAsIs(String),
 }
 
-/// `Ok` when `writer` may apply `desired` over `live`; otherwise why not and
+/// Whether `writer` may apply `desired` over `live`; otherwise why not and
 /// what to do, starting with the object's label (e.g. `ConfigMap ns/x`).
 pub fn may_write(
     live: &Value,
     desired: &Value,
     writer: &Claimant<'_>,
     label: &str,
-) -> Result<(), String> {
+) -> Result<Write, String> {
     let kind = desired
         .get("kind")
         .or_else(|| live.get("kind"))
         .and_then(Value::as_str)
         .unwrap_or_default();
-    if matches!(kind, "Namespace" | "CustomResourceDefinition") {
-        return Ok(());
-    }
     let meta = &live["metadata"];
     let handed_to_us = meta["annotations"][ADOPT_BY_ANNOTATION].as_str()
         == Some(format!("{}/{}", writer.namespace, writer.name).as_str());
+    if is_shared_kind(kind) {
+        return Ok(if created_by_kudo(live) || handed_to_us {
+            Write::Apply
+        } else {
+            Write::UseAsIs(format!(
+                "{label} already exists and was not created by kudo-rs: it is used as it is, \
+                 not changed and never deleted by kudo-rs (annotate it {ADOPT_BY_ANNOTATION}={}/{} \
+                 to hand it over)",
+                writer.namespace, writer.name
+            ))
+        });
+    }
     let hand_over = format!(
         "delete it, or annotate it {ADOPT_BY_ANNOTATION}={}/{} to hand it over",
         writer.namespace, writer.name
@@ -55,7 +53,7 @@ pub fn may_write(
     if let Some(owner) = controller(meta) {
         let ours = owner["uid"].as_str() == Some(writer.uid);
         if ours || handed_to_us {
-            return Ok(());
+            return Ok(Write::Apply);
         }
         let who = if owner["kind"] == "Instance" && owner["apiVersion"] == API_VERSION {
             format!("Instance {}/{}", writer.namespace, str_of(owner, "name"))
@@ -76,16 +74,28 @@ pub fn may_write(
             .or_else(|| meta["namespace"].as_str())
             .unwrap_or_default();
         if (instance == writer.name && namespace == writer.namespace) || handed_to_us {
-            return Ok(());
+            return Ok(Write::Apply);
         }
         return Err(format!(
             "{label} belongs to Instance {namespace}/{instance}; kudo-rs does not take over another Instance's objects: {hand_over}"
         ));
     }
-    let package_adopts =
-        desired["metadata"]["annotations"][ADOPT_EXISTING_ANNOTATION].as_str() == Some("true");
+    // The package may adopt an object of the Instance's own namespace (its
+    // writer could delete and recreate it anyway); a cluster-scoped object
+    // only its owner can hand over.
+    let cluster_scoped = meta["namespace"].as_str().is_none_or(str::is_empty);
+    let package_adopts = !cluster_scoped
+        && desired["metadata"]["annotations"][ADOPT_EXISTING_ANNOTATION].as_str() == Some("true");
     if package_adopts || handed_to_us {
-        return Ok(());
+        return Ok(Write::Apply);
+    }
+    if cluster_scoped {
+        return Err(format!(
+            "{label} already exists and was not created by kudo-rs (no {HERITAGE_LABEL}={HERITAGE_VALUE} \
+             label); a cluster-scoped object is taken over only when it is annotated \
+             {ADOPT_BY_ANNOTATION}={}/{}",
+            writer.namespace, writer.name
+        ));
     }
     Err(format!(
         "{label} already exists and was not created by kudo-rs (no {HERITAGE_LABEL}={HERITAGE_VALUE} label); \
@@ -93,17 +103,6 @@ pub fn may_write(
          or the object is annotated {ADOPT_BY_ANNOTATION}={}/{}",
         writer.namespace, writer.name
     ))
-}
-
-fn controller(meta: &Value) -> Option<&Value> {
-    meta["ownerReferences"]
-        .as_array()?
-        .iter()
-        .find(|o| o["controller"] == true)
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
-    v[key].as_str().unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -125,7 +124,10 @@ mod tests {
     }
 
     fn check(live: &Value, desired: &Value) -> Result<(), String> {
-        may_write(live, desired, &ME, "ConfigMap data/c")
+        may_write(live, desired, &ME, "ConfigMap data/c").and_then(|w| match w {
+            Write::Apply => Ok(()),
+            Write::UseAsIs(note) => Err(note),
+        })
     }
 
     #[test]
@@ -182,10 +184,40 @@ mod tests {
     }
 
     #[test]
-    fn namespaces_and_crds_are_shared() {
+    fn namespaces_and_crds_kudo_created_are_shared_and_foreign_ones_used_as_they_are() {
         for kind in ["Namespace", "CustomResourceDefinition"] {
-            let live = json!({"kind": kind, "metadata": {"name": "x"}});
-            assert_eq!(check(&live, &json!({})), Ok(()));
+            let other = json!({"kind": kind, "metadata": {"name": "x", "labels": {
+                "heritage": "kudo", "kudo.dev/instance": "other", "kudo.dev/instance-namespace": "b"}}});
+            assert_eq!(
+                check(&other, &json!({})),
+                Ok(()),
+                "{kind} of another Instance"
+            );
+            let foreign = json!({"kind": kind, "metadata": {"name": "x"}});
+            let adopting =
+                json!({"metadata": {"annotations": {"kudo.dev/adopt-existing": "true"}}});
+            let note = may_write(&foreign, &adopting, &ME, "X x").unwrap();
+            assert!(
+                matches!(&note, Write::UseAsIs(n) if n.contains("used as it is") && n.contains("adopt-by=data/zk")),
+                "{note:?}"
+            );
+            let mut handed = foreign.clone();
+            handed["metadata"]["annotations"] = json!({"kudo.dev/adopt-by": "data/zk"});
+            assert_eq!(check(&handed, &json!({})), Ok(()));
         }
+    }
+
+    #[test]
+    fn the_package_cannot_adopt_a_cluster_scoped_object_only_its_owner_can_hand_it_over() {
+        let live = json!({"kind": "ClusterRole", "metadata": {"name": "admin-ish"}});
+        let desired = json!({"metadata": {"annotations": {"kudo.dev/adopt-existing": "true"}}});
+        let e = check(&live, &desired).unwrap_err();
+        assert!(
+            e.contains("taken over only when it is annotated kudo.dev/adopt-by=data/zk"),
+            "{e}"
+        );
+        let mut handed = live.clone();
+        handed["metadata"]["annotations"] = json!({"kudo.dev/adopt-by": "data/zk"});
+        assert_eq!(check(&handed, &json!({})), Ok(()));
     }
 }

@@ -1,0 +1,184 @@
+//! Cluster-scoped objects several Instances may apply (a CRD, a namespace):
+//! each Instance that applies one is recorded on it in an owner annotation,
+//! and letting one go removes that record and deletes the object only when
+//! [`kudo_engine::ownership::release`] says so — no other Instance that
+//! still exists uses it, kudo-rs created it, and for a CRD deletion was
+//! asked for.
+
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kudo_api::{AppliedObject, Instance};
+use kudo_engine::TaskOutcome;
+use kudo_engine::ownership::{self, Claimant, Owner, Release};
+use serde_json::{Value, json};
+
+use crate::classify::{object_label, outcome_for};
+use crate::context::Context;
+use crate::identity::Writer;
+
+/// Field manager of the owner annotations (not kudo-manager's: its applies
+/// must not remove the records of other Instances).
+const OWNERS_MANAGER: &str = "kudo-manager-owners";
+
+/// What letting an object go did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Released {
+    /// It was already gone (or its kind is).
+    Gone,
+    /// It was deleted.
+    Deleted,
+    /// It stays, and why.
+    Kept(String),
+}
+
+fn patch_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(OWNERS_MANAGER.into()),
+        ..PatchParams::default()
+    }
+}
+
+/// Records `claimant` on the cluster-scoped object `id` it just applied.
+pub(crate) async fn record_owner(
+    ctx: &Context,
+    writer: &Writer,
+    claimant: &Claimant<'_>,
+    id: &AppliedObject,
+) -> Result<(), TaskOutcome> {
+    let label = object_label(&id.kind, None, &id.name);
+    let Some(api) = api_of(ctx, writer, id)
+        .await
+        .map_err(|e| outcome_for(&label, &e))?
+    else {
+        return Ok(());
+    };
+    let patch = json!({"metadata": {"annotations": {
+        ownership::owner_annotation(claimant.uid): format!("{}/{}", claimant.namespace, claimant.name)
+    }}});
+    match api
+        .patch(&id.name, &patch_params(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(stored) => {
+            ctx.own_applies.record(
+                stored.metadata.uid.as_deref(),
+                stored.metadata.resource_version.as_deref(),
+            );
+            Ok(())
+        }
+        Err(e) => Err(writer.explain(outcome_for(&label, &e), &e)),
+    }
+}
+
+async fn api_of(
+    ctx: &Context,
+    writer: &Writer,
+    id: &AppliedObject,
+) -> Result<Option<Api<kube::api::DynamicObject>>, kube::Error> {
+    match ctx.api.resolve(&id.api_version, &id.kind).await? {
+        Some(resolved) if !resolved.namespaced => Ok(Some(Api::all_with(
+            writer.client.clone(),
+            &resolved.resource,
+        ))),
+        // The kind is gone (its CRD was deleted), or it is not cluster-scoped.
+        _ => Ok(None),
+    }
+}
+
+/// Lets `claimant` go of cluster-scoped object `id`: removes its owner
+/// record (and records of Instances that no longer exist), then deletes the
+/// object or says why it stays.
+pub(crate) async fn release(
+    ctx: &Context,
+    writer: &Writer,
+    claimant: &Claimant<'_>,
+    id: &AppliedObject,
+    delete_crds: bool,
+) -> Result<Released, kube::Error> {
+    let Some(api) = api_of(ctx, writer, id).await? else {
+        return Ok(Released::Gone);
+    };
+    let live = match api.get_metadata_opt(&id.name).await {
+        Ok(Some(live)) => live,
+        Ok(None) => return Ok(Released::Gone),
+        Err(kube::Error::Api(s)) if s.code == 403 => {
+            return Ok(Released::Kept(format!(
+                "{} cannot be read by the Instance's account: {}",
+                object_label(&id.kind, None, &id.name),
+                s.message
+            )));
+        }
+        Err(e) => return Err(e),
+    };
+    let mut live = serde_json::to_value(&live).unwrap_or_default();
+    live["kind"] = json!(id.kind);
+    let mut others = Vec::new();
+    let mut stale = Vec::new();
+    for owner in ownership::owners(&live) {
+        let mine = match &owner.uid {
+            Some(uid) => uid == claimant.uid,
+            None => owner.namespace == claimant.namespace && owner.name == claimant.name,
+        };
+        if mine {
+            stale.extend(owner.uid.clone());
+        } else if exists(ctx, &owner).await? {
+            others.push(owner);
+        } else {
+            stale.extend(owner.uid.clone());
+        }
+    }
+    if !stale.is_empty() {
+        let gone: serde_json::Map<String, Value> = stale
+            .iter()
+            .map(|uid| (ownership::owner_annotation(uid), Value::Null))
+            .collect();
+        let patch = json!({"metadata": {"annotations": gone}});
+        match api
+            .patch(&id.name, &patch_params(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Released::Gone),
+            Err(e) => return Err(e),
+        }
+    }
+    match ownership::release(&live, claimant, &others, delete_crds) {
+        Release::Keep(why) => Ok(Released::Kept(why)),
+        Release::Delete => match api.delete(&id.name, &DeleteParams::background()).await {
+            Ok(_) => Ok(Released::Deleted),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(Released::Gone),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// Whether the Instance `owner` names still exists (the same one, by uid)
+/// and is not being deleted.
+async fn exists(ctx: &Context, owner: &Owner) -> Result<bool, kube::Error> {
+    let api: Api<Instance> = Api::namespaced(ctx.client.clone(), &owner.namespace);
+    let Some(found) = api.get_metadata_opt(&owner.name).await? else {
+        return Ok(false);
+    };
+    let same = owner
+        .uid
+        .as_deref()
+        .is_none_or(|uid| found.metadata.uid.as_deref() == Some(uid));
+    Ok(same && found.metadata.deletion_timestamp.is_none())
+}
+
+/// The claimant of an Instance.
+pub(crate) fn claimant_of(inst: &Instance) -> Claimant<'_> {
+    Claimant {
+        name: inst.metadata.name.as_deref().unwrap_or_default(),
+        namespace: inst.metadata.namespace.as_deref().unwrap_or("default"),
+        uid: inst.metadata.uid.as_deref().unwrap_or_default(),
+    }
+}
+
+/// Whether the Instance asked for its CRDs to be deleted with it.
+pub(crate) fn deletes_crds(inst: &Instance) -> bool {
+    inst.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(kudo_api::names::DELETE_CRDS_ANNOTATION))
+        .is_some_and(|v| v == "true")
+}
