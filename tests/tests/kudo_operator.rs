@@ -213,3 +213,75 @@ async fn a_child_whose_operator_version_is_missing_fails_the_step_with_what_to_i
     );
     assert!(env.instances().get_opt(CHILD).await.unwrap().is_none());
 }
+
+/// A KudoOperator task naming an Instance someone else made does not take
+/// it over; once its owner hands it over, the parent adopts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_task_does_not_take_over_an_instance_it_did_not_create() {
+    let env = Env::start().await.unwrap();
+    let ov = env
+        .install_operator_version(fixture("child-op"))
+        .await
+        .unwrap();
+    // The admin's own Instance, under the name the parent's child would get.
+    let victim: Instance = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+        "metadata": {"name": CHILD, "namespace": env.ns},
+        "spec": {"operatorVersion": {"name": ov}, "parameters": {"GREETING": "the admin's"}},
+    }))
+    .unwrap();
+    env.instances()
+        .create(&kube::api::PostParams::default(), &victim)
+        .await
+        .unwrap();
+    env.install(fixture("parent-op"), "parent", &[])
+        .await
+        .unwrap();
+    let parent = env
+        .wait_for("parent", "deploy FATAL_ERROR", t(), |i| {
+            plan_status(i, "deploy") == Some(S::FatalError)
+        })
+        .await
+        .unwrap();
+    let message = serde_json::to_string(&parent.status.unwrap().plan_status["deploy"]).unwrap();
+    assert!(
+        message.contains(&format!(
+            "Instance {ns}/{CHILD} exists and is not a child of Instance {ns}/parent",
+            ns = env.ns
+        )),
+        "{message}"
+    );
+    let untouched = env.instances().get(CHILD).await.unwrap();
+    assert_eq!(parameters(&untouched)["GREETING"], "the admin's");
+    assert!(untouched.metadata.owner_references.is_none());
+
+    // Handed over: the parent's next run adopts it.
+    let handed =
+        json!({"metadata": {"annotations": {"kudo.dev/adopt-by": format!("{}/parent", env.ns)}}});
+    env.instances()
+        .patch(
+            CHILD,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&handed),
+        )
+        .await
+        .unwrap();
+    let run = plan_uid(&env.instances().get("parent").await.unwrap(), "deploy");
+    let trigger = json!({"planExecution": {"planName": "deploy", "uid": "rerun-1"}});
+    env.patch_spec("parent", trigger).await.unwrap();
+    env.wait_for("parent", "a new deploy run COMPLETE", t(), |i| {
+        completed_new_run(i, "deploy", run.as_deref())
+    })
+    .await
+    .unwrap();
+    let adopted = env.instances().get(CHILD).await.unwrap();
+    assert!(
+        adopted
+            .metadata
+            .owner_references
+            .unwrap_or_default()
+            .iter()
+            .any(|r| r.name == "parent"),
+        "the parent is recorded as owner"
+    );
+}

@@ -105,6 +105,32 @@ pub fn may_write(
     ))
 }
 
+/// Whether the parent Instance `parent` may merge its KudoOperator task's
+/// spec into the existing Instance `live`: only a child it created (an
+/// owner reference to the parent's uid) or one handed over to it
+/// (`kudo.dev/adopt-by: <namespace>/<parent>`); `Ok(true)` when it adopts
+/// (the owner reference must be added).
+pub fn may_patch_child(live: &Value, parent: &Claimant<'_>, label: &str) -> Result<bool, String> {
+    let meta = &live["metadata"];
+    let owned = meta["ownerReferences"].as_array().is_some_and(|refs| {
+        refs.iter()
+            .any(|r| r["kind"] == "Instance" && r["uid"].as_str() == Some(parent.uid))
+    });
+    if owned {
+        return Ok(false);
+    }
+    if meta["annotations"][ADOPT_BY_ANNOTATION].as_str()
+        == Some(format!("{}/{}", parent.namespace, parent.name).as_str())
+    {
+        return Ok(true);
+    }
+    Err(format!(
+        "{label} exists and is not a child of Instance {}/{}: kudo-rs does not take over \
+         another Instance; delete it, or annotate it {ADOPT_BY_ANNOTATION}={}/{} to hand it over",
+        parent.namespace, parent.name, parent.namespace, parent.name
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -205,6 +231,24 @@ mod tests {
             handed["metadata"]["annotations"] = json!({"kudo.dev/adopt-by": "data/zk"});
             assert_eq!(check(&handed, &json!({})), Ok(()));
         }
+    }
+
+    #[test]
+    fn a_parent_patches_only_its_own_children_or_one_handed_over() {
+        let child = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "kudo.dev/v1beta1", "kind": "Instance", "name": "zk", "uid": "uid-zk"}]}});
+        assert_eq!(may_patch_child(&child, &ME, "Instance data/c"), Ok(false));
+        let victim = json!({"metadata": {"name": "victim"}});
+        let e = may_patch_child(&victim, &ME, "Instance data/victim").unwrap_err();
+        assert!(
+            e.starts_with("Instance data/victim exists and is not a child of Instance data/zk"),
+            "{e}"
+        );
+        let handed = json!({"metadata": {"annotations": {"kudo.dev/adopt-by": "data/zk"}}});
+        assert_eq!(
+            may_patch_child(&handed, &ME, "Instance data/victim"),
+            Ok(true)
+        );
     }
 
     #[test]

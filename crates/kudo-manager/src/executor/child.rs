@@ -1,5 +1,6 @@
 //! KudoOperator tasks: create the child Instance, or merge its spec into
-//! the existing one.
+//! the existing one — only a child of this parent, or one handed over to
+//! it — written as the parent's account.
 //!
 //! KUDO merge-patches `{spec: ...}` onto an existing child, so parameters
 //! the parent stops passing (or that someone set on the child by hand) are
@@ -12,13 +13,21 @@ use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::{TaskOutcome, TaskResult};
 use serde_json::{Value, json};
 
+use kudo_engine::ownership::Claimant;
+
 use super::apply::object_identity;
 use crate::classify::{object_label, outcome_for};
 use crate::context::Context;
+use crate::identity::Writer;
 use kudo_engine::health::{self, Health};
 
 /// Create or merge-patch the child Instance, then judge its health.
-pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {
+pub(super) async fn run(
+    ctx: &Context,
+    writer: &Writer,
+    parent: &Claimant<'_>,
+    child: Instance,
+) -> TaskResult {
     let body = match serde_json::to_value(&child) {
         Ok(v) => v,
         Err(e) => return fatal(format!("child Instance could not be serialised: {e}")),
@@ -26,8 +35,8 @@ pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {
     let id = object_identity(&body);
     let label = object_label(&id.kind, id.namespace.as_deref(), &id.name);
     let api: Api<Instance> = match &id.namespace {
-        Some(ns) => Api::namespaced(ctx.client.clone(), ns),
-        None => Api::default_namespaced(ctx.client.clone()),
+        Some(ns) => Api::namespaced(writer.client.clone(), ns),
+        None => Api::default_namespaced(writer.client.clone()),
     };
     let stored = match api.get_opt(&id.name).await {
         Ok(None) => {
@@ -40,13 +49,28 @@ pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {
             };
             api.create(&params, &child).await
         }
-        Ok(Some(_)) => {
+        Ok(Some(existing)) => {
+            let live = serde_json::to_value(&existing).unwrap_or_default();
+            let adopting = match kudo_engine::ownership::may_patch_child(&live, parent, &label) {
+                Ok(adopting) => adopting,
+                Err(message) => return fatal(message),
+            };
+            let mut patch = spec_patch(&body);
+            if adopting {
+                // Record the parent, so the child is its own from now on.
+                let mut refs = existing
+                    .metadata
+                    .owner_references
+                    .clone()
+                    .unwrap_or_default();
+                refs.extend(child.metadata.owner_references.clone().unwrap_or_default());
+                patch["metadata"] = json!({"ownerReferences": refs});
+            }
             let params = PatchParams {
                 field_manager: Some(FIELD_MANAGER.to_string()),
                 ..Default::default()
             };
-            api.patch(&id.name, &params, &Patch::Merge(spec_patch(&body)))
-                .await
+            api.patch(&id.name, &params, &Patch::Merge(patch)).await
         }
         Err(e) => Err(e),
     };
@@ -55,7 +79,7 @@ pub(super) async fn run(ctx: &Context, child: Instance) -> TaskResult {
         Ok(Err(e)) => return fatal(format!("{label}: the stored child is unreadable: {e}")),
         Err(e) => {
             return TaskResult {
-                outcome: outcome_for(&label, &e),
+                outcome: writer.explain(outcome_for(&label, &e), &e),
                 objects: Vec::new(),
                 notes: Vec::new(),
             };

@@ -102,7 +102,8 @@ async fn run_task_inner(
                     .service_account_name
                     .clone_from(&inst.spec.service_account_name);
             }
-            child::run(ctx, instance).await
+            let parent = cluster_owned::claimant_of(inst);
+            child::run(ctx, &writer, &parent, instance).await
         }
         RenderedTask::Pipe { pod, files } => {
             pipe::run(ctx, &writer, inst, ov, key, pod, files).await
