@@ -179,11 +179,11 @@ async fn a_namespace_kudo_did_not_create_is_used_as_it_is_and_never_deleted() {
         .await
         .unwrap();
     assert!(
-        live.metadata
+        !live
+            .metadata
             .labels
             .unwrap_or_default()
-            .get("heritage")
-            .is_none(),
+            .contains_key("heritage"),
         "the namespace was taken over"
     );
     uninstall(&env, &env.ns, true).await;
