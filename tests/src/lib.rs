@@ -99,8 +99,39 @@ impl Env {
             controller: None,
             _namespace: None,
         };
+        env.grant_everything(NS).await?;
         env.start_controller();
         Ok(env)
+    }
+
+    /// Lets the Instances of `namespace` write anything: binds its
+    /// `kudo-instance` account (which the manager makes and writes their
+    /// objects as, by default) to a ClusterRole of every right, as a cluster
+    /// administrator does for packages that create cluster-scoped objects.
+    /// The fixtures create namespaces, CRDs and cluster roles; tests of the
+    /// default rights use a namespace without this grant.
+    pub async fn grant_everything(&self, namespace: &str) -> Result<()> {
+        use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+        let params = PatchParams::apply("kudo-e2e").force();
+        let role: ClusterRole = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "kudo-e2e-everything"},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+        }))?;
+        Api::<ClusterRole>::all(self.client.clone())
+            .patch("kudo-e2e-everything", &params, &Patch::Apply(&role))
+            .await
+            .context("granting the test namespace's Instances every right")?;
+        let name = format!("kudo-e2e-everything-{namespace}");
+        let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kudo-e2e-everything"},
+            "subjects": [{"kind": "ServiceAccount", "name": kudo_api::names::INSTANCE_ACCOUNT, "namespace": namespace}],
+        }))?;
+        Api::<ClusterRoleBinding>::all(self.client.clone())
+            .patch(&name, &params, &Patch::Apply(&binding))
+            .await
+            .context("granting the test namespace's Instances every right")?;
+        Ok(())
     }
 
     /// The CRDs and a running controller on the cluster `kubeconfig` names,
@@ -118,6 +149,8 @@ impl Env {
             controller: None,
             _namespace: Some(remote.guard),
         };
+        let ns = env.ns.clone();
+        env.grant_everything(&ns).await?;
         env.start_controller();
         Ok(env)
     }

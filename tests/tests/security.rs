@@ -12,6 +12,7 @@ use kube::api::PostParams;
 use kudo_api::ExecutionStatus as S;
 use kudo_e2e::{Env, fixture, kudo_engine_config, plan_status};
 use kudo_manager::controller::ControllerConfig;
+use kudo_manager::identity::WriteAs;
 use serde_json::json;
 
 const DEPLOYER: &str = "deployer";
@@ -57,7 +58,10 @@ async fn an_injected_cluster_role_binding_is_refused_and_the_rest_applies() {
     grant_configmaps(&env).await;
     env.start_controller_with(ControllerConfig {
         engine: kudo_engine_config(),
-        default_service_account: Some(DEPLOYER.into()),
+        write_as: WriteAs::Account {
+            name: DEPLOYER.into(),
+            create: false,
+        },
         ..ControllerConfig::default()
     });
 
@@ -315,4 +319,111 @@ async fn a_runaway_template_loop_fails_its_step_and_the_manager_lives() {
     completes(&env, "small").await;
     let cm = env.api::<ConfigMap>().get("small-loop").await.unwrap();
     assert_eq!(cm.data.unwrap()["dots"], ".".repeat(27));
+}
+
+/// A namespace whose Instances have only the default rights (no grant
+/// beyond what the manager makes).
+async fn plain_namespace(env: &Env, name: &str) {
+    let ns: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    let _ = kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(env.client.clone())
+        .create(&PostParams::default(), &ns)
+        .await;
+}
+
+async fn install_in(env: &Env, ns: &str, package: &str, instance: &str) {
+    kudo_manager::install::install_package(
+        &env.client,
+        &fixture(package),
+        ns,
+        Some(kudo_manager::install::InstanceRequest {
+            name: Some(instance.into()),
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap();
+}
+
+async fn plan_ends(env: &Env, ns: &str, instance: &str, status: S) -> kudo_api::Instance {
+    let api: kube::Api<kudo_api::Instance> = kube::Api::namespaced(env.client.clone(), ns);
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        kube::runtime::wait::await_condition(api, instance, |i: Option<&kudo_api::Instance>| {
+            i.is_some_and(|i| plan_status(i, "deploy") == Some(status))
+        }),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("deploy of {ns}/{instance} did not end {status:?}"))
+    .unwrap()
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_objects_are_written_as_the_namespaces_kudo_instance_account() {
+    let env = Env::start().await.unwrap();
+    let ns = format!("{}-plain", env.ns);
+    plain_namespace(&env, &ns).await;
+    // What a namespace's application needs: the manager makes the account
+    // and its binding, and the plan completes.
+    install_in(&env, &ns, "note-op", "notes").await;
+    plan_ends(&env, &ns, "notes", S::Complete).await;
+    let account = kube::Api::<k8s_openapi::api::core::v1::ServiceAccount>::namespaced(
+        env.client.clone(),
+        &ns,
+    )
+    .get_opt("kudo-instance")
+    .await
+    .unwrap();
+    assert!(account.is_some(), "the account was made");
+    let binding = kube::Api::<RoleBinding>::namespaced(env.client.clone(), &ns)
+        .get("kudo-instance")
+        .await
+        .unwrap();
+    assert_eq!(binding.role_ref.kind, "ClusterRole");
+    assert_eq!(binding.role_ref.name, "kudo-instance");
+
+    // A package asking for a cluster-scoped object is refused, saying who
+    // asked and what an administrator grants.
+    install_in(&env, &ns, "binding-op", "binder").await;
+    let failed = plan_ends(&env, &ns, "binder", S::FatalError).await;
+    let message = serde_json::to_string(&failed.status.unwrap().plan_status["deploy"]).unwrap();
+    assert!(
+        message.contains(&format!("system:serviceaccount:{ns}:kudo-instance")),
+        "{message}"
+    );
+    assert!(
+        message.contains("kudo-rs grants nothing cluster-scoped by default"),
+        "{message}"
+    );
+    let made = kube::Api::<ClusterRoleBinding>::all(env.client.clone())
+        .get_opt(&format!("{ns}-binder-view"))
+        .await
+        .unwrap();
+    assert!(made.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manager_writes_as_itself_only_when_told_to() {
+    let mut env = Env::start_without_controller().await.unwrap();
+    env.start_controller_with(ControllerConfig {
+        engine: kudo_engine_config(),
+        write_as: WriteAs::Manager,
+        ..ControllerConfig::default()
+    });
+    let ns = format!("{}-itself", env.ns);
+    plain_namespace(&env, &ns).await;
+    install_in(&env, &ns, "binding-op", "binder").await;
+    plan_ends(&env, &ns, "binder", S::Complete).await;
+    let account = kube::Api::<k8s_openapi::api::core::v1::ServiceAccount>::namespaced(
+        env.client.clone(),
+        &ns,
+    )
+    .get_opt("kudo-instance")
+    .await
+    .unwrap();
+    assert!(
+        account.is_none(),
+        "no account is made when the manager writes as itself"
+    );
 }

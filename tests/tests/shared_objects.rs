@@ -24,6 +24,8 @@ async fn namespace(env: &Env, name: &str) {
     let _ = Api::<Namespace>::all(env.client.clone())
         .create(&PostParams::default(), &ns)
         .await;
+    // The package applies a CRD: its Instances' account needs that right.
+    env.grant_everything(name).await.unwrap();
 }
 
 /// Installs gadget-op as `app` in `ns` and waits for deploy to complete.

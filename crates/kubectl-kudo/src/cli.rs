@@ -137,16 +137,24 @@ pub struct InitArgs {
     /// Remove everything init created (refused while Instances exist)
     #[arg(long)]
     pub uninstall: bool,
-    /// Install only the CRDs
+    /// Install only the CRDs (and the kudo-instance ClusterRole)
     #[arg(long)]
     pub crd_only: bool,
-    /// Give the manager cluster-admin-like rights instead of the least-privilege role
+    /// Give the manager cluster-admin-like rights and let it write Instances'
+    /// objects as itself
     #[arg(long, conflicts_with = "default_service_account")]
     pub broad_rbac: bool,
-    /// Write every Instance's objects as this ServiceAccount of its namespace
-    /// (unless the Instance names another); the manager then gets no rights on them
-    #[arg(long, value_name = "NAME")]
+    /// Write the objects of Instances that name no ServiceAccount as this account of
+    /// their namespace, which you make and grant [default: kudo-instance, which the
+    /// manager makes in each namespace, bound to the kudo-instance ClusterRole:
+    /// namespaced rights only]
+    #[arg(long, value_name = "NAME", conflicts_with = "manager_writes_as_itself")]
     pub default_service_account: Option<String>,
+    /// Let the manager write Instances' objects with its own rights: whoever may
+    /// write an Instance or OperatorVersion can then create what the manager may
+    /// (KUDO's model)
+    #[arg(long)]
+    pub manager_writes_as_itself: bool,
     /// Let cert-manager issue the webhook certificate and inject the CA
     #[arg(long)]
     pub cert_manager: bool,

@@ -16,6 +16,9 @@ pub const MANAGER_NAME: &str = "kudo-manager";
 pub const CERT_MOUNT_PATH: &str = "/etc/kudo-rs/webhook-certs";
 /// Port of the manager's admin server (/healthz, /readyz, /metrics).
 pub const ADMIN_PORT: u16 = 8080;
+/// The Secret (in the manager's namespace) with the key that signs render
+/// books; the manager's `--render-book-key-secret` default.
+pub const RENDER_KEY_SECRET: &str = "kudo-manager-render-key";
 
 /// What the user asked `init` for.
 #[derive(Clone, Debug)]
@@ -26,13 +29,25 @@ pub struct InitOptions {
     pub image: String,
     /// Image pull policy.
     pub image_pull_policy: String,
-    /// cluster-admin-like rights instead of least privilege.
+    /// cluster-admin-like rights instead of least privilege (the manager
+    /// then writes Instances' objects as itself).
     pub broad_rbac: bool,
-    /// Only the CRDs.
+    /// Only the CRDs (and the `kudo-instance` ClusterRole).
     pub crd_only: bool,
-    /// The manager's `--default-service-account`: every Instance's objects
-    /// are written by impersonation, so the manager needs no rights on them.
+    /// The manager's `--default-service-account`: Instances' objects are
+    /// written as this account of their namespace, which an administrator
+    /// makes and grants. Unset: `kudo-instance`, made by the manager.
     pub default_service_account: Option<String>,
+    /// The manager's `--manager-writes-as-itself`: Instances' objects are
+    /// written with the manager's own rights (KUDO's model).
+    pub manager_writes_as_itself: bool,
+}
+
+impl InitOptions {
+    /// Whether the manager writes Instances' objects as itself.
+    fn writes_as_itself(&self) -> bool {
+        self.manager_writes_as_itself || self.broad_rbac
+    }
 }
 
 /// Webhook TLS material when kudo-rs manages it (not cert-manager).
@@ -65,15 +80,16 @@ fn pod_labels() -> Map<String, Value> {
         .collect()
 }
 
-/// Rules the manager needs whoever writes the Instances' objects: kudo.dev
-/// (child Instances too), events, leases, impersonating ServiceAccounts,
-/// reading what it watches for health and drift (CRDs until Established),
-/// and node maintenance, which the manager does as itself (the
-/// MaintenanceSchedule and its status and finalizer, tainting and cordoning
-/// Nodes, evicting pods within their PodDisruptionBudgets, and following a
-/// pod's owners to its Instance). Secrets are not among them: with a default ServiceAccount
-/// the manager reads and writes no Secret (the render books of recovery
-/// are written as each Instance's account).
+/// Rules the manager needs whoever writes the Instances' objects: kudo.dev,
+/// events, leases, impersonating ServiceAccounts (an Instance may name
+/// one), reading what it watches for health and drift (CRDs until
+/// Established), and node maintenance, which the manager does as itself
+/// (the MaintenanceSchedule and its status and finalizer, tainting and
+/// cordoning Nodes, evicting pods within their PodDisruptionBudgets, and
+/// following a pod's owners to its Instance). Secrets are not among them:
+/// the render books of recovery are written as each Instance's account,
+/// and the key that signs them is a Secret of the manager's namespace
+/// ([`key_role`]).
 fn manager_rules() -> Vec<Value> {
     let all = [
         "get", "list", "watch", "create", "update", "patch", "delete",
@@ -97,18 +113,46 @@ fn manager_rules() -> Vec<Value> {
     ]
 }
 
-/// Rules of the ClusterRole: with a default ServiceAccount only what the
-/// manager itself needs; otherwise also every right on the kinds packages
-/// commonly create, since it writes them itself (KUDO's model).
+/// Rules of the ClusterRole: what the manager itself needs; by default
+/// also making each namespace's `kudo-instance` account and binding it to
+/// the `kudo-instance` ClusterRole (and nothing else); when it writes
+/// Instances' objects as itself, every right on the kinds packages commonly
+/// create instead (KUDO's model).
 fn manager_role_rules(options: &InitOptions) -> Value {
     if options.broad_rbac {
         return broad_rules();
     }
     let mut rules = manager_rules();
-    if options.default_service_account.is_none() {
+    if options.writes_as_itself() {
         rules.extend(object_rules());
+    } else if options.default_service_account.is_none()
+        && let Value::Array(manage) = kudo_api::rbac::account_management_rules()
+    {
+        rules.extend(manage);
     }
     Value::Array(rules)
+}
+
+/// A Role in the manager's namespace for the Secret holding the key that
+/// signs render books (made on first start).
+fn key_role(ns: &str) -> [Value; 2] {
+    let name = format!("{MANAGER_NAME}-render-key");
+    [
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": name, "namespace": ns, "labels": labels()},
+            "rules": [
+                {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+                {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": [RENDER_KEY_SECRET]},
+            ],
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": name, "namespace": ns, "labels": labels()},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": MANAGER_NAME, "namespace": ns}],
+        }),
+    ]
 }
 
 /// Rights on the kinds packages commonly create, for a manager that writes
@@ -154,6 +198,7 @@ pub fn crds() -> Vec<Value> {
 /// Every object, in the order they are applied (deleted in reverse).
 pub fn manifests(options: &InitOptions, certs: &CertMode) -> Vec<Value> {
     let mut objects = crds();
+    objects.push(kudo_api::rbac::instance_cluster_role());
     if options.crd_only {
         return objects;
     }
@@ -177,6 +222,7 @@ pub fn manifests(options: &InitOptions, certs: &CertMode) -> Vec<Value> {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": MANAGER_NAME},
         "subjects": [{"kind": "ServiceAccount", "name": MANAGER_NAME, "namespace": ns}],
     }));
+    objects.extend(key_role(ns));
     match certs {
         CertMode::SelfManaged(tls) => {
             if let Some(serving) = &tls.serving {
@@ -257,7 +303,9 @@ fn manager_args(options: &InitOptions) -> Vec<String> {
         format!("--webhook-port={DEFAULT_WEBHOOK_PORT}"),
         format!("--admin-addr=0.0.0.0:{ADMIN_PORT}"),
     ];
-    if let Some(sa) = &options.default_service_account {
+    if options.writes_as_itself() {
+        args.push("--manager-writes-as-itself".to_string());
+    } else if let Some(sa) = &options.default_service_account {
         args.push(format!("--default-service-account={sa}"));
     }
     args
@@ -275,6 +323,8 @@ pub fn resource_of(api_version: &str, kind: &str) -> Option<(&'static str, bool)
         ("v1", "Service") => ("services", true),
         ("rbac.authorization.k8s.io/v1", "ClusterRole") => ("clusterroles", false),
         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => ("clusterrolebindings", false),
+        ("rbac.authorization.k8s.io/v1", "Role") => ("roles", true),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => ("rolebindings", true),
         ("apps/v1", "Deployment") => ("deployments", true),
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => {
             ("validatingwebhookconfigurations", false)
@@ -298,6 +348,7 @@ mod tests {
             broad_rbac: false,
             crd_only: false,
             default_service_account: None,
+            manager_writes_as_itself: false,
         }
     }
 
@@ -327,10 +378,13 @@ mod tests {
                 "CustomResourceDefinition",
                 "CustomResourceDefinition",
                 "CustomResourceDefinition",
+                "ClusterRole",
                 "Namespace",
                 "ServiceAccount",
                 "ClusterRole",
                 "ClusterRoleBinding",
+                "Role",
+                "RoleBinding",
                 "Secret",
                 "Secret",
                 "Service",
@@ -364,7 +418,10 @@ mod tests {
 
     fn role_rules(opts: &InitOptions) -> Vec<Value> {
         let objects = manifests(opts, &self_managed());
-        let role = objects.iter().find(|o| o["kind"] == "ClusterRole").unwrap();
+        let role = objects
+            .iter()
+            .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == MANAGER_NAME)
+            .unwrap();
         role["rules"].as_array().unwrap().clone()
     }
 
@@ -421,9 +478,49 @@ mod tests {
     }
 
     #[test]
-    fn without_a_default_service_account_the_manager_may_impersonate_and_write_common_kinds() {
-        let rules = role_rules(&options());
+    fn by_default_the_manager_makes_instance_accounts_and_writes_no_objects_itself() {
+        let opts = options();
+        let rules = role_rules(&opts);
+        let rbac = "rbac.authorization.k8s.io";
         assert!(grants(&rules, "", "serviceaccounts", "impersonate"));
+        assert!(grants(&rules, "", "serviceaccounts", "create"));
+        assert!(grants(&rules, rbac, "rolebindings", "create"));
+        let bind = rules
+            .iter()
+            .find(|r| r["verbs"] == json!(["bind", "get"]))
+            .expect("bind on the kudo-instance ClusterRole");
+        assert_eq!(bind["resourceNames"], json!(["kudo-instance"]));
+        for (group, resource, verb) in [
+            ("", "secrets", "get"),
+            ("", "configmaps", "patch"),
+            ("apps", "deployments", "patch"),
+            (rbac, "roles", "create"),
+            (rbac, "clusterrolebindings", "create"),
+        ] {
+            assert!(
+                !grants(&rules, group, resource, verb),
+                "{verb} {group}/{resource}"
+            );
+        }
+        let objects = manifests(&opts, &self_managed());
+        let role = objects
+            .iter()
+            .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == "kudo-instance")
+            .expect("the kudo-instance ClusterRole");
+        assert_eq!(role["rules"], kudo_api::rbac::instance_rules());
+        let key = objects
+            .iter()
+            .find(|o| o["kind"] == "Role")
+            .expect("the render key Role");
+        assert_eq!(key["metadata"]["namespace"], "kudo-system");
+        assert_eq!(key["rules"][1]["resourceNames"], json!([RENDER_KEY_SECRET]));
+    }
+
+    #[test]
+    fn writing_as_itself_grants_the_common_kinds_and_says_so_to_the_manager() {
+        let mut opts = options();
+        opts.manager_writes_as_itself = true;
+        let rules = role_rules(&opts);
         assert!(grants(&rules, "apps", "deployments", "patch"));
         assert!(!grants(
             &rules,
@@ -431,6 +528,17 @@ mod tests {
             "clusterrolebindings",
             "create"
         ));
+        let deployment = manifests(&opts, &self_managed())
+            .into_iter()
+            .find(|o| o["kind"] == "Deployment")
+            .unwrap();
+        let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
+        assert!(
+            args.as_array()
+                .unwrap()
+                .contains(&json!("--manager-writes-as-itself")),
+            "{args}"
+        );
     }
 
     #[test]
@@ -440,7 +548,10 @@ mod tests {
         let mut opts = options();
         opts.broad_rbac = true;
         let objects = manifests(&opts, &self_managed());
-        let role = objects.iter().find(|o| o["kind"] == "ClusterRole").unwrap();
+        let role = objects
+            .iter()
+            .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == MANAGER_NAME)
+            .unwrap();
         assert_eq!(role["rules"][0]["verbs"], json!(["*"]));
     }
 
@@ -464,7 +575,7 @@ mod tests {
     }
 
     #[test]
-    fn crd_only_installs_just_the_crds_maintenance_schedules_included() {
+    fn crd_only_installs_just_the_crds_and_the_instance_role() {
         let mut opts = options();
         opts.crd_only = true;
         let crds = manifests(&opts, &self_managed());
@@ -478,7 +589,8 @@ mod tests {
                 "operators.kudo.dev",
                 "operatorversions.kudo.dev",
                 "instances.kudo.dev",
-                "maintenanceschedules.kudo.dev"
+                "maintenanceschedules.kudo.dev",
+                "kudo-instance"
             ]
         );
     }

@@ -270,3 +270,80 @@ fn both_install_sources_probe_readyz_and_healthz_on_the_admin_port() {
         assert_eq!(c["livenessProbe"]["httpGet"]["port"], "admin", "{source}");
     }
 }
+
+/// Every (group, resource, verb, resourceName) a role's rules grant.
+fn grants(role: &Value) -> std::collections::BTreeSet<String> {
+    let list = |rule: &Value, field: &str| -> Vec<String> {
+        rule[field]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for rule in role["rules"].as_array().into_iter().flatten() {
+        let names = match list(rule, "resourceNames") {
+            n if n.is_empty() => vec!["*".to_string()],
+            n => n,
+        };
+        for g in list(rule, "apiGroups") {
+            for r in list(rule, "resources") {
+                for v in list(rule, "verbs") {
+                    for n in &names {
+                        out.insert(format!("{g}/{r} {v} {n}"));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `deploy/rbac.yaml` grants exactly what `kubectl kudo init` grants: the
+/// manager's ClusterRole, the `kudo-instance` ClusterRole Instances' objects
+/// are written with, and the Role of the render book key.
+#[test]
+fn both_install_sources_grant_the_same_rights() {
+    let output = run(&["init", "--dry-run", "-o", "json"]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    let listed: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let init = listed["items"].as_array().unwrap().clone();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../deploy/rbac.yaml"
+    ))
+    .unwrap();
+    let deploy: Vec<Value> = text
+        .split("\n---\n")
+        .map(|doc| serde_saphyr::from_str(doc).unwrap())
+        .collect();
+    let find = |objects: &[Value], kind: &str, name: &str| -> Value {
+        objects
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {kind} {name}"))
+    };
+    for (kind, name) in [
+        ("ClusterRole", "kudo-manager"),
+        ("ClusterRole", "kudo-instance"),
+        ("Role", "kudo-manager-render-key"),
+    ] {
+        assert_eq!(
+            grants(&find(&deploy, kind, name)),
+            grants(&find(&init, kind, name)),
+            "{kind} {name}: deploy/rbac.yaml and init differ"
+        );
+    }
+    for (kind, name) in [
+        ("ClusterRoleBinding", "kudo-manager"),
+        ("RoleBinding", "kudo-manager-render-key"),
+    ] {
+        let (d, i) = (find(&deploy, kind, name), find(&init, kind, name));
+        assert_eq!(d["roleRef"], i["roleRef"], "{kind} {name}");
+        assert_eq!(d["subjects"], i["subjects"], "{kind} {name}");
+    }
+}

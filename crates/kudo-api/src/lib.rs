@@ -21,6 +21,7 @@ pub mod operator;
 pub mod operator_version;
 pub mod package;
 pub mod param_value;
+pub mod rbac;
 pub mod status;
 
 pub use instance::{

@@ -62,6 +62,12 @@ pub const DELETE_CRDS_ANNOTATION: &str = "kudo.dev/delete-crds";
 /// Finalizer that holds an Instance until its `cleanup` plan has run.
 pub const CLEANUP_FINALIZER: &str = "kudo.dev.instance.cleanup";
 
+/// The ServiceAccount of each namespace that Instances' objects are written
+/// as by default (made by the manager, see [`crate::rbac`]).
+pub const INSTANCE_ACCOUNT: &str = "kudo-instance";
+/// The ClusterRole that account is bound to in its namespace.
+pub const INSTANCE_ROLE: &str = "kudo-instance";
+
 /// Field manager used for server-side apply.
 pub const FIELD_MANAGER: &str = "kudo-manager";
 

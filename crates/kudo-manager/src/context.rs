@@ -286,11 +286,10 @@ impl Context {
         self
     }
 
-    /// Write Instances' objects as this ServiceAccount of their namespace
-    /// unless they name their own (None: as the manager).
+    /// Whom Instances that name no ServiceAccount write their objects as.
     #[must_use]
-    pub fn with_default_service_account(mut self, name: Option<String>) -> Self {
-        self.writers = Writers::new(name);
+    pub fn with_write_as(mut self, write_as: crate::identity::WriteAs) -> Self {
+        self.writers = Writers::new(write_as);
         self
     }
 

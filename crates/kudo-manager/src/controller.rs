@@ -42,9 +42,10 @@ pub struct ControllerConfig {
     pub engine: EngineConfig,
     /// Reconciles run at the same time (0 = unbounded).
     pub concurrency: u16,
-    /// ServiceAccount (of each Instance's namespace) that writes the
-    /// objects of Instances that name none; None: the manager itself.
-    pub default_service_account: Option<String>,
+    /// Whom the objects of Instances that name no ServiceAccount are
+    /// written as (default: `kudo-instance` of their namespace, made by the
+    /// manager).
+    pub write_as: crate::identity::WriteAs,
     /// Render budgets.
     pub render_limits: kudo_package::render::RenderLimits,
     /// Longest a render may take (None: 10 s).
@@ -77,6 +78,40 @@ pub async fn check_crds(client: &Client) -> Result<()> {
     Ok(())
 }
 
+/// The `kudo-instance` ClusterRole the accounts the manager makes are bound
+/// to: made here when missing and the manager may (an administrator's
+/// kubeconfig), else a clear error (a RoleBinding to a missing role grants
+/// nothing, and every write would be refused).
+async fn check_instance_role(client: &Client) -> Result<()> {
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    let name = kudo_api::names::INSTANCE_ROLE;
+    let api: Api<ClusterRole> = Api::all(client.clone());
+    match api.get_opt(name).await {
+        Ok(Some(_)) => return Ok(()),
+        Ok(None) => {}
+        Err(e) => {
+            return Err(Error::kube(format!("reading ClusterRole {name}"), e));
+        }
+    }
+    let missing = |why: String| {
+        Error::Config(format!(
+            "ClusterRole {name} is missing ({why}): Instances' objects are written as the \
+             kudo-instance account of their namespace, bound to it; install it with \
+             `kubectl kudo init` (or `init --crd-only`), or start the manager with \
+             --manager-writes-as-itself"
+        ))
+    };
+    let role: ClusterRole = serde_json::from_value(kudo_api::rbac::instance_cluster_role())
+        .map_err(|e| missing(e.to_string()))?;
+    api.create(&kube::api::PostParams::default(), &role)
+        .await
+        .map(|_| tracing::info!("made ClusterRole {name}"))
+        .or_else(|e| match e {
+            kube::Error::Api(s) if s.code == 409 => Ok(()),
+            other => Err(missing(format!("and it cannot be made: {other}"))),
+        })
+}
+
 /// Run the controller until `shutdown` resolves. `ready` turns true once
 /// the Instance and OperatorVersion caches have synced.
 pub async fn run(
@@ -87,6 +122,12 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<()> {
     check_crds(&client).await?;
+    if matches!(
+        config.write_as,
+        crate::identity::WriteAs::Account { create: true, .. }
+    ) {
+        check_instance_role(&client).await?;
+    }
     let book_key = match &config.book_key_secret {
         Some((namespace, name)) => {
             match crate::recovery::BookKey::load_or_create(&client, namespace, name).await {
@@ -157,7 +198,7 @@ pub async fn run(
     let ctx = Arc::new(
         Context::new(client.clone(), metrics, config.engine, ov_store.clone())
             .with_schedules(schedules)
-            .with_default_service_account(config.default_service_account)
+            .with_write_as(config.write_as)
             .with_book_key(book_key)
             .with_render_limits(config.render_limits)
             .with_render_deadline(

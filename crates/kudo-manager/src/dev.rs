@@ -31,6 +31,8 @@ pub struct DevOptions {
     pub render_limits: kudo_package::render::RenderLimits,
     /// Longest a render may take (None: 10 s).
     pub render_deadline: Option<std::time::Duration>,
+    /// Whom Instances that name no ServiceAccount write their objects as.
+    pub write_as: crate::identity::WriteAs,
 }
 
 /// Run until `shutdown`.
@@ -68,6 +70,7 @@ pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()>
             engine: options.engine.clone(),
             render_limits: options.render_limits,
             render_deadline: options.render_deadline,
+            write_as: options.write_as.clone(),
             ..ControllerConfig::default()
         },
     };

@@ -1,17 +1,21 @@
 //! Who writes an Instance's objects.
 //!
-//! A template renders whatever its parameters make of it, so the manager
-//! applies and deletes an Instance's objects as a ServiceAccount of the
-//! Instance's namespace (Kubernetes impersonation), as Flux and Argo CD do:
-//! the Instance can then create only what that account may, whatever a
-//! parameter smuggles into the YAML. The account is the Instance's
-//! `spec.serviceAccountName`, else the manager's `--default-service-account`;
-//! with neither, the manager writes as itself (KUDO's behaviour).
+//! Whoever may write an Instance or an OperatorVersion decides what its
+//! templates create, so the manager applies and deletes an Instance's
+//! objects as a ServiceAccount of the Instance's namespace (Kubernetes
+//! impersonation), as Flux and Argo CD do: the Instance can create only
+//! what that account may. The account is the Instance's
+//! `spec.serviceAccountName`; else, by default, `kudo-instance`, which the
+//! manager makes in the namespace with a RoleBinding to the ClusterRole
+//! `kudo-instance` (namespaced rights only, see [`kudo_api::rbac`]) the first
+//! time it is needed; else the manager's `--default-service-account` (made
+//! and granted by an administrator); or, with `--manager-writes-as-itself`,
+//! the manager itself (KUDO's behaviour).
 //!
 //! Impersonation is a header on each request, so every identity shares the
 //! manager's one connection pool.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -60,11 +64,39 @@ fn is_dns_subdomain(s: &str) -> bool {
         })
 }
 
+/// Whom the objects of an Instance that names no account are written as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteAs {
+    /// The manager itself: an Instance can create whatever the manager may.
+    Manager,
+    /// This ServiceAccount of the Instance's namespace; with `create`, the
+    /// manager makes it and binds it to the ClusterRole `kudo-instance`
+    /// when it is missing.
+    Account {
+        /// Its name.
+        name: String,
+        /// Made by the manager when missing.
+        create: bool,
+    },
+}
+
+impl Default for WriteAs {
+    /// `kudo-instance`, made by the manager.
+    fn default() -> Self {
+        WriteAs::Account {
+            name: kudo_api::names::INSTANCE_ACCOUNT.to_string(),
+            create: true,
+        }
+    }
+}
+
 /// Clients that impersonate, one per user, built on the manager's client.
 #[derive(Default)]
 pub struct Writers {
-    default_service_account: Option<String>,
+    write_as: WriteAs,
     clients: Mutex<HashMap<String, Client>>,
+    /// Namespaces whose account and RoleBinding this process has made sure of.
+    prepared: Mutex<HashSet<String>>,
 }
 
 /// Who a client writes as, for messages.
@@ -87,29 +119,97 @@ impl Writer {
             return outcome;
         }
         TaskOutcome::Fatal {
-            message: format!(
-                "{message}; the Instance's objects are written as {user}: grant that \
-                 ServiceAccount what the package needs (a Role and RoleBinding in the \
-                 namespace), or set spec.serviceAccountName to an account that has it"
-            ),
+            message: format!("{message}; {}", refusal_hint(user, message)),
         }
     }
 }
 
+/// What to do about a refused impersonated write, from the API server's
+/// message (it names the user, the verb and the resource).
+fn refusal_hint(user: &str, message: &str) -> String {
+    if message.contains("cannot impersonate") {
+        return format!(
+            "the manager may not impersonate {user}: its ClusterRole needs impersonate on \
+             serviceaccounts (kubectl kudo init grants it)"
+        );
+    }
+    if message.contains("not currently held") || message.contains("escalat") {
+        return format!(
+            "the package's Role or RoleBinding grants rights {user} does not hold itself, \
+             which Kubernetes refuses: grant that ServiceAccount those rights in the namespace \
+             (a Role and RoleBinding), or set spec.serviceAccountName to an account that has them"
+        );
+    }
+    if message.contains("at the cluster scope") {
+        return format!(
+            "the Instance's objects are written as {user}, and kudo-rs grants nothing \
+             cluster-scoped by default: a cluster administrator grants it with a ClusterRole \
+             and a ClusterRoleBinding to that ServiceAccount, or sets spec.serviceAccountName \
+             to an account that has it"
+        );
+    }
+    format!(
+        "the Instance's objects are written as {user}: grant that ServiceAccount what the \
+         package needs (a Role and RoleBinding in the namespace), or set \
+         spec.serviceAccountName to an account that has it"
+    )
+}
+
 impl Writers {
-    /// Writers that fall back to `default_service_account` (None: the manager).
-    pub fn new(default_service_account: Option<String>) -> Self {
+    /// Writers for Instances that name no account.
+    pub fn new(write_as: WriteAs) -> Self {
         Self {
-            default_service_account,
+            write_as,
             clients: Mutex::default(),
+            prepared: Mutex::default(),
         }
+    }
+
+    fn default_account(&self) -> Option<&str> {
+        match &self.write_as {
+            WriteAs::Manager => None,
+            WriteAs::Account { name, .. } => Some(name),
+        }
+    }
+
+    /// Makes sure the account `inst`'s objects are written as exists, when
+    /// it is the one the manager makes: the ServiceAccount and its
+    /// RoleBinding to the `kudo-instance` ClusterRole, created (never
+    /// changed) with the manager's own client, once per namespace and
+    /// process.
+    pub async fn prepare(&self, base: &Client, inst: &Instance) -> Result<(), String> {
+        let WriteAs::Account { create: true, .. } = &self.write_as else {
+            return Ok(());
+        };
+        if inst
+            .spec
+            .service_account_name
+            .as_deref()
+            .is_some_and(|s| !s.is_empty())
+        {
+            return Ok(());
+        }
+        let ns = inst.metadata.namespace.as_deref().unwrap_or("default");
+        if self.prepared.lock().is_ok_and(|p| p.contains(ns)) {
+            return Ok(());
+        }
+        for object in [
+            kudo_api::rbac::instance_account(ns),
+            kudo_api::rbac::instance_role_binding(ns),
+        ] {
+            create_if_missing(base, ns, &object).await?;
+        }
+        if let Ok(mut prepared) = self.prepared.lock() {
+            prepared.insert(ns.to_string());
+        }
+        Ok(())
     }
 
     /// The client that writes `inst`'s objects.
     pub fn for_instance(&self, base: &Client, inst: &Instance) -> Result<Writer, String> {
         let sa = service_account_of(
             inst.spec.service_account_name.as_deref(),
-            self.default_service_account.as_deref(),
+            self.default_account(),
         )?;
         let Some(sa) = sa else {
             return Ok(Writer {
@@ -143,6 +243,40 @@ impl Writers {
             client,
             user: Some(user),
         })
+    }
+}
+
+/// Creates `object` in `namespace` unless it exists; an existing one is
+/// left as it is (an administrator may have changed it).
+async fn create_if_missing(
+    base: &Client,
+    namespace: &str,
+    object: &serde_json::Value,
+) -> Result<(), String> {
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let resource = match kind {
+        "ServiceAccount" => {
+            kube::api::ApiResource::erase::<k8s_openapi::api::core::v1::ServiceAccount>(&())
+        }
+        _ => kube::api::ApiResource::erase::<k8s_openapi::api::rbac::v1::RoleBinding>(&()),
+    };
+    let api: kube::Api<kube::api::DynamicObject> =
+        kube::Api::namespaced_with(base.clone(), namespace, &resource);
+    let object: kube::api::DynamicObject = serde_json::from_value(object.clone())
+        .map_err(|e| format!("{kind} {namespace}/{name}: {e}"))?;
+    match api.create(&kube::api::PostParams::default(), &object).await {
+        Ok(_) => {
+            tracing::info!(%namespace, %kind, %name, "made the account Instances' objects are written as");
+            Ok(())
+        }
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(format!(
+            "cannot make {kind} {namespace}/{name}, which the Instance's objects are written as: \
+             {e}; the manager needs create on serviceaccounts and rolebindings and bind on the \
+             kudo-instance ClusterRole (kubectl kudo init grants them), or run it with \
+             --manager-writes-as-itself"
+        )),
     }
 }
 

@@ -13,7 +13,9 @@ use kudo_api::{Instance, InstanceSpec, ObjectReference};
 
 use crate::{Error, Result};
 
-/// Apply the kudo.dev CRDs (dev mode and tests start from an empty server).
+/// Apply the kudo.dev CRDs and the `kudo-instance` ClusterRole Instances'
+/// objects are written with (dev mode and tests start from an empty server;
+/// `kubectl kudo init --crd-only` installs the same).
 pub async fn install_crds(client: &Client) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in kudo_api::crds::all() {
@@ -26,6 +28,17 @@ pub async fn install_crds(client: &Client) -> Result<()> {
         .await
         .map_err(|e| Error::kube(format!("installing CustomResourceDefinition {name}"), e))?;
     }
+    let role: k8s_openapi::api::rbac::v1::ClusterRole =
+        serde_json::from_value(kudo_api::rbac::instance_cluster_role())
+            .map_err(|e| Error::Config(format!("the kudo-instance ClusterRole: {e}")))?;
+    Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(client.clone())
+        .patch(
+            kudo_api::names::INSTANCE_ROLE,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&role),
+        )
+        .await
+        .map_err(|e| Error::kube("installing the kudo-instance ClusterRole", e))?;
     Ok(())
 }
 

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use kudo_manager::controller::ControllerConfig;
 use kudo_manager::dev::{self, DevOptions};
+use kudo_manager::identity::WriteAs;
 use kudo_manager::leader::{LeaderConfig, LeaderFlags};
 use kudo_manager::logging::{self, LogFormat};
 use kudo_manager::manager::{self, ManagerOptions, WebhookMode};
@@ -80,14 +81,45 @@ struct RunArgs {
     /// Reconciles run at the same time (0 = unbounded).
     #[arg(long, default_value_t = 16)]
     concurrency: u16,
-    /// Apply the objects of Instances without spec.serviceAccountName as this
-    /// ServiceAccount of their namespace (impersonation); unset: as the manager.
-    #[arg(long, value_name = "NAME")]
-    default_service_account: Option<String>,
+    #[command(flatten)]
+    write_as: WriteAsFlags,
     #[command(flatten)]
     engine: EngineFlags,
     #[command(flatten)]
     render: RenderFlags,
+}
+
+/// Whom Instances that name no ServiceAccount write their objects as.
+#[derive(clap::Args, Debug)]
+struct WriteAsFlags {
+    /// Apply the objects of Instances without spec.serviceAccountName as this
+    /// ServiceAccount of their namespace, which an administrator makes and grants
+    /// [default: kudo-instance, made by the manager and bound to the kudo-instance
+    /// ClusterRole in each namespace]
+    #[arg(long, value_name = "NAME", conflicts_with = "manager_writes_as_itself")]
+    default_service_account: Option<String>,
+    /// Apply the objects of Instances without spec.serviceAccountName as the manager
+    /// itself: anyone who may write an Instance or OperatorVersion can then create
+    /// whatever the manager may (KUDO's behaviour)
+    #[arg(long)]
+    manager_writes_as_itself: bool,
+}
+
+impl WriteAsFlags {
+    fn write_as(&self) -> kudo_manager::Result<WriteAs> {
+        if self.manager_writes_as_itself {
+            return Ok(WriteAs::Manager);
+        }
+        let Some(name) = &self.default_service_account else {
+            return Ok(WriteAs::default());
+        };
+        kudo_manager::identity::service_account_of(None, Some(name))
+            .map_err(|e| kudo_manager::Error::Config(format!("--default-service-account: {e}")))?;
+        Ok(WriteAs::Account {
+            name: name.clone(),
+            create: false,
+        })
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -107,6 +139,8 @@ struct DevArgs {
     /// Install this package directory (Operator, OperatorVersion and an Instance) at start.
     #[arg(long, hide = true)]
     install_package: Vec<PathBuf>,
+    #[command(flatten)]
+    write_as: WriteAsFlags,
     #[command(flatten)]
     engine: EngineFlags,
     #[command(flatten)]
@@ -144,6 +178,7 @@ fn main() -> ExitCode {
                     engine,
                     render_limits: args.render.limits(),
                     render_deadline: Some(args.render.deadline()),
+                    write_as: args.write_as.write_as()?,
                 };
                 dev::run(options, shutdown).await
             }
@@ -165,8 +200,7 @@ async fn run(
 ) -> kudo_manager::Result<()> {
     let engine = args.engine.engine_config()?;
     let timing = args.leader.timing()?;
-    kudo_manager::identity::service_account_of(None, args.default_service_account.as_deref())
-        .map_err(|e| kudo_manager::Error::Config(format!("--default-service-account: {e}")))?;
+    let write_as = args.write_as.write_as()?;
     let client =
         kudo_manager::kubeconfig::client(args.kubeconfig.as_deref(), args.context.as_deref())
             .await?;
@@ -196,7 +230,7 @@ async fn run(
         controller: ControllerConfig {
             engine,
             concurrency: args.concurrency,
-            default_service_account: args.default_service_account,
+            write_as,
             render_limits: args.render.limits(),
             render_deadline: Some(args.render.deadline()),
             book_key_secret: Some((key_namespace, args.render_book_key_secret)),

@@ -100,6 +100,10 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     };
     let mut timing = Timing::default();
     let mut work = Working::from_stored(&inst);
+    // The account the render book is read as (tasks report a failure).
+    if let Err(e) = ctx.writers.prepare(&ctx.client, &inst).await {
+        tracing::warn!(error = %e, "the Instance's account is not ready");
+    }
     let book = ctx.books.of(ctx, &inst).await;
     let mut book = book.lock().await;
     let mut look_again = false;

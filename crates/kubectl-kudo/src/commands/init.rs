@@ -35,6 +35,7 @@ fn options(global: &GlobalArgs, args: &InitArgs) -> InitOptions {
         broad_rbac: args.broad_rbac,
         crd_only: args.crd_only,
         default_service_account: args.default_service_account.clone(),
+        manager_writes_as_itself: args.manager_writes_as_itself,
     }
 }
 
@@ -282,6 +283,62 @@ async fn remaining_instances(ctx: &KubeContext) -> Result<Vec<String>> {
     }
 }
 
+/// Deletes the `kudo-instance` ServiceAccounts and RoleBindings the manager
+/// made in Instances' namespaces (those it made carry its label).
+async fn remove_instance_accounts(ctx: &KubeContext) -> Result<()> {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::RoleBinding;
+    let made = kube::api::ListParams::default().labels("app.kubernetes.io/managed-by=kudo-manager");
+    let name = kudo_api::names::INSTANCE_ACCOUNT;
+    let bindings: Api<RoleBinding> = Api::all(ctx.client.clone());
+    let list = bindings
+        .list_metadata(&made)
+        .await
+        .map_err(|e| CliError::api("listing the Instances' RoleBindings", e))?;
+    for b in list
+        .items
+        .iter()
+        .filter(|b| b.metadata.name.as_deref() == Some(name))
+    {
+        let ns = b.metadata.namespace.clone().unwrap_or_default();
+        let api: Api<RoleBinding> = Api::namespaced(ctx.client.clone(), &ns);
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => println!("rolebinding {ns}/{name} deleted"),
+            Err(e) if status_code(&e) == Some(404) => {}
+            Err(e) => {
+                return Err(CliError::api(
+                    format!("deleting rolebinding {ns}/{name}"),
+                    e,
+                ));
+            }
+        }
+    }
+    let accounts: Api<ServiceAccount> = Api::all(ctx.client.clone());
+    let list = accounts
+        .list_metadata(&made)
+        .await
+        .map_err(|e| CliError::api("listing the Instances' ServiceAccounts", e))?;
+    for a in list
+        .items
+        .iter()
+        .filter(|a| a.metadata.name.as_deref() == Some(name))
+    {
+        let ns = a.metadata.namespace.clone().unwrap_or_default();
+        let api: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &ns);
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => println!("serviceaccount {ns}/{name} deleted"),
+            Err(e) if status_code(&e) == Some(404) => {}
+            Err(e) => {
+                return Err(CliError::api(
+                    format!("deleting serviceaccount {ns}/{name}"),
+                    e,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 async fn uninstall(ctx: &KubeContext, opts: &InitOptions, args: &InitArgs) -> Result<()> {
     let left = remaining_instances(ctx).await?;
     if !left.is_empty() {
@@ -315,6 +372,7 @@ async fn uninstall(ctx: &KubeContext, opts: &InitOptions, args: &InitArgs) -> Re
             Err(e) => return Err(CliError::api(format!("deleting {label}"), e)),
         }
     }
+    remove_instance_accounts(ctx).await?;
     if args.wait {
         let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(ctx.client.clone());
         let mut view = ProgressView::new();

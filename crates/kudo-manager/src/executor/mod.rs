@@ -60,6 +60,11 @@ async fn run_task_inner(
     previously_applied: &[AppliedObject],
     changes: &mut Changes,
 ) -> TaskResult {
+    // The account may be missing while the manager lacks the rights to make
+    // it; an administrator can fix that, so it is retried.
+    if let Err(message) = ctx.writers.prepare(&ctx.client, inst).await {
+        return result(TaskOutcome::Transient { message }, Vec::new());
+    }
     let writer = match ctx.writers.for_instance(&ctx.client, inst) {
         Ok(w) => w,
         Err(message) => return result(TaskOutcome::Fatal { message }, Vec::new()),
