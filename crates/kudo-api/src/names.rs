@@ -51,6 +51,9 @@ pub const ADOPT_EXISTING_ANNOTATION: &str = "kudo.dev/adopt-existing";
 /// On a live object (its owner opts in): `namespace/name` of the Instance
 /// that may take it over, even from another Instance.
 pub const ADOPT_BY_ANNOTATION: &str = "kudo.dev/adopt-by";
+/// On an OperatorVersion (its namespace's owner opts in): `*` or a
+/// comma-separated list of the other namespaces whose Instances may run it.
+pub const SHARED_WITH_ANNOTATION: &str = "kudo.dev/shared-with";
 /// Finalizer that holds an Instance until its `cleanup` plan has run.
 pub const CLEANUP_FINALIZER: &str = "kudo.dev.instance.cleanup";
 
