@@ -82,6 +82,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
     // Clearing a suppression comes first so that a waiting plan can start
     // in this pass; the other operations act on the plan as started.
     let mut applied_ops = operations::Applied::default();
+    changed |= operations::adopt_mark(inst, st);
     let clears = |o: &kudo_api::PlanOperation| o.action == kudo_api::PlanAction::ClearSuppression;
     changed |= operations::apply_new(inst, ov, st, now, clears, &mut applied_ops);
 

@@ -27,6 +27,8 @@
 //!    running plan can be paused, cancelled or force-completed.
 //! 8. Plan operations must name an existing plan, phase and step, with
 //!    ids used once; `continue` needs a canary phase, `forceComplete` a phase.
+//!    New ones go at the end of the list and only the oldest may be dropped,
+//!    so the manager's mark of what it carried out stays sound.
 //! 9. Maintenance windows must parse; suppressions need a reason.
 //!
 //! Time-dependent warnings (suppressed, outside a window) need `now`.
