@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use kudo_api::{AppliedConfig, PlanOperation, Suppression};
 use serde_json::{Map, Value, json};
 
-/// How many plan operations spec keeps; older ones are dropped (the manager
-/// records applied ids in status, so dropping them changes nothing).
+/// How many plan operations spec keeps; the oldest are dropped from the
+/// front (the manager's mark in status already covers them, so dropping
+/// them changes nothing).
 pub const MAX_PLAN_OPERATIONS: usize = 20;
 
 /// `update`: set (never remove) parameters.

@@ -137,6 +137,11 @@ pub struct InstanceStatus {
     /// Plan operations already applied (by id), newest last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<OperationRecord>,
+    /// Id of the newest `spec.planOperations` entry up to which every entry
+    /// was applied: none of them is applied again, whether or not its
+    /// record is still in `operations`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operations_mark: Option<String>,
     /// Objects the `recovery` plan re-applied in the last hour (backoff
     /// against another controller that keeps changing them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -59,6 +59,9 @@ pub const OWNER_ANNOTATION_PREFIX: &str = "owners.kudo.dev/";
 /// On an Instance being deleted: delete the CustomResourceDefinitions it
 /// applied (when no other Instance still uses them); without it they stay.
 pub const DELETE_CRDS_ANNOTATION: &str = "kudo.dev/delete-crds";
+/// On an OperatorVersion (its namespace's owner opts in): `*` or a
+/// comma-separated list of the other namespaces whose Instances may run it.
+pub const SHARED_WITH_ANNOTATION: &str = "kudo.dev/shared-with";
 /// Finalizer that holds an Instance until its `cleanup` plan has run.
 pub const CLEANUP_FINALIZER: &str = "kudo.dev.instance.cleanup";
 

@@ -1,10 +1,12 @@
 //! kudo-rs additions to `Instance.spec`: plan operations (DC/OS), maintenance
 //! windows and suppressions (Apollo).
 //!
-//! Plan operations are requests with an id: the controller applies each id
-//! exactly once and records it in `status.operations`, so an operation
-//! survives manager restarts and re-applying the same spec (GitOps) is a
-//! no-op.
+//! Plan operations are requests with an id: the controller applies each
+//! at most once, however long spec keeps it (`status.operationsMark` names
+//! the newest one applied, `status.operations` records the last ones), so
+//! an operation survives manager restarts and re-applying the same spec
+//! (GitOps) is a no-op. New operations go at the end of the list, and only
+//! the oldest may be dropped.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

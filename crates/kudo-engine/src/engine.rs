@@ -41,17 +41,30 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         .flatten()
         .any(|f| f == CLEANUP_FINALIZER);
 
-    let Some(ov) = input.operator_version else {
+    let namespace = inst.metadata.namespace.as_deref().unwrap_or("default");
+    // Another namespace's OperatorVersion, not shared with this one, is
+    // treated as missing: nothing of it is read.
+    let refused = crate::tenancy::check_ov_reference(
+        namespace,
+        &inst.spec.operator_version,
+        input.operator_version,
+    )
+    .err();
+    let usable = input.operator_version.filter(|_| refused.is_none());
+    let Some(ov) = usable else {
         let name = select::spec_ov_name(&inst.spec).to_string();
-        out.push_blocker(other(format!(
-            "OperatorVersion {name:?} not found in namespace {}; install it or fix spec.operatorVersion",
-            inst.metadata.namespace.as_deref().unwrap_or("default")
-        )));
+        out.push_blocker(other(refused.unwrap_or_else(|| {
+            format!(
+                "OperatorVersion {name:?} not found in namespace {namespace}; install it or fix spec.operatorVersion"
+            )
+        })));
         if deleting && has_finalizer {
             out.actions.push(event(
                 EventType::Warning,
                 "CleanupSkipped",
-                format!("OperatorVersion {name} not found; removing the finalizer without cleanup"),
+                format!(
+                    "OperatorVersion {name} is not available; removing the finalizer without cleanup"
+                ),
             ));
             release(st, &mut out.actions);
         }
@@ -69,6 +82,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
     // Clearing a suppression comes first so that a waiting plan can start
     // in this pass; the other operations act on the plan as started.
     let mut applied_ops = operations::Applied::default();
+    changed |= operations::adopt_mark(inst, st);
     let clears = |o: &kudo_api::PlanOperation| o.action == kudo_api::PlanAction::ClearSuppression;
     changed |= operations::apply_new(inst, ov, st, now, clears, &mut applied_ops);
 

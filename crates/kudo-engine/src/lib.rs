@@ -54,6 +54,10 @@
 //!   **suppressions** ([`suppression`]), **Ready** ([`ready`]), **recovery**
 //!   of drift ([`recovery`]), node **maintenance** ([`maintenance`]) and
 //!   **admission** ([`admission`]) are described in their modules.
+//! - **Tenancy** ([`tenancy`]): an Instance runs an OperatorVersion of its
+//!   own namespace, or of another namespace that shares it with the
+//!   Instance's; any other reference is a blocker (and refused by the
+//!   webhook), worded the same whether the OperatorVersion exists or not.
 //!
 //! `decide` is deterministic, and an Instance with nothing to do gets its
 //! stored status back unchanged, so the manager writes nothing while idle.
@@ -78,6 +82,7 @@ pub mod recovery_pods;
 pub mod select;
 pub mod suppression;
 mod task_key;
+pub mod tenancy;
 pub mod tree;
 pub mod walk;
 mod walk_output;

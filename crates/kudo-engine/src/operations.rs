@@ -1,6 +1,11 @@
-//! Plan operations (DC/OS verbs as spec requests with ids): each id is
-//! applied exactly once and recorded in `status.operations`, so operations
-//! survive manager restarts and re-applying the same spec is a no-op.
+//! Plan operations (DC/OS verbs as spec requests with ids): each entry of
+//! `spec.planOperations` is applied at most once, however long spec keeps
+//! it. `status.operationsMark` names the newest entry up to which all were
+//! applied, and `status.operations` records the last ones with their
+//! results; an entry is skipped when the mark has passed it or a record
+//! names it. Spec only grows at its end and loses entries at its front
+//! (the webhook refuses anything else), so the mark stays sound across
+//! manager restarts, re-applied specs and records that have gone.
 //!
 //! | action           | target               | effect                                                        |
 //! |------------------|----------------------|---------------------------------------------------------------|
@@ -50,10 +55,12 @@ pub fn apply_new(
     })
 }
 
-/// The bookkeeping of every kind of operation: each id of spec for which
-/// `wanted` holds and that `status` has not recorded yet is handed to
-/// `apply` once and recorded with its result; the oldest records beyond
-/// [`KEPT_OPERATIONS`] go. Whether the status changed.
+/// The bookkeeping of every kind of operation: each entry of spec for
+/// which `wanted` holds, that is past `status.operationsMark` and not
+/// recorded yet, is handed to `apply` once and recorded with its result.
+/// The mark then moves over the entries recorded in a row after it, and
+/// the oldest records beyond [`KEPT_OPERATIONS`] go (never one of an entry
+/// the mark has not passed). Whether the status changed.
 pub(crate) fn apply_each(
     instance: &Instance,
     status: &mut InstanceStatus,
@@ -61,9 +68,11 @@ pub(crate) fn apply_each(
     wanted: impl Fn(&PlanOperation) -> bool,
     mut apply: impl FnMut(&PlanOperation, &mut InstanceStatus) -> String,
 ) -> bool {
+    let ops = &instance.spec.plan_operations;
     let mut any = false;
-    for op in instance.spec.plan_operations.iter().filter(|o| wanted(o)) {
-        if status.operations.iter().any(|r| r.id == op.id) {
+    let pending = ops.get(covered(ops, status)..).unwrap_or_default();
+    for op in pending.iter().filter(|o| wanted(o)) {
+        if recorded(status, &op.id) {
             continue;
         }
         let result = apply(op, status);
@@ -75,9 +84,85 @@ pub(crate) fn apply_each(
         });
         any = true;
     }
-    let excess = status.operations.len().saturating_sub(KEPT_OPERATIONS);
-    status.operations.drain(..excess);
-    any || excess > 0
+    any |= advance_mark(ops, status);
+    any | trim(ops, status)
+}
+
+/// How many entries of spec, from the front, the mark covers: all up to
+/// the mark's entry; none when the mark is not in spec (writers only drop
+/// entries from the front, so every entry left is newer than it).
+fn covered(ops: &[PlanOperation], status: &InstanceStatus) -> usize {
+    status
+        .operations_mark
+        .as_deref()
+        .and_then(|mark| ops.iter().position(|o| o.id == mark))
+        .map_or(0, |i| i + 1)
+}
+
+fn recorded(status: &InstanceStatus, id: &str) -> bool {
+    status.operations.iter().any(|r| r.id == id)
+}
+
+/// Moves the mark over the entries after it that are recorded, in a row
+/// (one pass applies clears before plan operations, so a later entry can be
+/// recorded before an earlier one); whether it moved.
+fn advance_mark(ops: &[PlanOperation], status: &mut InstanceStatus) -> bool {
+    let after = ops.get(covered(ops, status)..).unwrap_or_default();
+    let newest = after
+        .iter()
+        .take_while(|o| recorded(status, &o.id))
+        .last()
+        .map(|o| o.id.clone());
+    match newest {
+        Some(id) => {
+            status.operations_mark = Some(id);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Drops the oldest records beyond [`KEPT_OPERATIONS`], keeping those of
+/// entries the mark has not passed (they alone say the entry was applied);
+/// whether any went.
+fn trim(ops: &[PlanOperation], status: &mut InstanceStatus) -> bool {
+    let mut excess = status.operations.len().saturating_sub(KEPT_OPERATIONS);
+    if excess == 0 {
+        return false;
+    }
+    let uncovered: Vec<&str> = ops
+        .get(covered(ops, status)..)
+        .unwrap_or_default()
+        .iter()
+        .map(|o| o.id.as_str())
+        .collect();
+    let before = status.operations.len();
+    status.operations.retain(|r| {
+        let drop = excess > 0 && !uncovered.contains(&r.id.as_str());
+        excess -= usize::from(drop);
+        !drop
+    });
+    status.operations.len() != before
+}
+
+/// A status written before the mark existed: the newest entry of spec with
+/// a record becomes the mark (each pass applied every entry of spec, so
+/// the ones before it were applied too, whatever records have gone since).
+/// Called once before a pass applies anything; whether the status changed.
+pub(crate) fn adopt_mark(instance: &Instance, status: &mut InstanceStatus) -> bool {
+    if status.operations_mark.is_some() {
+        return false;
+    }
+    let newest = instance
+        .spec
+        .plan_operations
+        .iter()
+        .rev()
+        .find(|o| recorded(status, &o.id))
+        .map(|o| o.id.clone());
+    let adopted = newest.is_some();
+    status.operations_mark = newest;
+    adopted
 }
 
 fn who(op: &PlanOperation) -> String {

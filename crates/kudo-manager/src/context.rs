@@ -293,16 +293,23 @@ impl Context {
         self
     }
 
-    /// The OperatorVersion an Instance names (namespace defaults to the Instance's).
+    /// The OperatorVersion an Instance names (namespace defaults to the
+    /// Instance's); `None` also when it is another namespace's and not
+    /// shared with the Instance's (the engine says why).
     pub fn operator_version_of(&self, inst: &Instance) -> Option<Arc<OperatorVersion>> {
-        let name = inst.spec.operator_version.name.as_deref()?;
-        let ns = inst
-            .spec
-            .operator_version
+        let reference = &inst.spec.operator_version;
+        let name = reference.name.as_deref()?;
+        let own = inst.metadata.namespace.as_deref()?;
+        let ns = reference
             .namespace
             .as_deref()
-            .or(inst.metadata.namespace.as_deref())?;
-        self.operator_versions.get(&ObjectRef::new(name).within(ns))
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or(own);
+        let ov = self
+            .operator_versions
+            .get(&ObjectRef::new(name).within(ns))?;
+        kudo_engine::tenancy::check_ov_reference(own, reference, Some(&ov)).ok()?;
+        Some(ov)
     }
 }
 

@@ -513,6 +513,7 @@ fn references(inst: &Instance, ov_name: &str, ov_ns: Option<&str>) -> bool {
     let ns = r
         .namespace
         .as_deref()
+        .filter(|ns| !ns.is_empty())
         .or(inst.metadata.namespace.as_deref());
     r.name.as_deref() == Some(ov_name) && ns == ov_ns
 }

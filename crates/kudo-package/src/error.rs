@@ -42,6 +42,19 @@ pub enum PackageError {
         /// Parser message.
         detail: String,
     },
+    /// A file of a package folder is a symbolic link to a place outside it.
+    #[error(
+        "{file}: a symbolic link to {target}, outside the package folder {root}; a package \
+         reads only its own files, so copy the file into the package"
+    )]
+    LinkOutside {
+        /// The link, as found in the folder.
+        file: String,
+        /// Where it leads (canonical).
+        target: String,
+        /// The package folder (canonical).
+        root: String,
+    },
     /// A template file is not UTF-8.
     #[error("{source_name}/{file}: template is not valid UTF-8")]
     NotUtf8 {

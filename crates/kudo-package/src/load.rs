@@ -61,8 +61,14 @@ pub fn load_located(path: &Path) -> Result<Located, PackageError> {
     let source = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|e| io(&source, e))?;
     if meta.is_dir() {
-        let mut files = BTreeMap::new();
-        read_dir(path, "", &mut files)?;
+        let root = std::fs::canonicalize(path).map_err(|e| io(&source, e))?;
+        let mut folder = Folder {
+            root: &root,
+            visited: Vec::new(),
+            files: BTreeMap::new(),
+        };
+        folder.read(path, "")?;
+        let files = folder.files;
         let package = load_from_files(files, &source)?;
         return Ok(Located {
             package,
@@ -106,34 +112,73 @@ fn io(path: &str, source: std::io::Error) -> PackageError {
     }
 }
 
-fn read_dir(
-    dir: &Path,
-    prefix: &str,
-    files: &mut BTreeMap<String, Vec<u8>>,
-) -> Result<(), PackageError> {
-    let shown = dir.display().to_string();
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| io(&shown, e))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| io(&shown, e))?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let name = entry.file_name().to_string_lossy().to_string();
-        let rel = format!("{prefix}{name}");
-        let path = entry.path();
-        let file_type = entry.file_type().map_err(|e| io(&shown, e))?;
-        if file_type.is_dir() {
+/// Reading a package folder: the files a package is made of, by path
+/// relative to it. Symbolic links are followed only while they stay inside
+/// the folder (`root`, canonical).
+struct Folder<'r> {
+    root: &'r Path,
+    /// Canonical folders read so far: a link back to one is not read again.
+    visited: Vec<PathBuf>,
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+impl Folder<'_> {
+    fn read(&mut self, dir: &Path, prefix: &str) -> Result<(), PackageError> {
+        let shown = dir.display().to_string();
+        let canonical = std::fs::canonicalize(dir).map_err(|e| io(&shown, e))?;
+        if self.visited.contains(&canonical) {
+            return Ok(());
+        }
+        self.visited.push(canonical);
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| io(&shown, e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| io(&shown, e))?;
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let name = entry.file_name().to_string_lossy().to_string();
+            let rel = format!("{prefix}{name}");
             // Only the templates tree is read recursively; other folders may
             // hold nested dependency packages or docs.
-            if rel == "templates" || rel.starts_with(TEMPLATES_DIR) {
-                read_dir(&path, &format!("{rel}/"), files)?;
+            let in_templates = rel.starts_with(TEMPLATES_DIR);
+            let wanted_dir = rel == "templates" || in_templates;
+            let wanted_file = rel == OPERATOR_FILE || rel == PARAMS_FILE || in_templates;
+            if !wanted_dir && !wanted_file {
+                continue;
             }
-        } else if rel == OPERATOR_FILE || rel == PARAMS_FILE || rel.starts_with(TEMPLATES_DIR) {
-            let bytes = std::fs::read(&path).map_err(|e| io(&path.display().to_string(), e))?;
-            files.insert(rel, bytes);
+            let path = entry.path();
+            let mut file_type = entry.file_type().map_err(|e| io(&shown, e))?;
+            if file_type.is_symlink() {
+                self.check_link(&path)?;
+                file_type = std::fs::metadata(&path)
+                    .map_err(|e| io(&path.display().to_string(), e))?
+                    .file_type();
+            }
+            if file_type.is_dir() {
+                if wanted_dir {
+                    self.read(&path, &format!("{rel}/"))?;
+                }
+            } else if wanted_file {
+                let bytes = std::fs::read(&path).map_err(|e| io(&path.display().to_string(), e))?;
+                self.files.insert(rel, bytes);
+            }
         }
+        Ok(())
     }
-    Ok(())
+
+    /// A link is followed only to a target inside the package folder.
+    fn check_link(&self, link: &Path) -> Result<(), PackageError> {
+        let shown = link.display().to_string();
+        let target = std::fs::canonicalize(link).map_err(|e| io(&shown, e))?;
+        if target.starts_with(self.root) {
+            return Ok(());
+        }
+        Err(PackageError::LinkOutside {
+            file: shown,
+            target: target.display().to_string(),
+            root: self.root.display().to_string(),
+        })
+    }
 }
 
 /// Archives often hold `<name>/operator.yaml`: the package root is the

@@ -2,7 +2,8 @@
 //! Fuzzing the package loader and verifier (issue #31).
 //!
 //! - Archives: real packages written as tar entries with random names
-//!   (`../`, absolute, drive letters, long GNU/PAX names, non-UTF-8),
+//!   (`../`, absolute, drive letters, long GNU/PAX names, non-UTF-8, the
+//!   same file twice under other spellings, package files as links),
 //!   kinds (links, folders, PAX headers), size fields (short, huge,
 //!   base-256, garbage) and checksums, nested archives, then damaged as
 //!   tar bytes and as gzip bytes (flips, truncation, trailing garbage), and
@@ -493,7 +494,6 @@ fn assert_names_the_package(err: &PackageError, source: &str) {
 fn exercise(pkg: &Package) {
     let size: usize = pkg.templates.iter().map(|(k, v)| k.len() + v.len()).sum();
     assert!(size <= MAX_PACKAGE_BYTES, "{size} bytes of templates");
-    // (`templates//x.yaml` gives the key `/x.yaml`: odd, but inside.)
     for name in pkg.templates.keys() {
         let climbs = name.split(['/', '\\']).any(|part| part == "..");
         assert!(!climbs, "template {name:?} climbs out of the package");
@@ -729,6 +729,53 @@ proptest! {
         load_archive(dir.path(), &case.bytes());
     }
 
+    /// A file stored twice, under any spelling of its path, is refused
+    /// naming it, wherever the second copy is.
+    #[test]
+    fn an_archive_holding_a_file_twice_is_refused(
+        seed in 0usize..SEEDS.len(),
+        folder in select(&["", "pkg/", "a/b/"][..]),
+        pick in any::<Index>(),
+        at in any::<Index>(),
+        spelling in 0usize..4,
+        other_data in any::<bool>(),
+    ) {
+        let mut entries = seed_entries(seed, folder);
+        let chosen = pick.index(entries.len());
+        let name = String::from_utf8(entries[chosen].name.clone()).unwrap();
+        let data = if other_data { b"kind: Evil\n".to_vec() } else { entries[chosen].data.clone() };
+        let copy = RawEntry::file(&spelled(&name, spelling), data);
+        entries.insert(at.index(entries.len() + 1), copy);
+        let err = load_entries(&entries);
+        prop_assert!(
+            err.contains(&format!("entry {name:?} appears twice in the archive")),
+            "{err}"
+        );
+    }
+
+    /// A package file stored as a link (symbolic or hard) is refused
+    /// naming it, whatever it points to.
+    #[test]
+    fn an_archive_with_a_link_for_a_package_file_is_refused(
+        seed in 0usize..SEEDS.len(),
+        folder in select(&["", "pkg/", "a/b/"][..]),
+        pick in any::<Index>(),
+        kind in select(&[b'1', b'2'][..]),
+        target in select(&["/etc/passwd", "../../secret", "operator.yaml", "templates"][..]),
+        spelling in 0usize..4,
+    ) {
+        let mut entries = seed_entries(seed, folder);
+        let chosen = pick.index(entries.len());
+        let name = String::from_utf8(entries[chosen].name.clone()).unwrap();
+        entries[chosen] = RawEntry {
+            kind,
+            link: target.as_bytes().to_vec(),
+            ..RawEntry::file(&spelled(&name, spelling), Vec::new())
+        };
+        let err = load_entries(&entries);
+        prop_assert!(err.contains(&format!("entry {name:?} is a link")), "{err}");
+    }
+
     /// Mutated operator.yaml, params.yaml and templates load, verify,
     /// convert and list their parameters, or fail naming the file.
     #[test]
@@ -756,6 +803,36 @@ proptest! {
             Err(err) => assert_names_the_package(&err, "pkg"),
         }
     }
+}
+
+/// The entries of a seed package under `folder`.
+fn seed_entries(seed: usize, folder: &str) -> Vec<RawEntry> {
+    seeds()[seed]
+        .iter()
+        .map(|(name, data)| RawEntry::file(&format!("{folder}{name}"), data.clone()))
+        .collect()
+}
+
+/// Another way to write the same path inside an archive.
+fn spelled(path: &str, spelling: usize) -> String {
+    match spelling {
+        0 => path.to_string(),
+        1 => format!("./{path}"),
+        2 => path.replace('/', "//"),
+        _ => format!("./{}", path.replace('/', "/./")),
+    }
+}
+
+/// Loads these entries as a .tgz file; the error it ended with ("" if it
+/// loaded).
+fn load_entries(entries: &[RawEntry]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pkg.tgz");
+    std::fs::write(&path, gzip(&tar(entries, 2))).unwrap();
+    load_located(&path)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 //! the plan to run from spec vs status ([`crate::select`]) with the very same
 //! functions used here. Rules, in order (first denial wins):
 //!
-//! 1. The OperatorVersion must exist (create and update).
+//! 1. The OperatorVersion must exist (create and update), in the
+//!    Instance's namespace or in one that shares it ([`crate::tenancy`]).
 //! 2. Create: the OperatorVersion needs a `deploy` plan; parameters must be
 //!    defined, valid and present when required.
 //! 3. While being deleted: no parameter change, no upgrade, no manual plan
@@ -26,6 +27,8 @@
 //!    running plan can be paused, cancelled or force-completed.
 //! 8. Plan operations must name an existing plan, phase and step, with
 //!    ids used once; `continue` needs a canary phase, `forceComplete` a phase.
+//!    New ones go at the end of the list and only the oldest may be dropped,
+//!    so the manager's mark of what it carried out stays sound.
 //! 9. Maintenance windows must parse; suppressions need a reason.
 //!
 //! Time-dependent warnings (suppressed, outside a window) need `now`.
@@ -139,6 +142,8 @@ fn check(
         return Ok(());
     }
     let name = InstanceName::of(new);
+    crate::tenancy::check_ov_reference(name.namespace, &new.spec.operator_version, new_ov)
+        .map_err(|e| format!("Instance {name}: {e}"))?;
     let Some(ov) = new_ov else {
         return Err(format!(
             "OperatorVersion {ov_name:?} not found in namespace {}; install it first (kubectl kudo install) or fix spec.operatorVersion of Instance {name}",

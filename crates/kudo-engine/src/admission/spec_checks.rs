@@ -63,6 +63,12 @@ pub(super) fn check_operations(
                     op.id
                 ));
             }
+            None if status.operations_mark.as_deref() == Some(op.id.as_str()) => {
+                return Err(format!(
+                    "Instance {name}: plan operation id {:?} was used before; every operation needs its own id",
+                    op.id
+                ));
+            }
             None => {}
         }
         check_operation(op, ov, status).map_err(|e| {
@@ -71,6 +77,27 @@ pub(super) fn check_operations(
                 op.id, op.action
             )
         })?;
+    }
+    check_order(&old.spec.plan_operations, &new.spec.plan_operations)
+        .map_err(|e| format!("Instance {name}: {e}"))
+}
+
+/// Operations are only added at the end and dropped from the front: the
+/// manager's mark of what it carried out relies on that order (ids are
+/// unique on both sides, checked before).
+fn check_order(old: &[PlanOperation], new: &[PlanOperation]) -> Result<(), String> {
+    let new_ids: Vec<&str> = new.iter().map(|o| o.id.as_str()).collect();
+    let Some(first_kept) = old.iter().position(|o| new_ids.contains(&o.id.as_str())) else {
+        return Ok(());
+    };
+    for (i, kept) in old.iter().skip(first_kept).enumerate() {
+        if new_ids.get(i) != Some(&kept.id.as_str()) {
+            return Err(format!(
+                "plan operation {:?} must keep its place: spec.planOperations only grows at its \
+                 end and loses only its oldest entries, so that each operation is carried out once",
+                kept.id
+            ));
+        }
     }
     Ok(())
 }

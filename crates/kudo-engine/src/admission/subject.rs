@@ -54,7 +54,8 @@ pub struct Identity {
 
 /// The parts of `status` the rules read: which plan is active, the plans'
 /// statuses, uids and phase/step names (what is in the way, and where),
-/// the consumed configuration and the automatic suppression.
+/// the consumed configuration, the automatic suppression and the
+/// operations mark.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusFacts {
@@ -79,6 +80,9 @@ pub struct StatusFacts {
     /// `autoSuppression`.
     #[serde(default)]
     pub auto_suppression: Option<AutoSuppression>,
+    /// `operationsMark`.
+    #[serde(default)]
+    pub operations_mark: Option<String>,
 }
 
 /// One `planStatus` entry.
@@ -184,6 +188,7 @@ impl From<&InstanceStatus> for StatusFacts {
             blockers: _,
             history: _,
             operations: _,
+            operations_mark,
             recoveries: _,
             observed_generation: _,
             maintenance: _,
@@ -199,6 +204,7 @@ impl From<&InstanceStatus> for StatusFacts {
             last_plan_execution_uid: last_plan_execution_uid.clone(),
             last_successful: last_successful.clone(),
             auto_suppression: auto_suppression.clone(),
+            operations_mark: operations_mark.clone(),
         }
     }
 }

@@ -6,6 +6,7 @@ mod kudo_ported;
 mod kudo_rs_rules;
 #[path = "../support/mod.rs"]
 mod support;
+mod tenant_input;
 
 use std::collections::BTreeMap;
 

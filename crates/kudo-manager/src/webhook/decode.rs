@@ -168,6 +168,35 @@ struct NewInstance {
     spec: InstanceSpec,
 }
 
+/// The namespace of a decoded Instance: its own, else the request's,
+/// else `default`.
+pub(crate) fn instance_namespace<'a>(
+    instance: &'a Subject,
+    request_namespace: Option<&'a str>,
+) -> &'a str {
+    [instance.metadata.namespace.as_deref(), request_namespace]
+        .into_iter()
+        .flatten()
+        .find(|ns| !ns.is_empty())
+        .unwrap_or("default")
+}
+
+/// `(namespace, name)` of the OperatorVersion an Instance names; the
+/// namespace defaults to the Instance's. `None` when no name is given.
+pub(crate) fn ov_ref<'a>(instance: &'a Subject, instance_namespace: &'a str) -> Option<OvRef<'a>> {
+    let reference = &instance.spec.operator_version;
+    let name = reference.name.as_deref().filter(|n| !n.is_empty())?;
+    let namespace = reference
+        .namespace
+        .as_deref()
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(instance_namespace);
+    Some((namespace, name))
+}
+
+/// `(namespace, name)` of an OperatorVersion, borrowed from the Instance.
+pub(crate) type OvRef<'a> = (&'a str, &'a str);
+
 /// The uid of a review whose envelope did not decode (a field of the wrong
 /// type), so the API server can still match the answer to its call.
 fn uid_of_malformed(body: &[u8]) -> String {

@@ -16,11 +16,12 @@ use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionReview, Operation};
 use kudo_api::OperatorVersion;
 use kudo_engine::admission::{Subject, Verdict};
+use kudo_engine::tenancy;
 
 use kudo_package::render::{RenderContext, RenderLimits};
 
 use super::answer::{Answer, ReviewVerdict};
-use super::decode::{Objects, Request, Reviewed, decode};
+use super::decode::{Objects, OvRef, Request, Reviewed, decode, instance_namespace, ov_ref};
 use super::lazy_timeout::lazy_timeout;
 use super::ov_source::{OperatorVersionSource, PodLookup};
 use super::schedule;
@@ -130,12 +131,15 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             return Ok(());
         };
         let new = &pending.new;
+        let namespace = instance_namespace(new, None);
         let unchanged = pending.same_ov
             && pending
                 .old
                 .as_ref()
                 .is_some_and(|old| old.spec.parameters == new.spec.parameters);
-        if unchanged || new.metadata.deletion_timestamp.is_some() {
+        // Nothing of an OperatorVersion the rules refuse to share is rendered.
+        let foreign = tenancy::check_ov_reference(namespace, &new.spec.operator_version, Some(ov));
+        if unchanged || foreign.is_err() || new.metadata.deletion_timestamp.is_some() {
             return Ok(());
         }
         let values = new.spec.parameters.clone().unwrap_or_default();
@@ -146,7 +150,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         let name = new.metadata.name.clone().unwrap_or_default();
         let ctx = RenderContext {
             instance_name: name.clone(),
-            namespace: instance_namespace(new, pending.context.namespace.as_deref()).to_string(),
+            namespace: namespace.to_string(),
             params,
             limits: self.render_limits,
             ..RenderContext::for_operator_version(ov)
@@ -246,12 +250,16 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         };
         let uid = std::mem::take(&mut request.uid);
         let context = LogContext::of(&request);
-        let (old, new) = match judged {
+        let (old, mut new) = match judged {
             Ok(Some(pair)) => pair,
             Ok(None) => return Err(context.logged(Answer::allowed(uid, vec![]))),
             Err(failure) => return Err(context.logged(failure.into_answer(uid))),
         };
-        let namespace = instance_namespace(&new, context.namespace.as_deref());
+        // The rules judge an OperatorVersion reference from the Instance's
+        // namespace: the request's when the object leaves it out.
+        let own = instance_namespace(&new, context.namespace.as_deref()).to_string();
+        new.metadata.namespace = Some(own);
+        let namespace = instance_namespace(&new, None);
         let new_ref = ov_ref(&new, namespace);
         let same_ov = old
             .as_ref()
@@ -361,30 +369,6 @@ fn instances(request: &Request<'_>, now: jiff::Timestamp) -> Result<Option<Pair>
         Operation::Connect => Ok(None),
     }
 }
-
-fn instance_namespace<'a>(instance: &'a Subject, request_namespace: Option<&'a str>) -> &'a str {
-    [instance.metadata.namespace.as_deref(), request_namespace]
-        .into_iter()
-        .flatten()
-        .find(|ns| !ns.is_empty())
-        .unwrap_or("default")
-}
-
-/// `(namespace, name)` of the OperatorVersion an Instance names; the
-/// namespace defaults to the Instance's. `None` when no name is given.
-fn ov_ref<'a>(instance: &'a Subject, instance_namespace: &'a str) -> Option<OvRef<'a>> {
-    let reference = &instance.spec.operator_version;
-    let name = reference.name.as_deref().filter(|n| !n.is_empty())?;
-    let namespace = reference
-        .namespace
-        .as_deref()
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or(instance_namespace);
-    Some((namespace, name))
-}
-
-/// `(namespace, name)` of an OperatorVersion, borrowed from the Instance.
-type OvRef<'a> = (&'a str, &'a str);
 
 /// The OperatorVersions read for a review: the old object's (when it names
 /// another one than the new object) and the new object's.

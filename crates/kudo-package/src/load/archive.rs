@@ -1,7 +1,8 @@
 //! Reading a gzip-compressed tar into memory: every regular file by its
 //! path inside the archive. Entries that point outside the package (`..`,
-//! an absolute path) are refused, and so is an archive that unpacks to more
-//! than a size limit (a gzip bomb, or a wrong file).
+//! an absolute path), a file stored twice (under any spelling of its path),
+//! a link where a package file belongs, and an archive that unpacks to more
+//! than a size limit (a gzip bomb, or a wrong file) are refused.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -54,7 +55,9 @@ fn read_archive_capped(
     let mut files = BTreeMap::new();
     for entry in archive.entries().map_err(|e| archive_err(e.to_string()))? {
         let mut entry = entry.map_err(|e| archive_err(e.to_string()))?;
-        if !entry.header().entry_type().is_file() {
+        let kind = entry.header().entry_type();
+        let link = kind.is_symlink() || kind.is_hard_link();
+        if !kind.is_file() && !link {
             continue;
         }
         let raw = entry
@@ -63,6 +66,21 @@ fn read_archive_capped(
             .to_string_lossy()
             .to_string();
         let name = entry_name(&raw).map_err(archive_err)?;
+        if link {
+            if is_package_file(&name) {
+                return Err(archive_err(format!(
+                    "entry {name:?} is a link; a package holds its files themselves \
+                     (rebuild the archive with `tar -czhf`, which stores what links point to)"
+                )));
+            }
+            continue;
+        }
+        if files.contains_key(&name) {
+            return Err(archive_err(format!(
+                "entry {name:?} appears twice in the archive; rebuild it \
+                 (`tar -czf PKG.tgz -C DIR .`)"
+            )));
+        }
         let mut bytes = Vec::new();
         entry
             .read_to_end(&mut bytes)
@@ -72,10 +90,23 @@ fn read_archive_capped(
     Ok(files)
 }
 
-/// The key of an archive entry inside the package: the path without a
-/// leading `./`. A path that is absolute or climbs with `..` (in `/` or `\`
-/// notation, so the archive is refused on every platform) is an error
-/// naming the entry.
+/// Whether a path inside the archive would be read as a file of a package
+/// (its own or a nested one): operator.yaml, params.yaml, or anything of a
+/// templates folder.
+fn is_package_file(name: &str) -> bool {
+    let mut parts = name.rsplit('/');
+    let last = parts.next().unwrap_or_default();
+    last == super::OPERATOR_FILE
+        || last == super::PARAMS_FILE
+        || last == "templates"
+        || parts.any(|folder| folder == "templates")
+}
+
+/// The key of an archive entry inside the package: the path without empty
+/// and `.` parts, so each file has one spelling (`./operator.yaml` and
+/// `operator.yaml` are the same entry). A path that is absolute or climbs
+/// with `..` (in `/` or `\` notation, so the archive is refused on every
+/// platform), or names nothing, is an error naming the entry.
 fn entry_name(raw: &str) -> Result<String, String> {
     let drive = raw.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
         && raw.as_bytes().get(1) == Some(&b':');
@@ -92,7 +123,14 @@ fn entry_name(raw: &str) -> Result<String, String> {
              (rebuild the archive from the package folder: `tar -czf PKG.tgz -C DIR .`)"
         ));
     }
-    Ok(raw.trim_start_matches("./").to_string())
+    let name: Vec<&str> = raw
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    if name.is_empty() {
+        return Err(format!("entry {raw:?} names no file"));
+    }
+    Ok(name.join("/"))
 }
 
 /// "64 MiB" for whole MiB, else bytes.
@@ -141,19 +179,95 @@ mod tests {
     /// A .tgz with these (name, content) entries; names are written into
     /// the header as given, `..` and absolute paths included.
     fn tgz(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let typed: Vec<_> = entries
+            .iter()
+            .map(|(name, content)| (tar::EntryType::Regular, *name, *content))
+            .collect();
+        tgz_typed(&typed)
+    }
+
+    /// As [`tgz`], each entry of its own type (a link's content is its target).
+    fn tgz_typed(entries: &[(tar::EntryType, &str, &[u8])]) -> Vec<u8> {
         let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         let mut builder = tar::Builder::new(gz);
-        for (name, content) in entries {
+        for (kind, name, content) in entries {
             let mut header = tar::Header::new_gnu();
             let field = &mut header.as_old_mut().name;
             field[..name.len()].copy_from_slice(name.as_bytes());
-            header.set_size(content.len() as u64);
             header.set_mode(0o644);
-            header.set_entry_type(tar::EntryType::Regular);
-            header.set_cksum();
-            builder.append(&header, *content).unwrap();
+            header.set_entry_type(*kind);
+            if kind.is_file() {
+                header.set_size(content.len() as u64);
+                header.set_cksum();
+                builder.append(&header, *content).unwrap();
+            } else {
+                header.set_size(0);
+                let link = &mut header.as_old_mut().linkname;
+                link[..content.len()].copy_from_slice(content);
+                header.set_cksum();
+                builder.append(&header, std::io::empty()).unwrap();
+            }
         }
         builder.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn an_entry_stored_twice_under_any_spelling_is_refused_naming_it() {
+        for (first, second) in [
+            ("operator.yaml", "operator.yaml"),
+            ("./operator.yaml", "operator.yaml"),
+            ("templates/x.yaml", "templates//./x.yaml"),
+            ("pkg/templates/x.yaml", "./pkg/templates/x.yaml"),
+        ] {
+            let bytes = tgz(&[(first, b"a"), (second, b"b")]);
+            let err = read_archive(bytes.as_slice(), "p.tgz")
+                .unwrap_err()
+                .to_string();
+            let name = entry_name(first).unwrap();
+            assert_eq!(
+                err,
+                format!(
+                    "p.tgz: not a valid .tgz package: entry {name:?} appears twice in the \
+                     archive; rebuild it (`tar -czf PKG.tgz -C DIR .`)"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_link_where_a_package_file_belongs_is_refused_naming_it() {
+        use tar::EntryType::{Link, Symlink};
+        for (kind, name) in [
+            (Symlink, "templates/leak.yaml"),
+            (Link, "operator.yaml"),
+            (Symlink, "pkg/params.yaml"),
+            (Symlink, "templates"),
+            (Link, "child/templates/sub/x.yaml"),
+        ] {
+            let bytes = tgz_typed(&[
+                (tar::EntryType::Regular, "operator.yaml.bak", b"a"),
+                (kind, name, b"/etc/passwd"),
+            ]);
+            let err = read_archive(bytes.as_slice(), "p.tgz")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!(
+                    "entry {name:?} is a link; a package holds its files"
+                )),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_link_that_is_no_package_file_is_left_out() {
+        let bytes = tgz_typed(&[
+            (tar::EntryType::Regular, "operator.yaml", b"a"),
+            (tar::EntryType::Symlink, "README.md", b"docs/README.md"),
+        ]);
+        let files = read_archive(bytes.as_slice(), "p.tgz").unwrap();
+        assert_eq!(files.keys().collect::<Vec<_>>(), ["operator.yaml"]);
     }
 
     #[test]

@@ -1,0 +1,109 @@
+//! What a tenant writes that the rules refuse: another namespace's
+//! OperatorVersion it was not given, and plan operations out of order.
+
+use kudo_api::PlanOperation;
+use kudo_api::names::SHARED_WITH_ANNOTATION;
+
+use super::*;
+
+/// An Instance of tenant-a naming `foo-operator` of tenant-b.
+fn naming_tenant_b() -> Instance {
+    with(&instance("foo-operator"), |i| {
+        i.metadata.namespace = Some("tenant-a".into());
+        i.spec.operator_version.namespace = Some("tenant-b".into());
+    })
+}
+
+fn tenant_b_ov(shared_with: Option<&str>) -> OperatorVersion {
+    let mut ov = fixture_ov("foo-operator");
+    ov.metadata.namespace = Some("tenant-b".into());
+    ov.metadata.annotations =
+        shared_with.map(|to| [(SHARED_WITH_ANNOTATION.to_string(), to.to_string())].into());
+    ov
+}
+
+#[test]
+fn another_namespaces_operator_version_is_refused_alike_whether_it_exists_or_not() {
+    let new = with(&naming_tenant_b(), params(&[("foo", "x")]));
+    let unshared = review(None, &new, None, Some(&tenant_b_ov(None)));
+    let missing = review(None, &new, None, None);
+    assert_eq!(
+        denied(&unshared),
+        "Instance tenant-a/zk: OperatorVersion \"foo-operator\" of namespace tenant-b is not \
+         shared with namespace tenant-a; use an OperatorVersion of namespace tenant-a, or ask the \
+         owner of tenant-b to add tenant-a to the kudo.dev/shared-with annotation of that \
+         OperatorVersion"
+    );
+    assert_eq!(unshared, missing);
+    let shared = review(None, &new, None, Some(&tenant_b_ov(Some("tenant-a"))));
+    assert!(shared.is_allowed(), "{shared:?}");
+    let everyone = review(None, &new, None, Some(&tenant_b_ov(Some("*"))));
+    assert!(everyone.is_allowed(), "{everyone:?}");
+}
+
+#[test]
+fn switching_to_another_namespaces_operator_version_is_refused() {
+    let old = idle();
+    let new = with(&old, |i| {
+        i.spec.operator_version.namespace = Some("tenant-b".into())
+    });
+    let v = review(
+        Some(&old),
+        &new,
+        Some(&fixture_ov("foo-operator")),
+        Some(&tenant_b_ov(Some("tenant-c"))),
+    );
+    assert!(denied(&v).contains("is not shared with namespace default"));
+}
+
+fn ops(ids: &[&str]) -> Vec<PlanOperation> {
+    ids.iter()
+        .map(|id| op(id, PlanAction::Pause, None, None))
+        .collect()
+}
+
+fn with_ops(ids: &[&str]) -> Instance {
+    with(&running(), |i| i.spec.plan_operations = ops(ids))
+}
+
+#[test]
+fn plan_operations_are_only_appended_and_dropped_from_the_front() {
+    let old = with_ops(&["a", "b", "c"]);
+    for allowed in [
+        &["a", "b", "c", "d"][..],
+        &["b", "c", "d"],
+        &["c"],
+        &["x", "y"],
+        &[],
+    ] {
+        let v = update(&old, &with_ops(allowed));
+        assert!(v.is_allowed(), "{allowed:?}: {v:?}");
+    }
+    for (refused, named) in [
+        (&["b", "a", "c"][..], "a"),
+        (&["x", "a", "b", "c"], "a"),
+        (&["a", "c", "d"], "b"),
+        (&["a", "b"], "c"),
+        (&["a", "b", "d", "c"], "c"),
+    ] {
+        let v = update(&old, &with_ops(refused));
+        assert_eq!(
+            denied(&v),
+            format!(
+                "Instance default/zk: plan operation {named:?} must keep its place: \
+                 spec.planOperations only grows at its end and loses only its oldest entries, \
+                 so that each operation is carried out once"
+            ),
+            "{refused:?}"
+        );
+    }
+}
+
+#[test]
+fn the_id_of_the_last_operation_carried_out_cannot_be_used_again() {
+    let old = with(&with_ops(&[]), |i| {
+        i.status.as_mut().unwrap().operations_mark = Some("a".into())
+    });
+    let v = update(&old, &with_ops(&["a"]));
+    assert!(denied(&v).contains("plan operation id \"a\" was used before"));
+}

@@ -1,0 +1,116 @@
+//! Tenant input: an Instance runs another namespace's OperatorVersion only
+//! when that namespace shares it, and nothing of an unshared one (its
+//! default parameter values included) reaches the Instance's namespace.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::wait::await_condition;
+use kudo_api::names::SHARED_WITH_ANNOTATION;
+use kudo_api::{ExecutionStatus as S, Instance, OperatorVersion};
+use kudo_e2e::{Env, fixture, plan_status, skip_on_real_cluster};
+use kudo_manager::install::install_package;
+use serde_json::json;
+
+/// The blocker of an Instance of tenant-a naming `ov` of tenant-b.
+fn refusal(ov: &str) -> String {
+    format!(
+        "OperatorVersion {ov:?} of namespace tenant-b is not shared with namespace tenant-a; \
+         use an OperatorVersion of namespace tenant-a, or ask the owner of tenant-b to add \
+         tenant-a to the kudo.dev/shared-with annotation of that OperatorVersion"
+    )
+}
+
+async fn create_namespace(env: &Env, name: &str) {
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    Api::<Namespace>::all(env.client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+}
+
+/// Waits (watching, with a timeout) until `cond` holds for Instance
+/// tenant-a/`name`.
+async fn wait_in_tenant_a(env: &Env, name: &str, cond: impl Fn(&Instance) -> bool) -> Instance {
+    let api: Api<Instance> = Api::namespaced(env.client.clone(), "tenant-a");
+    let waited = tokio::time::timeout(
+        Duration::from_secs(60),
+        await_condition(api.clone(), name, move |i: Option<&Instance>| {
+            i.is_some_and(&cond)
+        }),
+    )
+    .await;
+    match waited {
+        Ok(Ok(Some(inst))) => inst,
+        other => {
+            let now = api.get_opt(name).await.unwrap();
+            panic!("{other:?}; the Instance is now {now:#?}")
+        }
+    }
+}
+
+fn blocked_by(inst: &Instance) -> Vec<String> {
+    inst.status
+        .iter()
+        .flat_map(|s| &s.blockers)
+        .map(|b| b.message.clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_namespaces_operator_version_deploys_only_once_shared() {
+    if skip_on_real_cluster("creates namespaces of fixed names") {
+        return;
+    }
+    let env = Env::start().await.unwrap();
+    create_namespace(&env, "tenant-a").await;
+    create_namespace(&env, "tenant-b").await;
+    let ov = install_package(&env.client, &fixture("note-op"), "tenant-b", None)
+        .await
+        .unwrap()
+        .operator_version;
+
+    // The missing and the unshared OperatorVersion read alike.
+    let instances: Api<Instance> = Api::namespaced(env.client.clone(), "tenant-a");
+    for (name, ov_name) in [("ghost", "nothing-0.1.0"), ("borrower", ov.as_str())] {
+        let inst: Instance = serde_json::from_value(json!({
+            "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+            "metadata": {"name": name, "namespace": "tenant-a"},
+            "spec": {"operatorVersion": {"name": ov_name, "namespace": "tenant-b"}},
+        }))
+        .unwrap();
+        instances
+            .create(&PostParams::default(), &inst)
+            .await
+            .unwrap();
+    }
+    let ghost = wait_in_tenant_a(&env, "ghost", |i| !blocked_by(i).is_empty()).await;
+    assert_eq!(blocked_by(&ghost), [refusal("nothing-0.1.0")]);
+    let borrower = wait_in_tenant_a(&env, "borrower", |i| !blocked_by(i).is_empty()).await;
+    assert_eq!(blocked_by(&borrower), [refusal(&ov)]);
+    assert_eq!(plan_status(&borrower, "deploy"), None, "no plan started");
+    let configmaps: Api<ConfigMap> = Api::namespaced(env.client.clone(), "tenant-a");
+    let note = configmaps.get_opt("borrower-note").await.unwrap();
+    assert!(note.is_none(), "tenant-b's defaults landed in tenant-a");
+
+    // Its owner shares it: the Instance that waited deploys.
+    Api::<OperatorVersion>::namespaced(env.client.clone(), "tenant-b")
+        .patch(
+            &ov,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {SHARED_WITH_ANNOTATION: "tenant-a"}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let deployed = wait_in_tenant_a(&env, "borrower", |i| {
+        plan_status(i, "deploy") == Some(S::Complete)
+    })
+    .await;
+    assert!(blocked_by(&deployed).is_empty());
+    let note = configmaps.get("borrower-note").await.unwrap();
+    assert_eq!(note.data.unwrap()["note"], "hello");
+}
