@@ -192,17 +192,20 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             let Some(pod) = op.pod.as_deref() else {
                 continue; // the rules refuse it
             };
+            // One answer for a missing pod and a pod of another Instance:
+            // it tells the caller nothing about pods that are not theirs.
+            let not_ours = || {
+                PodRefusal::Denied(format!(
+                    "pod {pod} in namespace {namespace} is not a pod of Instance {instance}"
+                ))
+            };
             let looked = lazy_timeout(self.read_timeout, self.source.pod(namespace, pod)).await;
             match looked {
                 Ok(Ok(PodLookup::Unchecked)) => {}
-                Ok(Ok(PodLookup::Missing)) => {
-                    return Err(PodRefusal::Denied(format!(
-                        "Instance {instance}: pod {pod} not found in namespace {namespace}"
-                    )));
-                }
+                Ok(Ok(PodLookup::Missing)) => return Err(not_ours()),
                 Ok(Ok(PodLookup::Found(found))) => {
                     kudo_engine::recovery_pods::check_belongs(&found, instance)
-                        .map_err(|e| PodRefusal::Denied(format!("Instance {instance}: {e}")))?;
+                        .map_err(|_| not_ours())?;
                 }
                 Ok(Err(err)) => {
                     return Err(PodRefusal::Failed(format!(
@@ -253,6 +256,16 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         };
         let namespace = instance_namespace(&new, context.namespace.as_deref());
         let new_ref = ov_ref(&new, namespace);
+        if let Some((other, _)) = new_ref.filter(|(ov_namespace, _)| *ov_namespace != namespace) {
+            // Refused before any read, in words that do not depend on what
+            // the other namespace holds.
+            let name = new.metadata.name.as_deref().unwrap_or_default();
+            let message = format!(
+                "Instance {namespace}/{name}: operatorVersion names namespace {other}; an \
+                 Instance may only use an OperatorVersion of its own namespace"
+            );
+            return Err(context.logged(Answer::refused(uid, 403, "Forbidden", message)));
+        }
         let same_ov = old
             .as_ref()
             .is_some_and(|old| ov_ref(old, namespace) == new_ref);
@@ -272,8 +285,12 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     async fn read_operator_versions(&self, pending: &Pending<'_>) -> Result<Versions, Failure> {
         let namespace = instance_namespace(&pending.new, pending.context.namespace.as_deref());
         let new_ref = ov_ref(&pending.new, namespace);
+        // The old object's OperatorVersion only from its own namespace
+        // too: one elsewhere is not read (as if not found).
         let old_ref = match &pending.old {
-            Some(old) if !pending.same_ov => ov_ref(old, namespace),
+            Some(old) if !pending.same_ov => {
+                ov_ref(old, namespace).filter(|(ov_namespace, _)| *ov_namespace == namespace)
+            }
             _ => None,
         };
         // An upgrade reads two OperatorVersions: both at once, so a slow

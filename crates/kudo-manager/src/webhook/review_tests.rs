@@ -335,3 +335,49 @@ async fn a_parameter_value_that_runs_a_template_over_its_step_budget_is_refused(
         .await;
     assert!(refusal(&review, 403).contains("step budget exceeded"));
 }
+
+#[tokio::test]
+async fn a_cross_namespace_operator_version_gets_one_refusal_whether_or_not_it_exists() {
+    let mut elsewhere = inject_ov();
+    elsewhere.metadata.namespace = Some("other".to_string());
+    let mut instance = zk("inject-0.1.0");
+    instance["spec"]["operatorVersion"]["namespace"] = "other".into();
+    let body = review_json("CREATE", instance);
+    let mut messages = Vec::new();
+    for source in [
+        StaticOperatorVersions::from_iter([elsewhere.clone()]),
+        StaticOperatorVersions::new(),
+    ] {
+        let review = Reviewer::new(source, Duration::from_secs(1))
+            .review_bytes(&body)
+            .await;
+        messages.push(refusal(&review, 403).to_string());
+    }
+    assert_eq!(
+        messages,
+        ["Instance ns/zk: operatorVersion names namespace other; an Instance may only use an \
+             OperatorVersion of its own namespace"; 2]
+    );
+    // Nothing is read to say so.
+    let (reviewer, seen) = recording_reviewer();
+    reviewer.review_bytes(&body).await;
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+}
+
+#[tokio::test]
+async fn an_update_away_from_a_cross_namespace_operator_version_reads_only_its_own_namespace() {
+    let (reviewer, seen) = recording_reviewer();
+    let mut old = zk("zk-1");
+    old["spec"]["operatorVersion"]["namespace"] = "other".into();
+    let mut body: serde_json::Value =
+        serde_json::from_slice(&review_json("UPDATE", zk("zk-2"))).unwrap();
+    body["request"]["oldObject"] = old;
+    reviewer
+        .review_bytes(&serde_json::to_vec(&body).unwrap())
+        .await;
+    assert_eq!(*seen.lock().unwrap(), ["ns/zk-2".to_string()]);
+}
