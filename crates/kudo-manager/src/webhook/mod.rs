@@ -22,8 +22,10 @@ mod answer;
 mod cert_files;
 mod decode;
 mod error;
+mod handler;
 mod idle_watch;
 mod lazy_timeout;
+mod limits;
 mod ov_cache;
 mod ov_source;
 mod register;
@@ -44,5 +46,8 @@ pub use register::{
     unregister_local_webhook, write_local_tls,
 };
 pub use review::Reviewer;
-pub use server::{MAX_BODY_BYTES, Observers, WebhookConfig, serve, serve_listener};
+pub use server::{
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REVIEWS, MAX_BODY_BYTES, Observers, WebhookConfig, serve,
+    serve_listener,
+};
 pub use tls::{ReloadingCertResolver, server_config};
