@@ -4,14 +4,15 @@
 //! [`kudo_api::names::WEBHOOK_PATH`].
 //!
 //! ```text
-//! API server ──HTTPS POST AdmissionReview v1──► server (hyper + tokio-rustls, 3 MiB, 4 s)
+//! API server ──HTTPS POST AdmissionReview v1──► server (hyper + tokio-rustls, 512 connections, 3 MiB, 4 s)
 //!                                                  └─► Reviewer: decode ─► OVs (cache, live on a miss) ─► engine::admission::review
 //!                                                                                          └─► allowed / denied (403) / error (400, 500)
 //! ```
 //!
 //! The handler is a thin layer: [`Reviewer`] turns bytes into an answer
 //! using an [`OperatorVersionSource`] ([`CachedOperatorVersions`] in
-//! production, fixtures in tests), the server only adds TLS, limits and routing.
+//! production, fixtures in tests), the server only adds TLS (optionally
+//! requiring client certificates), limits and routing.
 //!
 //! - [`serve`] / [`serve_listener`]: the server, until a shutdown future completes.
 //! - [`register_local_webhook`], [`unregister_local_webhook`], [`serve_local`]:
