@@ -28,6 +28,18 @@ pub enum CliError {
         message: String,
     },
 
+    /// A file the user named holds more than the CLI reads of such a file
+    /// (a device such as `/dev/zero` or a pipe that keeps writing too).
+    #[error("{} is larger than {limit}; {expected}", path.display())]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The cap, e.g. `4 MiB`.
+        limit: String,
+        /// What such a file must be.
+        expected: &'static str,
+    },
+
     /// The API server refused or failed a request.
     #[error("{action} failed: {message}")]
     Api {
@@ -47,8 +59,9 @@ pub enum CliError {
     #[error("{0}")]
     Package(String),
 
-    /// Parameter values are invalid for the OperatorVersion.
-    #[error("invalid parameters:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    /// Parameter values are invalid for the OperatorVersion (the message
+    /// lists at most [`kudo_api::message::MAX_LISTED`] problems).
+    #[error("invalid parameters:\n  - {}", kudo_api::message::listed_problems(.0, "\n  - "))]
     Parameters(Vec<String>),
 
     /// A plan ended in FATAL_ERROR while waiting.
@@ -132,5 +145,13 @@ mod tests {
             e.to_string(),
             "invalid parameters:\n  - a is bad\n  - b is missing"
         );
+    }
+
+    #[test]
+    fn parameter_errors_list_twenty_problems_and_count_the_rest() {
+        let problems = (0..1_000).map(|i| format!("problem {i}")).collect();
+        let text = CliError::Parameters(problems).to_string();
+        assert_eq!(text.lines().count(), 22, "{text}");
+        assert!(text.ends_with("\n  - and 980 more problems"), "{text}");
     }
 }

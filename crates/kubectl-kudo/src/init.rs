@@ -296,6 +296,9 @@ fn deployment(options: &InitOptions) -> Value {
     })
 }
 
+/// The manager's flags. `--webhook-max-connections` keeps its default, and
+/// `--webhook-client-ca` is not set: it needs the API server configured
+/// with a client certificate, which is the cluster administrator's.
 fn manager_args(options: &InitOptions) -> Vec<String> {
     let mut args = vec![
         "run".to_string(),

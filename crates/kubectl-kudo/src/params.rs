@@ -2,6 +2,7 @@
 //! KUDO's CLI parses them.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 
 use kudo_api::preview;
@@ -160,15 +161,53 @@ fn yaml_problem(e: &serde_saphyr::Error) -> String {
 /// Parser messages longer than this are cut.
 const MAX_DETAIL_CHARS: usize = 200;
 
+/// Most bytes read of one `-P` file: parameter values are small, and a
+/// path such as `/dev/zero` or a pipe must not fill the memory.
+pub const MAX_PARAMETER_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The text of a `-P` file, refused past [`MAX_PARAMETER_FILE_BYTES`].
+pub fn read_parameter_file(path: &Path) -> Result<String> {
+    read_capped(
+        path,
+        MAX_PARAMETER_FILE_BYTES,
+        "a parameter file must be a YAML map of parameter values; \
+         give larger data to the operator in a ConfigMap or Secret",
+    )
+}
+
+/// Reads at most `limit` bytes of UTF-8 text from `path`; a file (or
+/// device, or pipe) that has more is refused without reading the rest.
+fn read_capped(path: &Path, limit: u64, expected: &'static str) -> Result<String> {
+    let file_err = |message: String| CliError::File {
+        path: path.to_path_buf(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|e| file_err(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| file_err(e.to_string()))?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > limit {
+        return Err(CliError::FileTooLarge {
+            path: path.to_path_buf(),
+            limit: format!("{} MiB", limit / (1024 * 1024)),
+            expected,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        file_err(format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 /// All values given on the command line: files in order, then `-p` flags,
 /// which win.
 pub fn collect(args: &ParamArgs) -> Result<BTreeMap<String, String>> {
     let mut values = BTreeMap::new();
     for path in &args.parameter_files {
-        let text = std::fs::read_to_string(path).map_err(|e| CliError::File {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let text = read_parameter_file(path)?;
         values.extend(parse_file_text(path, &text)?);
     }
     for raw in &args.parameters {
@@ -272,6 +311,42 @@ mod tests {
             assert!(err.len() < 300, "{} bytes", err.len());
             assert!(err.contains("bytes)"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_file_just_over_the_cap_is_refused_and_one_at_the_cap_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cap = usize::try_from(MAX_PARAMETER_FILE_BYTES).unwrap();
+        // A YAML comment line filling the file: valid text of any length.
+        let at_cap = format!("A: 1\n#{}", "x".repeat(cap - 6));
+        assert_eq!(at_cap.len(), cap);
+        let file = dir.path().join("at-cap.yaml");
+        std::fs::write(&file, &at_cap).unwrap();
+        assert_eq!(read_parameter_file(&file).unwrap().len(), cap);
+
+        let over = dir.path().join("over.yaml");
+        std::fs::write(&over, format!("{at_cap}x")).unwrap();
+        let err = read_parameter_file(&over).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{} is larger than 4 MiB; a parameter file must be a YAML map of parameter \
+                 values; give larger data to the operator in a ConfigMap or Secret",
+                over.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_refused_naming_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("bin.yaml");
+        std::fs::write(&file, b"A: \xff\n").unwrap();
+        let err = read_parameter_file(&file).unwrap_err().to_string();
+        assert!(
+            err.contains("not UTF-8 text (invalid byte at offset 3)"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -81,6 +81,43 @@ fn render_of_an_unknown_plan_lists_the_plans() {
 }
 
 #[test]
+fn a_parameter_file_that_never_ends_is_refused_after_four_mib() {
+    let output = run(&["package", "render", &fixture_arg("demo"), "-P", "/dev/zero"]);
+    assert_eq!(output.status.code(), Some(1), "{}", transcript(&output));
+    assert!(
+        common::stderr(&output).contains(
+            "/dev/zero is larger than 4 MiB; a parameter file must be a YAML map of parameter values"
+        ),
+        "{}",
+        transcript(&output)
+    );
+}
+
+#[test]
+fn sixty_thousand_unknown_parameters_are_refused_in_a_few_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("values.yaml");
+    let text: String = (0..60_000)
+        .map(|i| format!("UNKNOWN_{i:05}: x\n"))
+        .collect();
+    std::fs::write(&file, text).unwrap();
+    let output = run(&[
+        "package",
+        "render",
+        &fixture_arg("demo"),
+        "-P",
+        &file.display().to_string(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", transcript(&output));
+    let stderr = common::stderr(&output);
+    assert!(stderr.len() < 2_000, "{} bytes: {stderr}", stderr.len());
+    assert!(
+        stderr.contains("UNKNOWN_00019 and 59,980 more are not"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn render_refuses_invalid_parameter_values() {
     let output = run(&[
         "package",

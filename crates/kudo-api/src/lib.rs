@@ -15,6 +15,7 @@
 pub mod crds;
 pub mod instance;
 pub mod maintenance;
+pub mod message;
 pub mod names;
 pub mod operations;
 pub mod operator;

@@ -31,7 +31,11 @@ pub enum ParameterValueError {
         detail: String,
     },
     /// The value is not one of the declared enum values.
-    #[error("parameter {name} has value {}, but only allowed values are [{}]", preview(value), allowed.join(", "))]
+    #[error(
+        "parameter {name} has value {}, but only allowed values are [{}]",
+        preview(value),
+        crate::message::listed(allowed)
+    )]
     NotInEnum {
         /// Parameter name.
         name: String,

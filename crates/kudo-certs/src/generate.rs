@@ -128,6 +128,35 @@ impl CertificateAuthority {
     }
 }
 
+impl CertificateAuthority {
+    /// Issues a client certificate (`clientAuth`) with this common name,
+    /// valid for [`VALIDITY_DAYS`]: what the API server presents to a
+    /// webhook that verifies its callers (`--webhook-client-ca`).
+    pub fn issue_client(&self, common_name: &str) -> Result<ServingCertificate, CertError> {
+        let ca_key = KeyPair::from_pem(&self.key_pem).map_err(|source| CertError::Pem {
+            what: "CA private key",
+            problem: format!("not a usable private key: {source}"),
+        })?;
+        let issuer = Issuer::new(ca_params(), ca_key);
+        let key = KeyPair::generate().map_err(|source| generate_error("client key", source))?;
+        let mut params = CertificateParams::default();
+        set_validity(&mut params);
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, common_name);
+        params.distinguished_name = dn;
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        params.use_authority_key_identifier_extension = true;
+        let cert = params
+            .signed_by(&key, &issuer)
+            .map_err(|source| generate_error("client certificate", source))?;
+        Ok(ServingCertificate {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+}
+
 fn generate_error(what: &'static str, source: rcgen::Error) -> CertError {
     CertError::Generate { what, source }
 }
@@ -305,6 +334,37 @@ mod tests {
         let ca = CertificateAuthority::generate().unwrap();
         let err = CertificateAuthority::from_pem(ca.cert_pem(), "junk").unwrap_err();
         assert!(err.to_string().contains("CA private key"), "{err}");
+    }
+
+    #[test]
+    fn a_client_certificate_is_trusted_for_client_auth_by_its_ca_only() {
+        use rustls::server::WebPkiClientVerifier;
+        let client_verifier = |ca: &CertificateAuthority| {
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(der(ca.cert_pem())).unwrap();
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap()
+        };
+        let ca = CertificateAuthority::generate().unwrap();
+        let client = ca.issue_client("kube-apiserver").unwrap();
+        client_verifier(&ca)
+            .verify_client_cert(&der(&client.cert_pem), &[], UnixTime::now())
+            .unwrap();
+        let other = CertificateAuthority::generate().unwrap();
+        assert!(
+            client_verifier(&other)
+                .verify_client_cert(&der(&client.cert_pem), &[], UnixTime::now())
+                .is_err()
+        );
+        // A serving certificate is not one for client auth.
+        let serving = ca.issue(&local_sans()).unwrap();
+        assert!(
+            client_verifier(&ca)
+                .verify_client_cert(&der(&serving.cert_pem), &[], UnixTime::now())
+                .is_err()
+        );
     }
 
     #[test]

@@ -20,8 +20,8 @@ pub enum EngineError {
     /// Changed parameters trigger more than one plan.
     #[error(
         "parameters {} trigger different plans ({}); change them in separate updates, one plan at a time",
-        params.join(", "),
-        plans.join(", ")
+        kudo_api::message::listed(params),
+        kudo_api::message::listed(plans)
     )]
     MultipleTriggers {
         /// The changed parameters.

@@ -135,15 +135,25 @@ pub fn invalid_values(ov: &OperatorVersionSpec, values: &Values) -> Vec<Paramete
 }
 
 /// [`invalid_values`] as one line for a message ("P has value ...; Q ..."),
-/// or `None` when all values are valid.
+/// at most [`kudo_api::message::MAX_LISTED`] of them, or `None` when all
+/// values are valid.
 pub fn invalid_values_message(ov: &OperatorVersionSpec, values: &Values) -> Option<String> {
     let invalid = invalid_values(ov, values);
     (!invalid.is_empty()).then(|| {
-        invalid
+        let shown: Vec<String> = invalid
             .iter()
+            .take(kudo_api::message::MAX_LISTED)
             .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
+            .collect();
+        let rest = invalid.len() - shown.len();
+        let mut message = shown.join("; ");
+        if rest > 0 {
+            message.push_str(&format!(
+                " and {} more problems",
+                kudo_api::message::grouped(rest)
+            ));
+        }
+        message
     })
 }
 

@@ -60,7 +60,13 @@ impl fmt::Display for Trigger {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Create => f.write_str("create"),
-            Self::Parameters(names) => write!(f, "parameter {}", names.join(",")),
+            // Stored in the status: a change of thousands of names names
+            // the first few.
+            Self::Parameters(names) => write!(
+                f,
+                "parameter {}",
+                kudo_api::message::listed(names).separated_by(",")
+            ),
             Self::Upgrade => f.write_str("upgrade"),
             Self::Manual => f.write_str("manual"),
             Self::Rollback => f.write_str("rollback"),
@@ -328,6 +334,9 @@ mod tests {
             Trigger::Parameters(vec!["A".into(), "B".into()]).to_string(),
             "parameter A,B"
         );
+        let many: Vec<String> = (0..30).map(|i| format!("P{i}")).collect();
+        let shown = Trigger::Parameters(many).to_string();
+        assert!(shown.ends_with(",P19 and 10 more"), "{shown}");
         assert_eq!(Trigger::Rollback.to_string(), "rollback");
         assert!(Trigger::Upgrade.is_automatic() && !Trigger::Manual.is_automatic());
     }

@@ -66,6 +66,14 @@ struct RunArgs {
     /// [default: the system temp dir].
     #[arg(long, env = "KUDO_CERT_DIR", value_name = "DIR")]
     webhook_cert_dir: Option<PathBuf>,
+    /// Webhook connections open at once (TLS handshakes included); a connection beyond
+    /// them is closed right after it is accepted. In-cluster webhook only.
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    webhook_max_connections: u32,
+    /// Serve only webhook clients presenting a certificate signed by the CA in FILE (PEM):
+    /// the API server, given a client certificate through its AdmissionConfiguration.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["local_webhook", "no_webhook"])]
+    webhook_client_ca: Option<PathBuf>,
     /// Namespace of the leader-election Lease and of the render book key.
     #[arg(long, env = "POD_NAMESPACE", default_value = "kudo-system")]
     leader_election_namespace: String,
@@ -217,6 +225,9 @@ async fn run(
             cert_dir: args
                 .webhook_cert_dir
                 .unwrap_or_else(|| PathBuf::from(IN_CLUSTER_CERT_DIR)),
+            client_ca: args.webhook_client_ca,
+            max_connections: usize::try_from(args.webhook_max_connections)
+                .unwrap_or(kudo_manager::webhook::DEFAULT_MAX_CONNECTIONS),
         }
     };
     let key_namespace = args.leader_election_namespace.clone();

@@ -24,6 +24,11 @@ pub enum WebhookMode {
         addr: SocketAddr,
         /// Directory with `tls.crt` and `tls.key`.
         cert_dir: PathBuf,
+        /// PEM CA whose client certificates alone are served; `None`
+        /// serves any client.
+        client_ca: Option<PathBuf>,
+        /// Connections open at once.
+        max_connections: usize,
     },
     /// On 127.0.0.1 with a self-made CA, registered by URL (dev, `--local-webhook`).
     Local {
@@ -207,11 +212,20 @@ fn start_webhook(
     };
     match mode.clone() {
         WebhookMode::Off => None,
-        WebhookMode::InCluster { addr, cert_dir } => {
-            let config = crate::webhook::WebhookConfig::from_cert_dir(addr, &cert_dir)
+        WebhookMode::InCluster {
+            addr,
+            cert_dir,
+            client_ca,
+            max_connections,
+        } => {
+            let mut config = crate::webhook::WebhookConfig::from_cert_dir(addr, &cert_dir)
+                .with_max_connections(max_connections)
                 .with_metrics(metrics.clone())
                 .with_readiness(ready.clone())
                 .with_render_limits(limits);
+            if let Some(ca) = client_ca {
+                config = config.with_client_ca(ca);
+            }
             Some(tokio::spawn(crate::webhook::serve(
                 config,
                 crate::webhook::CachedOperatorVersions::start(client.clone()),

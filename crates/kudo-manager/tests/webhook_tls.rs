@@ -1,5 +1,6 @@
 //! The webhook over real TLS: a client that trusts only the generated CA,
-//! certificate rotation without restart, no plaintext, body limit, shutdown.
+//! certificate rotation without restart, no plaintext, body limit, the
+//! connection cap, client certificates, shutdown.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -17,7 +18,7 @@ use kudo_manager::webhook::{LocalTls, WebhookConfig, serve_listener, write_local
 use rustls::pki_types::ServerName;
 use serde_json::Value;
 use support::admission::{fixture, operator_versions, review_request};
-use support::tls_client::{ALL, client_config};
+use support::tls_client::{ALL, client_config, client_config_with_cert};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -205,6 +206,109 @@ async fn a_connection_that_starts_no_request_is_closed_and_a_busy_one_is_kept() 
         response.into_body().collect().await.unwrap();
         tokio::time::sleep(period / 2).await;
     }
+    let _ = server.stop.send(());
+}
+
+/// A completed TLS handshake that sends nothing: it holds a connection slot.
+async fn idle_tls(
+    addr: SocketAddr,
+    config: Arc<rustls::ClientConfig>,
+) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
+    let tcp = TcpStream::connect(addr).await?;
+    TlsConnector::from(config)
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+}
+
+#[tokio::test]
+async fn connections_beyond_the_cap_are_closed_while_open_ones_keep_answering_reviews() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let server = start_with(&tls, |config| config.max_connections = 8).await;
+    let config = client_config(&tls.ca_pem, ALL);
+    let body = fixture("deny/param-update-while-plan-runs.json");
+
+    // One keep-alive connection that reviews, and seven idle ones: the cap.
+    let busy = idle_tls(server.addr, config.clone()).await.unwrap();
+    let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(busy))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut idle = Vec::new();
+    for _ in 0..7 {
+        idle.push(idle_tls(server.addr, config.clone()).await.unwrap());
+    }
+
+    // The ninth is closed before its handshake.
+    let ninth = post(server.addr, config.clone(), body.clone()).await;
+    assert!(ninth.is_err(), "a ninth connection was served: {ninth:?}");
+
+    // The open connection still gets its reviews answered.
+    for _ in 0..3 {
+        let response = send
+            .send_request(review_request(body.clone()))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let answer = response.into_body().collect().await.unwrap().to_bytes();
+        let review: Value = serde_json::from_slice(&answer).unwrap();
+        assert_eq!(review["response"]["allowed"], false, "{review}");
+    }
+
+    // Once the idle ones close, a new connection is served (the server
+    // frees a slot when it sees the close; try until it has).
+    drop(idle);
+    let mut served = None;
+    for _ in 0..200 {
+        match post(server.addr, config.clone(), body.clone()).await {
+            Ok(answer) => {
+                served = Some(answer);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+    let (status, _) = served.expect("no connection was served after the idle ones closed");
+    assert_eq!(status, 200);
+    let _ = server.stop.send(());
+}
+
+#[tokio::test]
+async fn with_a_client_ca_only_clients_with_a_certificate_it_signed_are_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = write_local_tls(dir.path()).unwrap();
+    let client_ca = CertificateAuthority::generate().unwrap();
+    let client_ca_path = dir.path().join("client-ca.crt");
+    std::fs::write(&client_ca_path, client_ca.cert_pem()).unwrap();
+    let server = start_with(&tls, |config| {
+        config.client_ca_path = Some(client_ca_path.clone());
+    })
+    .await;
+    let body = fixture("deny/create-operatorversion-not-found.json");
+
+    let anonymous = post(server.addr, client_config(&tls.ca_pem, ALL), body.clone()).await;
+    assert!(
+        anonymous.is_err(),
+        "served without a certificate: {anonymous:?}"
+    );
+
+    let stranger = CertificateAuthority::generate()
+        .unwrap()
+        .issue_client("kube-apiserver")
+        .unwrap();
+    let config = client_config_with_cert(&tls.ca_pem, &stranger.cert_pem, &stranger.key_pem);
+    let refused = post(server.addr, config, body.clone()).await;
+    assert!(
+        refused.is_err(),
+        "served a certificate of another CA: {refused:?}"
+    );
+
+    let apiserver = client_ca.issue_client("kube-apiserver").unwrap();
+    let config = client_config_with_cert(&tls.ca_pem, &apiserver.cert_pem, &apiserver.key_pem);
+    let (status, answer) = post(server.addr, config, body).await.unwrap();
+    assert_eq!(status, 200);
+    let review: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(review["response"]["uid"], "d-01");
     let _ = server.stop.send(());
 }
 

@@ -116,15 +116,19 @@ pub enum PackageError {
 /// A parameter value cannot be turned into what templates see.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamsError {
-    /// A value was given for a parameter the OperatorVersion does not declare.
+    /// Values were given for parameters the OperatorVersion does not
+    /// declare (the message lists at most
+    /// [`kudo_api::message::MAX_LISTED`] of each list).
     #[error(
-        "parameter {name} is not declared by the operator; declared parameters are: {declared}"
+        "{} not declared by the operator; declared parameters are: {}",
+        unknown_names(names),
+        kudo_api::message::listed(declared)
     )]
     Unknown {
-        /// Parameter name.
-        name: String,
-        /// Comma-separated declared names.
-        declared: String,
+        /// The undeclared names.
+        names: Vec<String>,
+        /// The declared names.
+        declared: Vec<String>,
     },
     /// A value does not fit its definition (type, enum, required).
     #[error(transparent)]
@@ -316,5 +320,13 @@ impl RenderError {
     /// same templates and parameters render the same size again.
     pub fn is_fatal(&self) -> bool {
         !matches!(self, Self::Hash { .. })
+    }
+}
+
+/// "parameter A is" or "parameters A, B and 3 more are".
+fn unknown_names(names: &[String]) -> String {
+    match names {
+        [one] => format!("parameter {} is", kudo_api::message::listed(&[one])),
+        many => format!("parameters {} are", kudo_api::message::listed(many)),
     }
 }

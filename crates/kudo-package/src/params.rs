@@ -43,15 +43,24 @@ pub fn template_values(
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub struct ParamsErrors(pub Vec<ParamsError>);
 
+/// One problem a line, at most [`kudo_api::message::MAX_LISTED`] of them.
 impl fmt::Display for ParamsErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
+        let shown = self.0.len().min(kudo_api::message::MAX_LISTED);
+        for (i, e) in self.0[..shown].iter().enumerate() {
             if i > 0 {
                 f.write_str("\n")?;
             }
             write!(f, "{e}")?;
         }
-        Ok(())
+        match self.0.len() - shown {
+            0 => Ok(()),
+            rest => write!(
+                f,
+                "\nand {} more problems",
+                kudo_api::message::grouped(rest)
+            ),
+        }
     }
 }
 
@@ -63,14 +72,16 @@ pub fn validate_values(
     values: &BTreeMap<String, String>,
 ) -> Result<(), ParamsErrors> {
     let mut errors = Vec::new();
-    for name in values.keys() {
-        if ov.parameter(name).is_none() {
-            let declared: Vec<&str> = ov.parameters.iter().map(|p| p.name.as_str()).collect();
-            errors.push(ParamsError::Unknown {
-                name: name.clone(),
-                declared: declared.join(", "),
-            });
-        }
+    let unknown: Vec<String> = values
+        .keys()
+        .filter(|name| ov.parameter(name).is_none())
+        .cloned()
+        .collect();
+    if !unknown.is_empty() {
+        errors.push(ParamsError::Unknown {
+            names: unknown,
+            declared: ov.parameters.iter().map(|p| p.name.clone()).collect(),
+        });
     }
     errors.extend(
         kudo_api::validate_parameters(&ov.parameters, values)
@@ -250,6 +261,22 @@ mod tests {
         assert_eq!(
             err,
             "parameter B is not declared by the operator; declared parameters are: A"
+        );
+    }
+
+    #[test]
+    fn sixty_thousand_undeclared_values_make_one_short_problem() {
+        let spec = ov(vec![p("A", ParameterType::String, Some("x"))]);
+        let given: BTreeMap<String, String> = (0..60_000)
+            .map(|i| (format!("U{i:05}"), "y".to_string()))
+            .collect();
+        let err = validate_values(&spec, &given).unwrap_err();
+        assert_eq!(err.0.len(), 1);
+        let text = err.to_string();
+        assert!(text.len() < 500, "{} bytes", text.len());
+        assert!(
+            text.ends_with("U00019 and 59,980 more are not declared by the operator; declared parameters are: A"),
+            "{text}"
         );
     }
 

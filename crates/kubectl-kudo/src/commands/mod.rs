@@ -204,19 +204,28 @@ pub fn new_id() -> String {
 /// names, then type/enum/required (the same validator the webhook uses).
 pub fn validate_parameters(ov: &OperatorVersion, values: &BTreeMap<String, String>) -> Result<()> {
     let mut problems = Vec::new();
-    for name in values.keys() {
-        if ov.spec.parameter(name).is_none() {
-            let known: Vec<&str> = ov.spec.parameters.iter().map(|p| p.name.as_str()).collect();
-            problems.push(format!(
-                "parameter {name} is not defined by operatorversion {}; defined parameters: {}",
-                ov.name_any(),
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            ));
-        }
+    let unknown: Vec<&str> = values
+        .keys()
+        .map(String::as_str)
+        .filter(|name| ov.spec.parameter(name).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = ov.spec.parameters.iter().map(|p| p.name.as_str()).collect();
+        let (noun, verb) = if unknown.len() == 1 {
+            ("parameter", "is")
+        } else {
+            ("parameters", "are")
+        };
+        problems.push(format!(
+            "{noun} {} {verb} not defined by operatorversion {}; defined parameters: {}",
+            kudo_api::message::listed(&unknown),
+            ov.name_any(),
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                kudo_api::message::listed(&known).to_string()
+            }
+        ));
     }
     problems.extend(
         kudo_api::validate_parameters(&ov.spec.parameters, values)

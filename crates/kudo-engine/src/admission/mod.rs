@@ -307,7 +307,7 @@ fn check_create(
     if !unknown.is_empty() {
         return Err(format!(
             "cannot create Instance {name}: parameters {} are not defined by OperatorVersion {ov_name}",
-            unknown.join(", ")
+            kudo_api::message::listed(&unknown)
         ));
     }
     if let Some(invalid) = params::invalid_values_message(&ov.spec, values) {

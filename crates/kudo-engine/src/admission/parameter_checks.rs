@@ -2,6 +2,7 @@
 //! immutable (with KEP-30's rules on upgrades).
 
 use kudo_api::OperatorVersion;
+use kudo_api::message::{listed, listed_problems};
 
 use super::InstanceName;
 use crate::params;
@@ -30,7 +31,7 @@ pub(super) fn check_parameters(
             "Instance {name}: parameter{} {} not defined by OperatorVersion {ov_name}; \
              check the spelling (kubectl kudo package list parameters) or remove {}",
             if unknown.len() > 1 { "s" } else { "" },
-            unknown.join(", "),
+            listed(&unknown),
             if unknown.len() > 1 { "them" } else { "it" }
         ));
     }
@@ -45,7 +46,7 @@ pub(super) fn check_parameters(
         if !stale.is_empty() {
             warnings.push(format!(
                 "parameters {} are not defined by OperatorVersion {ov_name} and are ignored; remove them from spec.parameters",
-                stale.join(", ")
+                listed(&stale)
             ));
         }
     }
@@ -72,6 +73,9 @@ pub(super) fn check_parameters(
     if violations.is_empty() {
         Ok(())
     } else {
-        Err(format!("Instance {name}: {}", violations.join("; ")))
+        Err(format!(
+            "Instance {name}: {}",
+            listed_problems(&violations, "; ")
+        ))
     }
 }

@@ -46,6 +46,40 @@ fn create_with_an_invalid_value_is_denied_naming_the_parameter() {
     );
 }
 
+/// 60,000 names no OperatorVersion defines: the values of an Instance
+/// whose refusal must still be one short line.
+fn sixty_thousand_unknown() -> Vec<(String, String)> {
+    (0..60_000)
+        .map(|i| (format!("UNKNOWN_{i:05}"), "x".to_string()))
+        .collect()
+}
+
+fn with_values(i: &Instance, values: &[(String, String)]) -> Instance {
+    let pairs: Vec<(&str, &str)> = values
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    with(i, params(&pairs))
+}
+
+#[test]
+fn a_create_with_sixty_thousand_unknown_parameters_is_refused_in_a_short_message() {
+    let o = fixture_ov("foo-operator");
+    let new = with_values(&instance("foo-operator"), &sixty_thousand_unknown());
+    let msg = denied(&review(None, &new, None, Some(&o))).to_string();
+    assert!(msg.len() < 1_000, "{} bytes", msg.len());
+    assert!(msg.contains("UNKNOWN_00000, UNKNOWN_00001"), "{msg}");
+    assert!(msg.contains("UNKNOWN_00019 and 59,980 more"), "{msg}");
+}
+
+#[test]
+fn an_update_adding_sixty_thousand_unknown_parameters_is_refused_in_a_short_message() {
+    let new = with_values(&idle(), &sixty_thousand_unknown());
+    let msg = denied(&update(&idle(), &new)).to_string();
+    assert!(msg.len() < 1_000, "{} bytes", msg.len());
+    assert!(msg.contains("and 59,980 more not defined"), "{msg}");
+}
+
 #[test]
 fn create_with_a_missing_required_value_is_denied() {
     let mut o = fixture_ov("foo-operator");

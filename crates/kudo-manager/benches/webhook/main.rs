@@ -25,6 +25,11 @@
 //! kube-rs's types pays before its first rule; and the webhook server with
 //! an OperatorVersion source that decodes a real-sized OperatorVersion per
 //! review, as a live read on a cache miss does, without its network time).
+//!
+//! The webhook runs with the manager's limits: more than 64 requests in
+//! flight (connections × streams) meet its review cap and are answered
+//! 503, which fails the run; more than 512 connections meet its
+//! connection cap.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 #[path = "../../tests/support/admission.rs"]

@@ -4,14 +4,15 @@
 //! [`kudo_api::names::WEBHOOK_PATH`].
 //!
 //! ```text
-//! API server ──HTTPS POST AdmissionReview v1──► server (hyper + tokio-rustls, 3 MiB, 4 s)
+//! API server ──HTTPS POST AdmissionReview v1──► server (hyper + tokio-rustls, 512 connections, 3 MiB, 4 s)
 //!                                                  └─► Reviewer: decode ─► OVs (cache, live on a miss) ─► engine::admission::review
 //!                                                                                          └─► allowed / denied (403) / error (400, 500)
 //! ```
 //!
 //! The handler is a thin layer: [`Reviewer`] turns bytes into an answer
 //! using an [`OperatorVersionSource`] ([`CachedOperatorVersions`] in
-//! production, fixtures in tests), the server only adds TLS, limits and routing.
+//! production, fixtures in tests), the server only adds TLS (optionally
+//! requiring client certificates), limits and routing.
 //!
 //! - [`serve`] / [`serve_listener`]: the server, until a shutdown future completes.
 //! - [`register_local_webhook`], [`unregister_local_webhook`], [`serve_local`]:
@@ -22,8 +23,10 @@ mod answer;
 mod cert_files;
 mod decode;
 mod error;
+mod handler;
 mod idle_watch;
 mod lazy_timeout;
+mod limits;
 mod ov_cache;
 mod ov_source;
 mod register;
@@ -44,5 +47,8 @@ pub use register::{
     unregister_local_webhook, write_local_tls,
 };
 pub use review::Reviewer;
-pub use server::{MAX_BODY_BYTES, Observers, WebhookConfig, serve, serve_listener};
+pub use server::{
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REVIEWS, MAX_BODY_BYTES, Observers, WebhookConfig, serve,
+    serve_listener,
+};
 pub use tls::{ReloadingCertResolver, server_config};

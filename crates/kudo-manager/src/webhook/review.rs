@@ -16,14 +16,13 @@ use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionReview, Operation};
 use kudo_api::OperatorVersion;
 use kudo_engine::admission::{Subject, Verdict};
-use kudo_engine::tenancy;
 
-use kudo_package::render::{RenderContext, RenderLimits};
+use kudo_package::render::RenderLimits;
 
 use super::answer::{Answer, ReviewVerdict};
 use super::decode::{Objects, OvRef, Request, Reviewed, decode, instance_namespace, ov_ref};
 use super::lazy_timeout::lazy_timeout;
-use super::ov_source::{OperatorVersionSource, PodLookup};
+use super::ov_source::OperatorVersionSource;
 use super::schedule;
 use crate::render_pool::RenderPool;
 
@@ -117,112 +116,6 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         }
     }
 
-    /// New parameter values (or a new OperatorVersion) are rendered into
-    /// every template, as the steps will: a value that would add YAML to an
-    /// object, or push a render over its budget, is refused now rather than
-    /// failing a step later. A render that does not finish in time admits
-    /// the change (the step checks it again).
-    async fn check_values(
-        &self,
-        pending: &Pending<'_>,
-        read: &Result<Versions, Failure>,
-    ) -> Result<(), PodRefusal> {
-        let Ok((_, Some(ov))) = read else {
-            return Ok(());
-        };
-        let new = &pending.new;
-        let namespace = instance_namespace(new, None);
-        let unchanged = pending.same_ov
-            && pending
-                .old
-                .as_ref()
-                .is_some_and(|old| old.spec.parameters == new.spec.parameters);
-        // Nothing of an OperatorVersion the rules refuse to share is rendered.
-        let foreign = tenancy::check_ov_reference(namespace, &new.spec.operator_version, Some(ov));
-        if unchanged || foreign.is_err() || new.metadata.deletion_timestamp.is_some() {
-            return Ok(());
-        }
-        let values = new.spec.parameters.clone().unwrap_or_default();
-        // Invalid values are the rules' to refuse, with their own message.
-        let Ok(params) = kudo_package::params::template_values(&ov.spec, &values) else {
-            return Ok(());
-        };
-        let name = new.metadata.name.clone().unwrap_or_default();
-        let ctx = RenderContext {
-            instance_name: name.clone(),
-            namespace: namespace.to_string(),
-            params,
-            limits: self.render_limits,
-            ..RenderContext::for_operator_version(ov)
-        };
-        let ov = ov.clone();
-        let checked = self
-            .renders
-            .run(move || kudo_package::render::check_parameter_values(&ov, &ctx))
-            .await;
-        match checked {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(refused)) => Err(PodRefusal::Denied(format!("Instance {name}: {refused}"))),
-            Err(stalled) => {
-                tracing::warn!(instance = %name, %stalled, "parameter values not checked in time");
-                Ok(())
-            }
-        }
-    }
-
-    /// New pod operations must name a pod of this Instance (read live: they
-    /// are rare). Checked only when the rules would admit the change.
-    async fn check_pods(&self, pending: &Pending<'_>) -> Result<(), PodRefusal> {
-        let old_ids: Vec<&str> = pending
-            .old
-            .as_ref()
-            .map(|o| {
-                o.spec
-                    .plan_operations
-                    .iter()
-                    .map(|op| op.id.as_str())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let namespace = instance_namespace(&pending.new, pending.context.namespace.as_deref());
-        let instance = pending.new.metadata.name.as_deref().unwrap_or_default();
-        let new_ops = pending
-            .new
-            .spec
-            .plan_operations
-            .iter()
-            .filter(|op| op.action.is_pod() && !old_ids.contains(&op.id.as_str()));
-        for op in new_ops {
-            let Some(pod) = op.pod.as_deref() else {
-                continue; // the rules refuse it
-            };
-            let looked = lazy_timeout(self.read_timeout, self.source.pod(namespace, pod)).await;
-            match looked {
-                Ok(Ok(PodLookup::Unchecked)) => {}
-                Ok(Ok(PodLookup::Missing)) => {
-                    return Err(PodRefusal::Denied(format!(
-                        "Instance {instance}: pod {pod} not found in namespace {namespace}"
-                    )));
-                }
-                Ok(Ok(PodLookup::Found(found))) => {
-                    kudo_engine::recovery_pods::check_belongs(&found, instance)
-                        .map_err(|e| PodRefusal::Denied(format!("Instance {instance}: {e}")))?;
-                }
-                Ok(Err(err)) => {
-                    return Err(PodRefusal::Failed(format!(
-                        "cannot read pod {namespace}/{pod}: {err}; the change was not checked"
-                    )));
-                }
-                Err(_) => {
-                    return Err(PodRefusal::Failed(format!(
-                        "reading pod {namespace}/{pod} took too long; the change was not checked"
-                    )));
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Decodes the body and settles what needs no OperatorVersion: errors,
     /// the writes the rules do not judge, and MaintenanceSchedules.
     fn prepare<'b>(&self, body: &'b [u8]) -> Result<Pending<'b>, Answer<'b>> {
@@ -260,6 +153,9 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         let own = instance_namespace(&new, context.namespace.as_deref()).to_string();
         new.metadata.namespace = Some(own);
         let namespace = instance_namespace(&new, None);
+        // Another namespace's OperatorVersion is read, but the rules refuse it
+        // in the same words whether it is missing or not shared with this
+        // namespace (`kudo_engine::tenancy`): the answer tells nothing more.
         let new_ref = ov_ref(&new, namespace);
         let same_ov = old
             .as_ref()
@@ -280,8 +176,12 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     async fn read_operator_versions(&self, pending: &Pending<'_>) -> Result<Versions, Failure> {
         let namespace = instance_namespace(&pending.new, pending.context.namespace.as_deref());
         let new_ref = ov_ref(&pending.new, namespace);
+        // The old object's OperatorVersion only from its own namespace
+        // too: one elsewhere is not read (as if not found).
         let old_ref = match &pending.old {
-            Some(old) if !pending.same_ov => ov_ref(old, namespace),
+            Some(old) if !pending.same_ov => {
+                ov_ref(old, namespace).filter(|(ov_namespace, _)| *ov_namespace == namespace)
+            }
             _ => None,
         };
         // An upgrade reads two OperatorVersions: both at once, so a slow
@@ -434,23 +334,6 @@ fn finish(pending: Pending<'_>, read: Result<Versions, Failure>) -> Answer<'_> {
     context.logged(answer)
 }
 
-/// Why a change the rules admit is refused after a read or a render.
-enum PodRefusal {
-    /// Not a pod of this Instance, or a value the templates refuse.
-    Denied(String),
-    /// The pod could not be read.
-    Failed(String),
-}
-
-impl PodRefusal {
-    fn into_answer(self, uid: Cow<'_, str>) -> Answer<'_> {
-        match self {
-            Self::Denied(message) => Answer::refused(uid, 403, "Forbidden", message),
-            Self::Failed(message) => Answer::refused(uid, 500, "InternalError", message),
-        }
-    }
-}
-
 /// What the log line of a decoded request names.
 struct LogContext<'b> {
     name: Cow<'b, str>,
@@ -481,6 +364,9 @@ impl<'b> LogContext<'b> {
         answer
     }
 }
+
+#[path = "review_checks.rs"]
+mod checks;
 
 #[cfg(test)]
 #[path = "review_tests.rs"]

@@ -390,3 +390,17 @@ async fn another_namespaces_operator_version_shared_with_this_one_is_reviewed_as
     let review = reviewer.review_bytes(&naming_other_namespace()).await;
     assert!(refusal(&review, 403).contains("parameter GREETING adds"));
 }
+
+#[tokio::test]
+async fn an_update_away_from_a_cross_namespace_operator_version_reads_only_its_own_namespace() {
+    let (reviewer, seen) = recording_reviewer();
+    let mut old = zk("zk-1");
+    old["spec"]["operatorVersion"]["namespace"] = "other".into();
+    let mut body: serde_json::Value =
+        serde_json::from_slice(&review_json("UPDATE", zk("zk-2"))).unwrap();
+    body["request"]["oldObject"] = old;
+    reviewer
+        .review_bytes(&serde_json::to_vec(&body).unwrap())
+        .await;
+    assert_eq!(*seen.lock().unwrap(), ["ns/zk-2".to_string()]);
+}

@@ -1,6 +1,7 @@
 //! TLS for the webhook: TLS 1.2 and 1.3 only, certificate and key read from
 //! files and re-read when the files change (a rotated Secret, cert-manager
-//! renewal) without a restart.
+//! renewal) without a restart; optionally, client certificates required
+//! and verified against a CA file (read once, at start).
 //!
 //! Every handshake compares the files' metadata (modification time, size,
 //! inode) with what was loaded; a change triggers a reload. A reload that
@@ -11,34 +12,74 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
-use rustls::ServerConfig;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::server::danger::ClientCertVerifier;
+use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
+use rustls::{RootCertStore, ServerConfig};
 
 use super::WebhookError;
 
 /// Builds the server configuration: TLS 1.2+, ALPN h2 and http/1.1, the
-/// certificate resolved from the files on every handshake.
+/// certificate resolved from the files on every handshake. With
+/// `client_ca`, a client must present a certificate that the CA(s) in that
+/// PEM file signed, valid for client authentication; without, any client
+/// is served.
 ///
 /// Fails when the files cannot be loaded now, so a misconfigured manager
 /// stops at start instead of failing every API server call.
-pub fn server_config(cert_path: &Path, key_path: &Path) -> Result<Arc<ServerConfig>, WebhookError> {
+pub fn server_config(
+    cert_path: &Path,
+    key_path: &Path,
+    client_ca: Option<&Path>,
+) -> Result<Arc<ServerConfig>, WebhookError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let resolver = ReloadingCertResolver::new(cert_path, key_path, provider.clone())?;
-    let mut config = ServerConfig::builder_with_provider(provider)
+    let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(|source| WebhookError::Tls {
             cert: cert_path.to_path_buf(),
             key: key_path.to_path_buf(),
             source,
-        })?
-        .with_no_client_auth()
-        .with_cert_resolver(Arc::new(resolver));
+        })?;
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(ca) => builder.with_client_cert_verifier(client_verifier(ca, provider)?),
+    };
+    let mut config = builder.with_cert_resolver(Arc::new(resolver));
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// Requires a client certificate signed by a CA of the PEM file `path`.
+fn client_verifier(
+    path: &Path,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<dyn ClientCertVerifier>, WebhookError> {
+    let pem = std::fs::read(path).map_err(|source| WebhookError::File {
+        what: "reading client CA",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let problem = |problem: String| WebhookError::Pem {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        let cert = cert.map_err(|err| problem(format!("not a PEM certificate: {err}")))?;
+        roots
+            .add(cert)
+            .map_err(|err| problem(format!("not a usable CA certificate: {err}")))?;
+    }
+    if roots.is_empty() {
+        return Err(problem("no CERTIFICATE block found".to_string()));
+    }
+    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+        .build()
+        .map_err(|err| problem(format!("cannot verify clients with it: {err}")))
 }
 
 /// What identifies one version of a file on disk.
@@ -230,8 +271,12 @@ mod tests {
     #[test]
     fn refuses_to_start_without_files_naming_the_path() {
         let dir = tempfile::tempdir().unwrap();
-        let err =
-            server_config(&dir.path().join("tls.crt"), &dir.path().join("tls.key")).unwrap_err();
+        let err = server_config(
+            &dir.path().join("tls.crt"),
+            &dir.path().join("tls.key"),
+            None,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("tls.crt"), "{err}");
     }
 
@@ -243,7 +288,27 @@ mod tests {
         let other = ca.issue(&local_sans()).unwrap();
         let other_key = dir.path().join("other.key");
         std::fs::write(&other_key, other.key_pem).unwrap();
-        let err = server_config(&cert, &other_key).unwrap_err();
+        let err = server_config(&cert, &other_key, None).unwrap_err();
         assert!(matches!(err, WebhookError::Tls { .. }), "{err}");
+    }
+
+    #[test]
+    fn refuses_to_start_with_a_client_ca_file_that_holds_no_certificate() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = CertificateAuthority::generate().unwrap();
+        let (cert, key, _) = write_pair(dir.path(), &ca);
+        let client_ca = dir.path().join("client-ca.crt");
+        std::fs::write(&client_ca, ca.key_pem()).unwrap();
+        let err = server_config(&cert, &key, Some(&client_ca)).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("client-ca.crt: no CERTIFICATE block found"),
+            "{err}"
+        );
+        let missing = dir.path().join("missing.crt");
+        let err = server_config(&cert, &key, Some(&missing)).unwrap_err();
+        assert!(err.to_string().contains("reading client CA"), "{err}");
+        std::fs::write(&client_ca, ca.cert_pem()).unwrap();
+        server_config(&cert, &key, Some(&client_ca)).unwrap();
     }
 }

@@ -29,3 +29,27 @@ pub fn client_config(
             .with_no_client_auth(),
     )
 }
+
+/// As [`client_config`], presenting `cert_pem` (a client certificate) with
+/// its `key_pem` when the server asks for one.
+pub fn client_config_with_cert(
+    ca_pem: &str,
+    cert_pem: &str,
+    key_pem: &str,
+) -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
+        .unwrap();
+    let chain = vec![CertificateDer::from_pem_slice(cert_pem.as_bytes()).unwrap()];
+    let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(ALL)
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(chain, key)
+            .unwrap(),
+    )
+}

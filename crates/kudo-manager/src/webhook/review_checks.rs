@@ -1,0 +1,144 @@
+//! The checks that run after the OperatorVersions are read, when the
+//! rules would admit the change: the pods that new pod operations name,
+//! and new parameter values rendered into the templates.
+
+use std::borrow::Cow;
+
+use kudo_package::render::RenderContext;
+
+use super::super::answer::Answer;
+use super::super::lazy_timeout::lazy_timeout;
+use super::super::ov_source::{OperatorVersionSource, PodLookup};
+use super::{Failure, Pending, Reviewer, Versions, instance_namespace};
+
+impl<S: OperatorVersionSource> Reviewer<S> {
+    /// New parameter values (or a new OperatorVersion) are rendered into
+    /// every template, as the steps will: a value that would add YAML to an
+    /// object, or push a render over its budget, is refused now rather than
+    /// failing a step later. A render that does not finish in time admits
+    /// the change (the step checks it again).
+    pub(super) async fn check_values(
+        &self,
+        pending: &Pending<'_>,
+        read: &Result<Versions, Failure>,
+    ) -> Result<(), PodRefusal> {
+        let Ok((_, Some(ov))) = read else {
+            return Ok(());
+        };
+        let new = &pending.new;
+        let namespace = instance_namespace(new, pending.context.namespace.as_deref());
+        let unchanged = pending.same_ov
+            && pending
+                .old
+                .as_ref()
+                .is_some_and(|old| old.spec.parameters == new.spec.parameters);
+        // Nothing of an OperatorVersion the rules refuse to share is rendered.
+        let foreign = kudo_engine::tenancy::check_ov_reference(
+            namespace,
+            &new.spec.operator_version,
+            Some(ov),
+        );
+        if unchanged || foreign.is_err() || new.metadata.deletion_timestamp.is_some() {
+            return Ok(());
+        }
+        let values = new.spec.parameters.clone().unwrap_or_default();
+        // Invalid values are the rules' to refuse, with their own message.
+        let Ok(params) = kudo_package::params::template_values(&ov.spec, &values) else {
+            return Ok(());
+        };
+        let name = new.metadata.name.clone().unwrap_or_default();
+        let ctx = RenderContext {
+            instance_name: name.clone(),
+            namespace: namespace.to_string(),
+            params,
+            limits: self.render_limits,
+            ..RenderContext::for_operator_version(ov)
+        };
+        let ov = ov.clone();
+        let checked = self
+            .renders
+            .run(move || kudo_package::render::check_parameter_values(&ov, &ctx))
+            .await;
+        match checked {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(refused)) => Err(PodRefusal::Denied(format!("Instance {name}: {refused}"))),
+            Err(stalled) => {
+                tracing::warn!(instance = %name, %stalled, "parameter values not checked in time");
+                Ok(())
+            }
+        }
+    }
+
+    /// New pod operations must name a pod of this Instance (read live: they
+    /// are rare). Checked only when the rules would admit the change.
+    pub(super) async fn check_pods(&self, pending: &Pending<'_>) -> Result<(), PodRefusal> {
+        let old_ids: Vec<&str> = pending
+            .old
+            .as_ref()
+            .map(|o| {
+                o.spec
+                    .plan_operations
+                    .iter()
+                    .map(|op| op.id.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let namespace = instance_namespace(&pending.new, pending.context.namespace.as_deref());
+        let instance = pending.new.metadata.name.as_deref().unwrap_or_default();
+        let new_ops = pending
+            .new
+            .spec
+            .plan_operations
+            .iter()
+            .filter(|op| op.action.is_pod() && !old_ids.contains(&op.id.as_str()));
+        for op in new_ops {
+            let Some(pod) = op.pod.as_deref() else {
+                continue; // the rules refuse it
+            };
+            // One answer for a missing pod and a pod of another Instance:
+            // it tells the caller nothing about pods that are not theirs.
+            let not_ours = || {
+                PodRefusal::Denied(format!(
+                    "pod {pod} in namespace {namespace} is not a pod of Instance {instance}"
+                ))
+            };
+            let looked = lazy_timeout(self.read_timeout, self.source.pod(namespace, pod)).await;
+            match looked {
+                Ok(Ok(PodLookup::Unchecked)) => {}
+                Ok(Ok(PodLookup::Missing)) => return Err(not_ours()),
+                Ok(Ok(PodLookup::Found(found))) => {
+                    kudo_engine::recovery_pods::check_belongs(&found, instance)
+                        .map_err(|_| not_ours())?;
+                }
+                Ok(Err(err)) => {
+                    return Err(PodRefusal::Failed(format!(
+                        "cannot read pod {namespace}/{pod}: {err}; the change was not checked"
+                    )));
+                }
+                Err(_) => {
+                    return Err(PodRefusal::Failed(format!(
+                        "reading pod {namespace}/{pod} took too long; the change was not checked"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a change the rules admit is refused after a read or a render.
+pub(super) enum PodRefusal {
+    /// Not a pod of this Instance, or a value the templates refuse.
+    Denied(String),
+    /// The pod could not be read.
+    Failed(String),
+}
+
+impl PodRefusal {
+    pub(super) fn into_answer(self, uid: Cow<'_, str>) -> Answer<'_> {
+        match self {
+            Self::Denied(message) => Answer::refused(uid, 403, "Forbidden", message),
+            Self::Failed(message) => Answer::refused(uid, 500, "InternalError", message),
+        }
+    }
+}
