@@ -98,13 +98,13 @@ impl ErrorKind {
 
 /// The output of [`Template::render_traced`]: the text and the pieces of it
 /// that carry parameter values.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendered {
+#[derive(Debug, Clone)]
+pub struct Rendered<'a> {
     /// The rendered text.
     pub text: String,
     /// Text written by actions whose value carries `.Params` values, in
-    /// output order.
-    pub values: Vec<ValueText>,
+    /// output order (parameter names borrowed from the template and data).
+    pub values: Vec<ValueText<'a>>,
     /// Steps the render took (see [`Limits::max_steps`]).
     pub steps: u64,
 }
@@ -183,7 +183,7 @@ impl Template {
 
     /// Executes the template against `data` within `limits`.
     pub fn render_with(&self, data: &serde_json::Value, limits: &Limits) -> Result<String, Error> {
-        self.render_traced(data, limits).map(|r| r.text)
+        self.execute(data, limits, false).map(|r| r.text)
     }
 
     /// Executes the template against `data` within `limits`, and says which
@@ -192,12 +192,21 @@ impl Template {
     /// calls and functions, whose results carry what their arguments did.
     /// Text the template writes, and values it computes from nothing but
     /// its own literals and the other root fields, carry nothing.
-    pub fn render_traced(
-        &self,
-        data: &serde_json::Value,
+    pub fn render_traced<'a>(
+        &'a self,
+        data: &'a serde_json::Value,
         limits: &Limits,
-    ) -> Result<Rendered, Error> {
-        let mut exec = exec::Exec::new(&self.source, &self.defines, data, *limits);
+    ) -> Result<Rendered<'a>, Error> {
+        self.execute(data, limits, true)
+    }
+
+    fn execute<'a>(
+        &'a self,
+        data: &'a serde_json::Value,
+        limits: &Limits,
+        trace: bool,
+    ) -> Result<Rendered<'a>, Error> {
+        let mut exec = exec::Exec::new(&self.source, &self.defines, data, *limits, trace);
         match exec.run(&self.root) {
             Ok(()) => {
                 let steps = exec.steps();
@@ -231,7 +240,7 @@ impl Template {
 impl Template {
     /// Fills in the template line of each traced piece (lines are counted
     /// once, in one pass over the source).
-    fn locate(&self, traced: Vec<(ValueText, usize)>) -> Vec<ValueText> {
+    fn locate<'a>(&self, traced: Vec<(ValueText<'a>, usize)>) -> Vec<ValueText<'a>> {
         let mut starts: Vec<usize> = traced.iter().map(|(_, pos)| *pos).collect();
         starts.sort_unstable();
         starts.dedup();

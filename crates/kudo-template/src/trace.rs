@@ -4,8 +4,11 @@
 //! value that turns into YAML structure. Values are followed through
 //! variables, dot, `range`, `with`, `template` calls and every function: a
 //! function's result carries what all its arguments carried.
+//!
+//! Following costs no allocation for a value that carries nothing, one
+//! parameter, or the whole `.Params` map: names are borrowed from the
+//! template and the data.
 
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
 /// The root field whose values are traced.
@@ -16,113 +19,167 @@ pub const TRACED_ROOT: &str = "Params";
 const FRAGMENT_FUNCS: &[&str] = &["toYaml", "toJson", "toPrettyJson", "indent", "nindent"];
 
 /// A piece of output that carries parameter values.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValueText {
+#[derive(Debug, Clone)]
+pub struct ValueText<'a> {
     /// Byte offset of the first byte in the output.
     pub start: usize,
     /// Byte offset just past the last byte.
     pub end: usize,
-    /// Names of the parameters it carries; empty when it carries the whole
-    /// `.Params` map (or a parameter chosen at render time).
-    pub params: Vec<String>,
-    /// It went through `toYaml`, `toJson`, `toPrettyJson`, `indent` or
-    /// `nindent`: YAML text the template placed as a fragment.
-    pub fragment: bool,
     /// 1-based line of the action in the template that wrote it.
     pub line: usize,
+    pub(crate) taint: Taint<'a>,
+}
+
+impl<'a> ValueText<'a> {
+    /// Names of the parameters it carries; empty when it carries the whole
+    /// `.Params` map (or a parameter chosen at render time).
+    pub fn params(&self) -> Vec<&'a str> {
+        match &self.taint {
+            Taint::Clean | Taint::All { .. } => Vec::new(),
+            Taint::One { name, .. } => vec![name],
+            Taint::Many(origin) if origin.all => Vec::new(),
+            Taint::Many(origin) => origin.params.clone(),
+        }
+    }
+
+    /// It went through `toYaml`, `toJson`, `toPrettyJson`, `indent` or
+    /// `nindent`: YAML text the template placed as a fragment.
+    pub fn fragment(&self) -> bool {
+        self.taint.is_fragment()
+    }
 }
 
 /// What a value carries: nothing (template text), or some parameters.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Taint(Option<Rc<Origin>>);
+pub(crate) enum Taint<'a> {
+    /// Template text.
+    #[default]
+    Clean,
+    /// One parameter.
+    One { name: &'a str, fragment: bool },
+    /// The whole `.Params` map.
+    All { fragment: bool },
+    /// Several parameters.
+    Many(Rc<Origin<'a>>),
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Origin {
-    /// Parameter names; empty together with `all`.
-    params: BTreeSet<String>,
-    /// The whole `.Params` map, or a name not known statically.
+pub(crate) struct Origin<'a> {
+    /// Parameter names, sorted, without repeats.
+    params: Vec<&'a str>,
+    /// The whole `.Params` map is among them.
     all: bool,
     /// Passed through a fragment function.
     fragment: bool,
 }
 
-impl Taint {
+impl<'a> Taint<'a> {
     /// Carries nothing.
     pub(crate) fn clean() -> Self {
-        Self(None)
+        Taint::Clean
     }
 
     /// Carries one parameter.
-    pub(crate) fn param(name: &str) -> Self {
-        Self(Some(Rc::new(Origin {
-            params: BTreeSet::from([name.to_string()]),
-            all: false,
+    pub(crate) fn param(name: &'a str) -> Self {
+        Taint::One {
+            name,
             fragment: false,
-        })))
+        }
     }
 
     /// Carries the whole `.Params` map.
     pub(crate) fn all_params() -> Self {
-        Self(Some(Rc::new(Origin {
-            params: BTreeSet::new(),
-            all: true,
-            fragment: false,
-        })))
+        Taint::All { fragment: false }
     }
 
     #[cfg(test)]
     pub(crate) fn is_clean(&self) -> bool {
-        self.0.is_none()
+        matches!(self, Taint::Clean)
+    }
+
+    fn is_fragment(&self) -> bool {
+        match self {
+            Taint::Clean => false,
+            Taint::One { fragment, .. } | Taint::All { fragment } => *fragment,
+            Taint::Many(origin) => origin.fragment,
+        }
+    }
+
+    fn origin(&self) -> Origin<'a> {
+        match self {
+            Taint::Clean => Origin {
+                params: Vec::new(),
+                all: false,
+                fragment: false,
+            },
+            Taint::One { name, fragment } => Origin {
+                params: vec![name],
+                all: false,
+                fragment: *fragment,
+            },
+            Taint::All { fragment } => Origin {
+                params: Vec::new(),
+                all: true,
+                fragment: *fragment,
+            },
+            Taint::Many(origin) => Origin::clone(origin),
+        }
     }
 
     /// What both carry. A fragment stays a fragment only if every tainted
     /// side is one.
-    pub(crate) fn union(&self, other: &Taint) -> Taint {
-        match (&self.0, &other.0) {
-            (None, _) => other.clone(),
-            (_, None) => self.clone(),
-            (Some(a), Some(b)) if Rc::ptr_eq(a, b) || a == b => self.clone(),
-            (Some(a), Some(b)) => {
-                let all = a.all || b.all;
-                let params = if all {
-                    BTreeSet::new()
-                } else {
-                    a.params.union(&b.params).cloned().collect()
-                };
-                Taint(Some(Rc::new(Origin {
-                    params,
-                    all,
-                    fragment: a.fragment && b.fragment,
-                })))
+    pub(crate) fn union(&self, other: &Taint<'a>) -> Taint<'a> {
+        let fragment = self.is_fragment() && other.is_fragment();
+        match (self, other) {
+            (Taint::Clean, _) => other.clone(),
+            (_, Taint::Clean) => self.clone(),
+            (Taint::One { name: a, .. }, Taint::One { name: b, .. }) if a == b => {
+                Taint::One { name: a, fragment }
+            }
+            (Taint::All { .. }, _) | (_, Taint::All { .. }) => Taint::All { fragment },
+            (Taint::Many(a), Taint::Many(b)) if Rc::ptr_eq(a, b) => self.clone(),
+            _ => {
+                let (mut a, b) = (self.origin(), other.origin());
+                a.params.extend(b.params);
+                a.params.sort_unstable();
+                a.params.dedup();
+                a.all |= b.all;
+                a.fragment = fragment;
+                Taint::Many(Rc::new(a))
             }
         }
     }
 
     /// The result of calling `func` on arguments that carried `self`.
-    pub(crate) fn through(self, func: &str) -> Taint {
-        match self.0 {
-            Some(origin) if !origin.fragment && FRAGMENT_FUNCS.contains(&func) => {
+    pub(crate) fn through(self, func: &str) -> Taint<'a> {
+        if !FRAGMENT_FUNCS.contains(&func) {
+            return self;
+        }
+        match self {
+            Taint::Clean => Taint::Clean,
+            Taint::One { name, .. } => Taint::One {
+                name,
+                fragment: true,
+            },
+            Taint::All { .. } => Taint::All { fragment: true },
+            Taint::Many(origin) => {
                 let mut origin = Rc::unwrap_or_clone(origin);
                 origin.fragment = true;
-                Taint(Some(Rc::new(origin)))
+                Taint::Many(Rc::new(origin))
             }
-            other => Taint(other),
         }
     }
 
-    /// The record of output `start..end` written by an action at `line`.
-    pub(crate) fn text(&self, start: usize, end: usize, line: usize) -> Option<ValueText> {
-        let origin = self.0.as_ref()?;
+    /// The record of output `start..end`.
+    pub(crate) fn text(&self, start: usize, end: usize) -> Option<ValueText<'a>> {
+        if matches!(self, Taint::Clean) {
+            return None;
+        }
         Some(ValueText {
             start,
             end,
-            params: if origin.all {
-                Vec::new()
-            } else {
-                origin.params.iter().cloned().collect()
-            },
-            fragment: origin.fragment,
-            line,
+            line: 0,
+            taint: self.clone(),
         })
     }
 }
@@ -135,22 +192,22 @@ mod tests {
     fn a_union_names_both_parameters_and_stays_a_fragment_only_if_both_are() {
         let a = Taint::param("A").through("toYaml");
         let b = Taint::param("B");
-        let both = a.union(&b).text(0, 1, 1).unwrap();
-        assert_eq!(both.params, vec!["A".to_string(), "B".to_string()]);
-        assert!(!both.fragment);
-        let frag = a.union(&Taint::clean()).text(0, 1, 1).unwrap();
-        assert!(frag.fragment);
+        let both = a.union(&b).text(0, 1).unwrap();
+        assert_eq!(both.params(), vec!["A", "B"]);
+        assert!(!both.fragment());
+        let frag = a.union(&Taint::clean()).text(0, 1).unwrap();
+        assert!(frag.fragment());
     }
 
     #[test]
     fn the_whole_params_map_names_no_single_parameter() {
         let t = Taint::param("A").union(&Taint::all_params());
-        assert_eq!(t.text(0, 1, 1).unwrap().params, Vec::<String>::new());
+        assert_eq!(t.text(0, 1).unwrap().params(), Vec::<&str>::new());
     }
 
     #[test]
     fn clean_text_is_not_recorded() {
-        assert!(Taint::clean().text(0, 1, 1).is_none());
+        assert!(Taint::clean().text(0, 1).is_none());
         assert!(Taint::clean().through("toYaml").is_clean());
     }
 }

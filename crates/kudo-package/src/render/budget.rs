@@ -120,7 +120,8 @@ impl StepBudget {
                 },
                 _ => template_err(e),
             })?;
-        injection::check(&out, shape).map_err(|e| RenderError::Injection {
+        let namespace = data["Namespace"].as_str().unwrap_or_default();
+        injection::check(&out, shape, namespace).map_err(|e| RenderError::Injection {
             task: task.to_string(),
             detail: e.describe(template),
         })?;

@@ -6,7 +6,9 @@
 //! purpose (`toYaml`, `toJson`, `toPrettyJson`, `indent`, `nindent`) may
 //! add keys and items where the template put it. No value, either way, may
 //! start or end a document, or give an object its `apiVersion`, `kind` or
-//! `metadata.namespace`.
+//! `metadata.namespace` — except a namespace that is the Instance's own,
+//! which the enhancer writes there anyway (old packages take it from a
+//! parameter).
 
 use std::ops::Range;
 
@@ -59,20 +61,75 @@ const FROM_TEMPLATE: &str =
 /// can stand (plain, quoted, block, key, comment).
 const PLACEHOLDER: &str = "x";
 
-/// Checks that the values in `rendered` stay values.
-pub(crate) fn check(rendered: &Rendered, shape: Shape) -> Result<(), Injection> {
+/// Checks that the values in `rendered` stay values; `namespace` is the
+/// Instance's.
+pub(crate) fn check(
+    rendered: &Rendered<'_>,
+    shape: Shape,
+    namespace: &str,
+) -> Result<(), Injection> {
     if rendered.values.is_empty() {
         return Ok(());
     }
     let text = rendered.text.as_str();
     let values = &rendered.values;
+    // Most values are plain words: they cannot change the structure, and
+    // only their line tells whether they sit where an object's identity is.
+    // A comma separates items only inside a flow collection (`[`, `{`).
+    let flow = text.contains(['[', '{']);
+    if values.iter().all(|v| cannot_matter(text, v, flow)) {
+        return Ok(());
+    }
     check_raw_structure(text, values)?;
-    check_places(text, values, shape)
+    check_places(text, values, shape, namespace)
+}
+
+/// Whether a value, where it stands, can neither change the YAML structure
+/// nor be (part of) a document marker, an `apiVersion`, a `kind` or a
+/// namespace: a raw value of "word" characters not at a line of those keys,
+/// or a fragment that names none of them. Anything else is checked in full.
+fn cannot_matter(text: &str, v: &ValueText<'_>, flow: bool) -> bool {
+    let piece = &text[v.start..v.end];
+    if v.fragment() {
+        return !["apiVersion", "kind", "namespace", "<<", "---", "..."]
+            .iter()
+            .any(|word| piece.contains(word));
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || "_./=+-:".contains(c) || (c == ',' && !flow);
+    // `-1` is a number, `-` alone or `--` may start an item or a marker.
+    let plain = piece.chars().all(word)
+        && !piece.starts_with(['.', ':'])
+        && !(piece.starts_with('-') && (piece.len() == 1 || piece.starts_with("--")))
+        && !piece.ends_with(':');
+    // A whole quoted scalar (what `quote` and `squote` make of words) whose
+    // inside can neither end it nor, next to a quote of the template's,
+    // start a comment or a collection.
+    let quoted = piece.len() >= 2
+        && ["\"", "'"]
+            .iter()
+            .any(|q| piece.starts_with(q) && piece.ends_with(q))
+        && piece[1..piece.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " _./=+-:,@%".contains(c));
+    let inert = plain || quoted;
+    if !inert {
+        return false;
+    }
+    // The line up to the value: a key the value could be the value of.
+    let line_start = text[..v.start].rfind('\n').map_or(0, |i| i + 1);
+    let before = text[line_start..v.start].trim_start();
+    let key = before.strip_prefix("- ").unwrap_or(before);
+    !["apiVersion", "kind", "namespace"]
+        .iter()
+        .any(|k| key.starts_with(k))
+        && !piece.contains("apiVersion")
+        && !piece.contains("kind")
+        && !piece.contains("namespace")
 }
 
 /// Raw values must leave the structure as the template wrote it.
-fn check_raw_structure(text: &str, values: &[ValueText]) -> Result<(), Injection> {
-    let raw: Vec<&ValueText> = values.iter().filter(|v| !v.fragment).collect();
+fn check_raw_structure(text: &str, values: &[ValueText<'_>]) -> Result<(), Injection> {
+    let raw: Vec<&ValueText<'_>> = values.iter().filter(|v| !v.fragment()).collect();
     if raw.is_empty() {
         return Ok(());
     }
@@ -126,7 +183,7 @@ fn check_raw_structure(text: &str, values: &[ValueText]) -> Result<(), Injection
 
 /// The raw value that most likely made the structure differ at `at`: the
 /// one containing it, else the last one before it.
-fn culprit<'v>(raw: &[&'v ValueText], at: usize) -> &'v ValueText {
+fn culprit<'v, 'a>(raw: &[&'v ValueText<'a>], at: usize) -> &'v ValueText<'a> {
     raw.iter()
         .rev()
         .find(|v| v.start <= at)
@@ -135,9 +192,9 @@ fn culprit<'v>(raw: &[&'v ValueText], at: usize) -> &'v ValueText {
         .unwrap_or(raw[0])
 }
 
-fn injection(v: &ValueText, what: &str, fix: &'static str) -> Injection {
+fn injection(v: &ValueText<'_>, what: &str, fix: &'static str) -> Injection {
     Injection {
-        params: v.params.clone(),
+        params: v.params().into_iter().map(String::from).collect(),
         line: v.line,
         what: what.to_string(),
         fix,
@@ -236,7 +293,12 @@ fn byte_range(span: &Span) -> Range<usize> {
 }
 
 /// No value may mark a document or give an object its identity.
-fn check_places(text: &str, values: &[ValueText], shape: Shape) -> Result<(), Injection> {
+fn check_places(
+    text: &str,
+    values: &[ValueText<'_>],
+    shape: Shape,
+    namespace: &str,
+) -> Result<(), Injection> {
     let overlapping = |range: &Range<usize>| {
         values
             .iter()
@@ -271,6 +333,7 @@ fn check_places(text: &str, values: &[ValueText], shape: Shape) -> Result<(), In
         if shape == Shape::Objects
             && let Some(field) = walk.value_of_identity(event)
             && let Some(v) = overlapping(range)
+            && !(field == "metadata.namespace" && *event == Ev::Value(Some(namespace.to_string())))
         {
             return Err(injection(v, &format!("sets {field}"), FROM_TEMPLATE));
         }
@@ -293,8 +356,8 @@ enum Ev {
     DocumentEnd(bool),
     /// A scalar in a mapping's key position.
     Key(String),
-    /// A whole value node (scalar, alias, or collection from start to end).
-    Value,
+    /// A whole value node: a scalar (with its value), or an alias.
+    Value(Option<String>),
     Open,
     Close,
 }
@@ -332,8 +395,12 @@ fn events(text: &str) -> Result<Vec<(Ev, Range<usize>)>, ()> {
                 out.push((Ev::Key(value.into_owned()), range));
                 node_done = true;
             }
-            Event::Scalar(..) | Event::Alias(_) | Event::UnresolvedAlias(_) => {
-                out.push((Ev::Value, range));
+            Event::Scalar(value, ..) => {
+                out.push((Ev::Value(Some(value.into_owned())), range));
+                node_done = true;
+            }
+            Event::Alias(_) | Event::UnresolvedAlias(_) => {
+                out.push((Ev::Value(None), range));
                 node_done = true;
             }
             _ => {}
@@ -374,7 +441,7 @@ impl Walk {
     fn value_of_identity(&self, event: &Ev) -> Option<&'static str> {
         let key = self.pending.as_deref()?;
         match event {
-            Ev::Value => self.identity_field(key),
+            Ev::Value(_) => self.identity_field(key),
             _ => None,
         }
     }
@@ -383,7 +450,7 @@ impl Walk {
         match event {
             Ev::DocumentStart(_) | Ev::DocumentEnd(_) => *self = Walk::default(),
             Ev::Key(key) => self.pending = Some(key.clone()),
-            Ev::Value => self.pending = None,
+            Ev::Value(_) => self.pending = None,
             Ev::Open => {
                 // The root mapping has no key; a nested one is entered
                 // under the pending key.

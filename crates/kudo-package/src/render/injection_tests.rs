@@ -3,21 +3,19 @@ use serde_json::json;
 
 use super::*;
 
-fn render(text: &str, params: serde_json::Value) -> Rendered {
+/// Renders `text` with `.Params` = `params` and checks it; the rendered text.
+fn run_shape(text: &str, params: serde_json::Value, shape: Shape) -> Result<String, Injection> {
     let data = json!({"Name": "inj", "Namespace": "ns", "Params": params});
-    Template::parse("templates/configmap.yaml", text)
-        .unwrap()
-        .render_traced(&data, &Limits::default())
-        .unwrap()
+    let template = Template::parse("templates/configmap.yaml", text).unwrap();
+    let rendered = rendered(&template, &data);
+    check(&rendered, shape, "ns").map(|()| rendered.text.clone())
 }
 
-/// Renders `text` with `.Params` = `params` and checks it.
-fn run_shape(text: &str, params: serde_json::Value, shape: Shape) -> Result<Rendered, Injection> {
-    let rendered = render(text, params);
-    check(&rendered, shape).map(|()| rendered)
+fn rendered<'a>(template: &'a Template, data: &'a serde_json::Value) -> Rendered<'a> {
+    template.render_traced(data, &Limits::default()).unwrap()
 }
 
-fn run(text: &str, params: serde_json::Value) -> Result<Rendered, Injection> {
+fn run(text: &str, params: serde_json::Value) -> Result<String, Injection> {
     run_shape(text, params, Shape::Objects)
 }
 
@@ -117,7 +115,7 @@ fn a_block_scalar_without_indent_cannot_be_left_by_a_value() {
 fn ranges_over_parameters_may_write_documents_from_template_text() {
     let text = "{{ range $i, $n := .Params.NAMES }}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ $n }}\n{{ end }}";
     let rendered = run(text, json!({"NAMES": ["a", "b", "c"]})).unwrap();
-    assert_eq!(rendered.text.matches("---").count(), 3);
+    assert_eq!(rendered.matches("---").count(), 3);
 }
 
 #[test]
@@ -136,6 +134,9 @@ fn identity_fields_must_come_from_the_template() {
         run(ns, json!({"NS": "kube-system"})).unwrap_err().what,
         "sets metadata.namespace"
     );
+    // Old packages take the namespace from a parameter; the Instance's own
+    // is what the enhancer writes anyway.
+    run(ns, json!({"NS": "ns"})).unwrap();
     // `.Namespace` is the Instance's, not a value.
     let own =
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: {{ .Namespace }}\n";
@@ -178,4 +179,19 @@ fn the_whole_params_map_is_named_as_a_parameter_value() {
         "{}",
         err.describe("t")
     );
+}
+
+#[test]
+fn words_numbers_and_quoted_words_pass_without_a_parse_and_commas_only_outside_flow() {
+    let plain = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: {{ .Params.A }}\n  b: {{ .Params.B | quote }}\n";
+    run(plain, json!({"A": "-1", "B": "512Mi"})).unwrap();
+    run(plain, json!({"A": "zk-0:2181,zk-1:2181", "B": "a b"})).unwrap();
+    // In a flow list a comma is an item separator.
+    let flow =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: [x, {{ .Params.A }}]\n";
+    run(flow, json!({"A": "y"})).unwrap();
+    assert!(run(flow, json!({"A": "y, z"})).is_err());
+    // A quoted value that could end a template quote takes the full check.
+    let inside = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"{{ .Params.A | quote }}\"\n";
+    assert!(run(inside, json!({"A": " #"})).is_err());
 }

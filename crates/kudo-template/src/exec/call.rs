@@ -18,25 +18,10 @@ impl<'a> Exec<'a> {
         &mut self,
         name: &str,
         def: &FuncDef,
-        traced: Vec<Traced<'a>>,
+        args: Vec<Value<'a>>,
+        taint: Taint<'a>,
         span: Span,
     ) -> Res<Traced<'a>> {
-        let mut taint = Taint::clean();
-        let mut args = Vec::with_capacity(traced.len());
-        for (i, a) in traced.into_iter().enumerate() {
-            // `index .Params "X"` reads one parameter.
-            let t = match (name, i, args.first()) {
-                ("index", 1, Some(container)) if self.is_params(container) => {
-                    a.v.as_str()
-                        .map(Taint::param)
-                        .unwrap_or(Taint::all_params())
-                }
-                ("index", 0, _) if self.is_params(&a.v) => Taint::clean(),
-                _ => a.t.union(&self.built_taint(&a.v)),
-            };
-            taint = taint.union(&t);
-            args.push(a.v);
-        }
         let value = self.call_values(name, def, &args, span)?;
         if name == "set" {
             // `set` changes a shared map: whatever reads maps later may see it.

@@ -55,7 +55,7 @@ enum Flow {
 #[derive(Clone)]
 pub struct Traced<'a> {
     pub v: Value<'a>,
-    pub t: Taint,
+    pub t: Taint<'a>,
 }
 
 impl<'a> Traced<'a> {
@@ -93,11 +93,13 @@ pub struct Exec<'a> {
     params: Option<&'a serde_json::Value>,
     /// What `set` stored into maps built during the render: maps are
     /// shared, so anything read from one may carry it.
-    set_taint: Taint,
+    set_taint: Taint<'a>,
     pub out: String,
+    /// Whether to record [`Exec::traced`].
+    trace: bool,
     /// Output that carries parameter values, with the byte offset of the
     /// action that wrote it.
-    pub traced: Vec<(ValueText, usize)>,
+    pub traced: Vec<(ValueText<'a>, usize)>,
 }
 
 impl<'a> Exec<'a> {
@@ -107,6 +109,7 @@ impl<'a> Exec<'a> {
         defines: &'a HashMap<String, List>,
         data: &'a serde_json::Value,
         limits: Limits,
+        trace: bool,
     ) -> Self {
         Exec {
             source,
@@ -120,6 +123,7 @@ impl<'a> Exec<'a> {
             params: data.get(TRACED_ROOT),
             set_taint: Taint::clean(),
             out: String::with_capacity((source.len() + 64).min(limits.max_output)),
+            trace,
             traced: Vec::new(),
         }
     }
@@ -204,8 +208,9 @@ impl<'a> Exec<'a> {
                         }
                     }
                     let end = self.out.len();
-                    if end > start
-                        && let Some(text) = t.text(start, end, 0)
+                    if self.trace
+                        && end > start
+                        && let Some(text) = t.text(start, end)
                     {
                         self.traced.push((text, pipe.span.start));
                     }
@@ -334,10 +339,9 @@ impl<'a> Exec<'a> {
             }
             Items::Map(entries) => {
                 for (key, item) in entries {
-                    let t = if per_key {
-                        Taint::param(&key)
-                    } else {
-                        t.clone()
+                    let t = match per_key.then(|| self.param_name(&key)).flatten() {
+                        Some(name) => Taint::param(name),
+                        None => t.clone(),
                     };
                     let key = Traced {
                         v: Value::Str(Cow::Owned(key)),
@@ -420,14 +424,18 @@ impl<'a> Exec<'a> {
         };
         if let Arg::Func(name, def, _) = first {
             let mut args = Vec::with_capacity(cmd.args.len());
-            for a in &cmd.args[1..] {
-                args.push(self.arg(a, dot)?);
+            let mut taint = Taint::clean();
+            for (i, a) in cmd.args[1..].iter().enumerate() {
+                let traced = self.arg(a, dot)?;
+                taint = taint.union(&self.arg_taint(name, i, &args, &traced));
+                args.push(traced.v);
             }
             if let Some(p) = piped {
-                args.push(p);
+                taint = taint.union(&self.arg_taint(name, args.len(), &args, &p));
+                args.push(p.v);
             }
             return self
-                .call(name, def, args, cmd.span)
+                .call(name, def, args, taint, cmd.span)
                 .map_err(|e| self.locate_arg_error(e, &cmd.args[1..]));
         }
         if cmd.args.len() > 1 || piped.is_some() {
@@ -466,7 +474,7 @@ impl<'a> Exec<'a> {
             Arg::Int(i, _) => clean(Value::Int(*i)),
             Arg::Float(f, _) => clean(Value::Float(*f)),
             Arg::Str(s, _) => clean(Value::Str(Cow::Borrowed(s))),
-            Arg::Func(name, def, span) => self.call(name, def, Vec::new(), *span),
+            Arg::Func(name, def, span) => self.call(name, def, Vec::new(), Taint::clean(), *span),
             Arg::Field(names, span) => self.fields(dot.clone(), names, *span),
             Arg::Var(name, names, span) => {
                 let Some((_, v)) = self.vars.iter().rev().find(|(n, _)| n == name) else {
@@ -484,7 +492,7 @@ impl<'a> Exec<'a> {
     /// Follows a field chain, working out what the result carries: a field
     /// of the root's `.Params` (or of `.Params` itself) carries that
     /// parameter; anything else carries what its container carried.
-    fn fields(&self, container: Traced<'a>, names: &[String], span: Span) -> Res<Traced<'a>> {
+    fn fields(&self, container: Traced<'a>, names: &'a [String], span: Span) -> Res<Traced<'a>> {
         let t = match names.first() {
             None => container.t.clone(),
             Some(first) if self.is_root(&container.v) && first == TRACED_ROOT => {
@@ -508,8 +516,28 @@ impl<'a> Exec<'a> {
         matches!((v, self.params), (Value::Json(j), Some(p)) if std::ptr::eq(*j, p))
     }
 
+    /// A key of `.Params`, borrowed from the data.
+    fn param_name(&self, key: &str) -> Option<&'a str> {
+        let (name, _) = self.params?.as_object()?.get_key_value(key)?;
+        Some(name.as_str())
+    }
+
+    /// What argument `i` of a call of `func` carries (`index .Params "X"`
+    /// reads one parameter).
+    fn arg_taint(&self, func: &str, i: usize, before: &[Value<'a>], arg: &Traced<'a>) -> Taint<'a> {
+        match (func, i) {
+            ("index", 0) if self.is_params(&arg.v) => Taint::clean(),
+            ("index", 1) if before.first().is_some_and(|c| self.is_params(c)) => arg
+                .v
+                .as_str()
+                .and_then(|key| self.param_name(key))
+                .map_or_else(Taint::all_params, Taint::param),
+            _ => arg.t.union(&self.built_taint(&arg.v)),
+        }
+    }
+
     /// What a list or map built during the render may carry through `set`.
-    fn built_taint(&self, v: &Value<'a>) -> Taint {
+    fn built_taint(&self, v: &Value<'a>) -> Taint<'a> {
         match v {
             Value::List(_) | Value::Map(_) => self.set_taint.clone(),
             _ => Taint::clean(),
