@@ -3,10 +3,14 @@ use serde_json::json;
 
 use super::*;
 
+fn parsed(text: &str) -> Template {
+    Template::parse("templates/configmap.yaml", text).unwrap()
+}
+
 /// Renders `text` with `.Params` = `params` and checks it; the rendered text.
 fn run_shape(text: &str, params: serde_json::Value, shape: Shape) -> Result<String, Injection> {
     let data = json!({"Name": "inj", "Namespace": "ns", "Params": params});
-    let template = Template::parse("templates/configmap.yaml", text).unwrap();
+    let template = parsed(text);
     let rendered = rendered(&template, &data);
     check(&rendered, shape, "ns").map(|()| rendered.text.clone())
 }
