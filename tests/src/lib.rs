@@ -104,6 +104,40 @@ impl Env {
         Ok(env)
     }
 
+    /// A client acting as the user `user` (impersonated), a tenant of
+    /// `namespace`: a Role there with every right on Instances, Operators,
+    /// OperatorVersions, ConfigMaps, Secrets and pods, and nothing else.
+    /// The sandbox, like kube-apiserver, checks its requests against it.
+    pub async fn tenant(&self, namespace: &str, user: &str) -> Result<Client> {
+        use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+        let params = PatchParams::apply("kudo-e2e").force();
+        let name = format!("tenant-{user}");
+        let role: Role = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": namespace},
+            "rules": [
+                {"apiGroups": ["kudo.dev"], "resources": ["instances", "operators", "operatorversions"], "verbs": ["*"]},
+                {"apiGroups": [""], "resources": ["configmaps", "secrets", "pods"], "verbs": ["*"]},
+            ],
+        }))?;
+        Api::<Role>::namespaced(self.client.clone(), namespace)
+            .patch(&name, &params, &Patch::Apply(&role))
+            .await
+            .context("making the tenant's Role")?;
+        let binding: RoleBinding = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        }))?;
+        Api::<RoleBinding>::namespaced(self.client.clone(), namespace)
+            .patch(&name, &params, &Patch::Apply(&binding))
+            .await
+            .context("binding the tenant's Role")?;
+        let mut config = self.sandbox.kube_config()?;
+        config.auth_info.impersonate = Some(user.to_string());
+        config.default_namespace = namespace.to_string();
+        Client::try_from(config).context("the tenant's client")
+    }
+
     /// Lets the Instances of `namespace` write anything: binds its
     /// `kudo-instance` account (which the manager makes and writes their
     /// objects as, by default) to a ClusterRole of every right, as a cluster

@@ -234,9 +234,19 @@ async fn a_child_task_does_not_take_over_an_instance_it_did_not_create() {
         .create(&kube::api::PostParams::default(), &victim)
         .await
         .unwrap();
-    env.install(fixture("parent-op"), "parent", &[])
-        .await
-        .unwrap();
+    // A tenant of the namespace installs the parent.
+    let tenant = env.tenant(&env.ns, "mallory").await.unwrap();
+    kudo_manager::install::install_package(
+        &tenant,
+        &fixture("parent-op"),
+        &env.ns,
+        Some(kudo_manager::install::InstanceRequest {
+            name: Some("parent".into()),
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap();
     let parent = env
         .wait_for("parent", "deploy FATAL_ERROR", t(), |i| {
             plan_status(i, "deploy") == Some(S::FatalError)

@@ -343,12 +343,28 @@ async fn a_planted_render_book_is_never_applied() {
         "data": {"renders.json.gz": k8s_openapi::ByteString(book)},
     }))
     .unwrap();
-    env.api::<Secret>()
+    // A tenant of the namespace plants the book, then installs the package.
+    let tenant = env.tenant(&env.ns, "mallory").await.unwrap();
+    kube::Api::<Secret>::namespaced(tenant.clone(), &env.ns)
         .create(&PostParams::default(), &secret)
         .await
         .unwrap();
-
-    deployed(&env, "evil").await;
+    kudo_manager::install::install_package(
+        &tenant,
+        &fixture("e2e-op-v1"),
+        &env.ns,
+        Some(kudo_manager::install::InstanceRequest {
+            name: Some("evil".into()),
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap();
+    env.wait_for("evil", "deploy COMPLETE", T, |i| {
+        plan_status(i, "deploy") == Some(S::Complete)
+    })
+    .await
+    .unwrap();
     // A real drift: once its recovery completes, the book has been read and
     // any entry it trusted would have been recovered too.
     env.api::<Deployment>()

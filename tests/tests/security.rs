@@ -105,9 +105,19 @@ async fn a_parameter_cannot_add_an_object_even_when_the_manager_writes_as_itself
     // No account configured: the manager's own rights would allow the binding.
     let env = Env::start().await.unwrap();
     let note = hostile_note(&env.ns);
-    env.install(fixture("note-op"), "hostile", &[("NOTE", &note)])
-        .await
-        .unwrap();
+    // A tenant of the namespace installs it.
+    let tenant = env.tenant(&env.ns, "mallory").await.unwrap();
+    kudo_manager::install::install_package(
+        &tenant,
+        &fixture("note-op"),
+        &env.ns,
+        Some(kudo_manager::install::InstanceRequest {
+            name: Some("hostile".into()),
+            parameters: [("NOTE".to_string(), note)].into(),
+        }),
+    )
+    .await
+    .unwrap();
     let message = fails_with(&env, "hostile").await;
     assert!(
         message.contains("parameter NOTE starts a new YAML document in note.yaml:"),

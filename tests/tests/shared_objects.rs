@@ -58,8 +58,11 @@ async fn deployed(env: &Env, ns: &str, params: &[(&str, &str)]) -> Instance {
     .unwrap()
 }
 
+/// Uninstalls `ns`/app as a tenant of `ns` would (a Role on Instances there
+/// and nothing cluster-scoped).
 async fn uninstall(env: &Env, ns: &str, delete_crds: bool) {
-    let api: Api<Instance> = Api::namespaced(env.client.clone(), ns);
+    let tenant = env.tenant(ns, &format!("owner-of-{ns}")).await.unwrap();
+    let api: Api<Instance> = Api::namespaced(tenant, ns);
     if delete_crds {
         let patch = json!({"metadata": {"annotations": {"kudo.dev/delete-crds": "true"}}});
         api.patch("app", &PatchParams::default(), &Patch::Merge(&patch))

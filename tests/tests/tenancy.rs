@@ -73,7 +73,9 @@ async fn another_namespaces_operator_version_deploys_only_once_shared() {
         .operator_version;
 
     // The missing and the unshared OperatorVersion read alike.
-    let instances: Api<Instance> = Api::namespaced(env.client.clone(), "tenant-a");
+    // Written by a tenant of tenant-a (a Role there, nothing elsewhere).
+    let alice = env.tenant("tenant-a", "alice").await.unwrap();
+    let instances: Api<Instance> = Api::namespaced(alice, "tenant-a");
     for (name, ov_name) in [("ghost", "nothing-0.1.0"), ("borrower", ov.as_str())] {
         let inst: Instance = serde_json::from_value(json!({
             "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
