@@ -341,6 +341,7 @@ async fn force_out(instances: &Api<Instance>, names: &[String]) {
 mod tests {
     use super::*;
     use crate::{Env, fixture, plan_status};
+    use k8s_openapi::api::rbac::v1::ClusterRole;
     use kudo_api::ExecutionStatus;
 
     /// A standalone sandbox on its own thread and runtime, standing in for a
@@ -381,38 +382,41 @@ mod tests {
         })
         .await
         .unwrap();
-        let cluster_scoped = format!("{ns}-tear-ns");
+        let cluster_scoped = format!("{ns}-tear-reader");
         let namespaces: Api<Namespace> = Api::all(env.client.clone());
         let labels = namespaces.get(&ns).await.unwrap().metadata.labels.unwrap();
         assert_eq!(
             labels.get(NAMESPACE_LABEL).map(String::as_str),
             Some("true")
         );
-        assert!(namespaces.get_opt(&cluster_scoped).await.unwrap().is_some());
+        let roles: Api<ClusterRole> = Api::all(env.client.clone());
+        assert!(roles.get_opt(&cluster_scoped).await.unwrap().is_some());
         drop(env);
 
         // A second Env on the same cluster sees the first one's leftovers gone:
-        // its namespace, and (through the cleanup plan) its cluster-scoped Namespace.
+        // its namespace, and (through the cleanup plan) its cluster-scoped
+        // ClusterRole.
         let after = Env::start_remote(kubeconfig).await.unwrap();
         let namespaces: Api<Namespace> = Api::all(after.client.clone());
+        let roles: Api<ClusterRole> = Api::all(after.client.clone());
         assert_ne!(after.ns, ns);
-        let gone = |name: String| {
-            let api = namespaces.clone();
-            async move {
-                tokio::time::timeout(
-                    Duration::from_secs(30),
-                    await_condition(api, &name, |n: Option<&Namespace>| n.is_none()),
-                )
-                .await
-                .is_ok()
-            }
-        };
+        let gone = tokio::time::timeout(
+            Duration::from_secs(30),
+            await_condition(namespaces, &ns, |n: Option<&Namespace>| n.is_none()),
+        )
+        .await
+        .is_ok();
+        assert!(gone, "test namespace {ns} was not deleted");
+        let gone = tokio::time::timeout(
+            Duration::from_secs(30),
+            await_condition(roles, &cluster_scoped, |r: Option<&ClusterRole>| {
+                r.is_none()
+            }),
+        )
+        .await
+        .is_ok();
         assert!(
-            gone(ns.clone()).await,
-            "test namespace {ns} was not deleted"
-        );
-        assert!(
-            gone(cluster_scoped.clone()).await,
+            gone,
             "{cluster_scoped} outlived the Instance that created it"
         );
     }

@@ -6,7 +6,7 @@
 //! parent-op, whose KudoOperator task adds a child Instance each) must all
 //! reach deploy COMPLETE and then uninstall cleanly: cleanup plans run, the
 //! Instances are gone, and every object they owned (namespaced, and the
-//! cluster-scoped Namespaces of e2e-op) is garbage-collected. The
+//! cluster-scoped ClusterRoles of e2e-op) is garbage-collected. The
 //! in-process controller must count the errors it met in its metrics, must
 //! still be running at the end, and nothing in the process may panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -16,8 +16,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kudo_api::ExecutionStatus as S;
 use kudo_api::names::{FIELD_MANAGER, HERITAGE_LABEL, HERITAGE_VALUE, OPERATOR_LABEL};
@@ -187,7 +188,7 @@ async fn fifty_instances_complete_and_uninstall_under_injected_faults() {
 
 /// Objects carrying KUDO's heritage label that are still there after the
 /// Instances are gone, as `kind/name`; waits up to 30 s for the garbage
-/// collector and for Namespaces to finish terminating.
+/// collector.
 async fn owned_objects_left(env: &Env) -> Vec<String> {
     let lp = ListParams::default().labels(&format!("{HERITAGE_LABEL}={HERITAGE_VALUE}"));
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -214,7 +215,7 @@ async fn owned_objects_left(env: &Env) -> Vec<String> {
         left_of!(StatefulSet, env.api());
         left_of!(Service, env.api());
         left_of!(PodDisruptionBudget, env.api());
-        left_of!(Namespace, Api::all(env.client.clone()));
+        left_of!(ClusterRole, Api::all(env.client.clone()));
         if left.is_empty() || Instant::now() >= deadline {
             return left;
         }

@@ -437,3 +437,66 @@ async fn the_manager_writes_as_itself_only_when_told_to() {
         "no account is made when the manager writes as itself"
     );
 }
+
+/// An OperatorVersion a tenant makes with kubectl skips `package verify`:
+/// the manager runs it, and an Instance of one with a Namespace template
+/// (which would claim another tenant's namespace) waits, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_version_made_with_kubectl_is_verified_before_it_runs() {
+    let env = Env::start().await.unwrap();
+    let tenant = env.tenant(&env.ns, "mallory").await.unwrap();
+    let ov: kudo_api::OperatorVersion = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
+        "metadata": {"name": "grab-0.1.0", "namespace": env.ns},
+        "spec": {
+            "operator": {"name": "grab"}, "version": "0.1.0",
+            "templates": {"ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: tenant-b\n"},
+            "tasks": [{"name": "app", "kind": "Apply", "spec": {"resources": ["ns.yaml"]}}],
+            "plans": {"deploy": {"strategy": "serial", "phases": [
+                {"name": "main", "strategy": "serial", "steps": [{"name": "s", "tasks": ["app"]}]}
+            ]}}
+        }
+    }))
+    .unwrap();
+    kube::Api::<kudo_api::OperatorVersion>::namespaced(tenant.clone(), &env.ns)
+        .create(&PostParams::default(), &ov)
+        .await
+        .unwrap();
+    let inst: kudo_api::Instance = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+        "metadata": {"name": "grabber", "namespace": env.ns},
+        "spec": {"operatorVersion": {"name": "grab-0.1.0"}},
+    }))
+    .unwrap();
+    kube::Api::<kudo_api::Instance>::namespaced(tenant, &env.ns)
+        .create(&PostParams::default(), &inst)
+        .await
+        .unwrap();
+    let blocked = env
+        .wait_for("grabber", "a blocker", Duration::from_secs(60), |i| {
+            i.status.as_ref().is_some_and(|s| !s.blockers.is_empty())
+        })
+        .await
+        .unwrap();
+    let status = blocked.status.unwrap();
+    let message = &status.blockers[0].message;
+    assert!(
+        message.contains(&format!(
+            "OperatorVersion {}/grab-0.1.0 does not pass package verify: templates/ns.yaml: template contains a Namespace",
+            env.ns
+        )),
+        "{message}"
+    );
+    assert!(
+        status
+            .plan_status
+            .get("deploy")
+            .and_then(|p| p.status)
+            .is_none_or(|s| s == S::NeverRun)
+    );
+    let made = kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(env.client.clone())
+        .get_opt("tenant-b")
+        .await
+        .unwrap();
+    assert!(made.is_none(), "the namespace was made");
+}

@@ -1,7 +1,7 @@
 //! Cluster-scoped objects several Instances use. A CRD that Instances in
 //! two namespaces apply survives the uninstall of one (and the other's
 //! custom resources with it); CRDs are kept unless deletion is asked for;
-//! a namespace kudo-rs did not create is used as it is and never deleted.
+//! a CRD kudo-rs did not create is used as it is and never deleted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
@@ -162,42 +162,43 @@ async fn the_last_instance_uninstalled_with_delete_crds_deletes_the_crd() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_namespace_kudo_did_not_create_is_used_as_it_is_and_never_deleted() {
+async fn a_crd_kudo_did_not_create_is_used_as_it_is_and_never_deleted() {
     let env = Env::start().await.unwrap();
-    let theirs = format!("{}-tenant-b", env.ns);
-    namespace(&env, &theirs).await;
-    let inst = deployed(
-        &env,
-        &env.ns,
-        &[("WITH_NAMESPACE", "true"), ("NAMESPACE", &theirs)],
-    )
-    .await;
+    // Installed by someone else (another tool, an administrator).
+    let theirs: CustomResourceDefinition = serde_json::from_value(json!({
+        "metadata": {"name": CRD},
+        "spec": {
+            "group": "example.io", "scope": "Namespaced",
+            "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
+        }
+    }))
+    .unwrap();
+    let crds = Api::<CustomResourceDefinition>::all(env.client.clone());
+    crds.create(&PostParams::default(), &theirs).await.unwrap();
+    let inst = deployed(&env, &env.ns, &[]).await;
     let step = serde_json::to_string(&inst.status.unwrap().plan_status["deploy"]).unwrap();
     assert!(
         step.contains(&format!(
-            "Namespace {theirs} already exists and was not created by kudo-rs"
+            "CustomResourceDefinition {CRD} already exists and was not created by kudo-rs"
         )),
-        "the step says it left the namespace alone: {step}"
+        "the step says it left the CRD alone: {step}"
     );
-    let live = Api::<Namespace>::all(env.client.clone())
-        .get(&theirs)
-        .await
-        .unwrap();
+    let live = crd(&env).await.unwrap();
     assert!(
         !live
             .metadata
             .labels
             .unwrap_or_default()
             .contains_key("heritage"),
-        "the namespace was taken over"
+        "the CRD was taken over"
     );
     uninstall(&env, &env.ns, true).await;
-    let after = Api::<Namespace>::all(env.client.clone())
-        .get_opt(&theirs)
-        .await
-        .unwrap();
     assert!(
-        after.is_some_and(|n| n.metadata.deletion_timestamp.is_none()),
-        "another tenant's namespace was deleted"
+        crd(&env)
+            .await
+            .is_some_and(|c| c.metadata.deletion_timestamp.is_none()),
+        "a CRD kudo-rs did not create was deleted"
     );
 }

@@ -189,6 +189,9 @@ pub struct Observed {
     /// Node maintenance the Instance's pods are affected by (read from the
     /// MaintenanceSchedule's status).
     pub maintenance: Option<crate::maintenance::Notice>,
+    /// Why the OperatorVersion cannot be used although it exists (it does
+    /// not pass `package verify`): the Instance waits, saying so.
+    pub operator_version_problem: Option<String>,
 }
 
 impl Observed {

@@ -49,7 +49,8 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         &inst.spec.operator_version,
         input.operator_version,
     )
-    .err();
+    .err()
+    .or_else(|| input.observed.operator_version_problem.clone());
     let usable = input.operator_version.filter(|_| refused.is_none());
     let Some(ov) = usable else {
         let name = select::spec_ov_name(&inst.spec).to_string();

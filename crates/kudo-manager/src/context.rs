@@ -55,6 +55,8 @@ pub struct Context {
     pub render_limits: kudo_package::render::RenderLimits,
     /// Where renders run (off the async workers, within a deadline).
     pub renders: crate::render_pool::RenderPool,
+    /// `package verify` of the OperatorVersions in use.
+    pub verified: crate::ov_verify::VerifiedOperatorVersions,
     /// Notes already published as Events: `instance uid/plan uid/note`.
     said: Mutex<HashSet<String>>,
     /// Render books of the Instances (what recovery re-applies).
@@ -204,6 +206,7 @@ impl Context {
             writers: Writers::default(),
             render_limits: kudo_package::render::RenderLimits::default(),
             renders: crate::render_pool::RenderPool::default(),
+            verified: crate::ov_verify::VerifiedOperatorVersions::default(),
             said: Mutex::default(),
             books: crate::recovery::Books::default(),
             book_key: Arc::new(crate::recovery::BookKey::random()),

@@ -31,6 +31,7 @@ pub mod logging;
 pub mod maintenance;
 pub mod manager;
 pub mod metrics;
+pub mod ov_verify;
 mod readiness;
 pub mod reconcile;
 pub mod recovery;

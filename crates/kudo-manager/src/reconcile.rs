@@ -93,9 +93,14 @@ fn current_copy(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
 async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue> {
     let mut inst = current_copy(ctx, cached);
     let ov = ctx.operator_version_of(&inst);
+    let ov_problem = match &ov {
+        Some(ov) => ctx.verified.problem(&ctx.renders, ov).await,
+        None => None,
+    };
     let notice = ctx.maintenance_notice(&inst);
     let mut observed = Observed {
         maintenance: notice.clone(),
+        operator_version_problem: ov_problem.clone(),
         ..Observed::default()
     };
     let mut timing = Timing::default();
@@ -119,7 +124,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let mut ran: HashSet<TaskKey> = HashSet::new();
     let mut waiting_on_objects = false;
     let mut last_write = Instant::now();
-    if let Some(ov) = ov.as_ref() {
+    if let Some(ov) = ov.as_ref().filter(|_| ov_problem.is_none()) {
         for _ in 0..MAX_ROUNDS {
             let todo = tasks_to_run(&work.actions, &ran);
             if todo.is_empty() {
@@ -142,6 +147,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
                 work.changed = false;
                 observed = Observed {
                     maintenance: notice.clone(),
+                    operator_version_problem: ov_problem.clone(),
                     ..Observed::default()
                 };
                 last_write = Instant::now();

@@ -56,6 +56,73 @@ pub(crate) fn to_operator_version(pkg: &Package, namespace: &str) -> OperatorVer
     }
 }
 
+/// The package an OperatorVersion stands for, as far as the object holds it
+/// (the Operator's description, maintainers and URL are not in it): what
+/// [`crate::verify::verify_operator_version`] checks.
+pub(crate) fn package_of(ov: &OperatorVersion) -> Package {
+    let spec = &ov.spec;
+    let operator = kudo_api::package::OperatorFile {
+        api_version: Some(kudo_api::names::API_VERSION.to_string()),
+        name: spec
+            .operator
+            .as_ref()
+            .and_then(|o| o.name.clone())
+            .unwrap_or_default(),
+        description: None,
+        operator_version: spec.version.clone().unwrap_or_default(),
+        app_version: spec.app_version.clone(),
+        kudo_version: None,
+        kubernetes_version: None,
+        maintainers: Vec::new(),
+        url: None,
+        tasks: spec.tasks.clone(),
+        plans: spec.plans.clone(),
+        namespace_manifest: None,
+    };
+    let params = kudo_api::package::ParamsFile {
+        api_version: Some(kudo_api::names::API_VERSION.to_string()),
+        groups: Vec::new(),
+        parameters: spec.parameters.iter().map(from_crd_parameter).collect(),
+    };
+    Package {
+        operator,
+        params,
+        templates: spec.templates.clone(),
+        source: format!(
+            "OperatorVersion {}/{}",
+            ov.metadata.namespace.as_deref().unwrap_or_default(),
+            ov.metadata.name.as_deref().unwrap_or_default()
+        ),
+    }
+}
+
+/// A CRD parameter back in its `params.yaml` form: map and array values are
+/// YAML text in the CRD and are read back; the others stay strings.
+fn from_crd_parameter(p: &Parameter) -> PackageParameter {
+    let kind = p.value_type.unwrap_or_default();
+    let value = |text: &String| match kind {
+        ParameterType::Map | ParameterType::Array => {
+            crate::yaml::parse_value(text).unwrap_or_else(|_| Value::String(text.clone()))
+        }
+        _ => Value::String(text.clone()),
+    };
+    PackageParameter {
+        name: p.name.clone(),
+        display_name: p.display_name.clone(),
+        description: p.description.clone(),
+        required: p.required.unwrap_or(true),
+        default: p.default.as_ref().map(value),
+        trigger: p.trigger.clone(),
+        value_type: p.value_type,
+        immutable: p.immutable.unwrap_or(false),
+        enum_values: p
+            .enum_values
+            .as_ref()
+            .map(|values| values.iter().map(value).collect()),
+        ..Default::default()
+    }
+}
+
 /// A `params.yaml` parameter in its CRD form.
 pub fn to_crd_parameter(p: &PackageParameter) -> Parameter {
     let kind = p.value_type.unwrap_or_default();

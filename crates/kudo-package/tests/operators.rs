@@ -27,6 +27,27 @@ fn every_example_operator_verifies_without_errors_or_warnings() {
     }
 }
 
+/// What the manager and the webhook check of an OperatorVersion made from
+/// these packages (and from the end-to-end fixtures) finds nothing: the
+/// object holds what `package verify` needs.
+#[test]
+fn their_operator_versions_pass_the_servers_verification() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut dirs: Vec<PathBuf> = OPERATORS.iter().map(|n| operator_dir(n)).collect();
+    dirs.extend(
+        std::fs::read_dir(&fixtures)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("operator.yaml").exists()),
+    );
+    for dir in dirs {
+        let pkg = kudo_package::load(&dir).unwrap();
+        let ov = pkg.to_operator_version("ns");
+        let report = kudo_package::verify::verify_operator_version(&ov);
+        assert!(!report.has_errors(), "{}:\n{report}", dir.display());
+    }
+}
+
 fn render(name: &str, plan: &str, values: &[(&str, &str)]) -> String {
     let pkg = kudo_package::load(&operator_dir(name)).unwrap();
     let ov = pkg.to_operator_version("demo");

@@ -37,6 +37,8 @@ pub struct Reviewer<S> {
     render_limits: RenderLimits,
     /// Where those renders run (off the workers that answer reviews).
     renders: RenderPool,
+    /// `package verify` of the OperatorVersions Instances start using.
+    verified: crate::ov_verify::VerifiedOperatorVersions,
 }
 
 /// Why a review could not be decided; each becomes an error answer.
@@ -60,6 +62,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             // Within the request's own budget (the reads come first): a
             // render that takes longer admits the change unchecked.
             renders: RenderPool::new(read_timeout.min(Duration::from_secs(1))),
+            verified: crate::ov_verify::VerifiedOperatorVersions::default(),
         }
     }
 
@@ -105,7 +108,11 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         // or after.
         let read = self.read_operator_versions(&pending).await;
         let pods = self.check_pods(&pending).await;
-        let values = self.check_values(&pending, &read).await;
+        let verified = self.check_operator_version(&pending, &read).await;
+        let values = match verified {
+            Ok(()) => self.check_values(&pending, &read).await,
+            Err(refused) => Err(refused),
+        };
         let uid = pending.uid.clone();
         let answer = finish(pending, read);
         match (pods, values) {

@@ -12,6 +12,40 @@ use super::super::ov_source::{OperatorVersionSource, PodLookup};
 use super::{Failure, Pending, Reviewer, Versions, instance_namespace};
 
 impl<S: OperatorVersionSource> Reviewer<S> {
+    /// An Instance that starts using an OperatorVersion (created, or moved
+    /// to another one) is refused when that OperatorVersion does not pass
+    /// `package verify`: it may have been made with kubectl, skipping it.
+    pub(super) async fn check_operator_version(
+        &self,
+        pending: &Pending<'_>,
+        read: &Result<Versions, Failure>,
+    ) -> Result<(), PodRefusal> {
+        let Ok((_, Some(ov))) = read else {
+            return Ok(());
+        };
+        let new = &pending.new;
+        if (pending.old.is_some() && pending.same_ov) || new.metadata.deletion_timestamp.is_some() {
+            return Ok(());
+        }
+        let namespace = instance_namespace(new, pending.context.namespace.as_deref());
+        // The rules refuse an OperatorVersion that is not shared, alike
+        // whether it exists: nothing more is said of it here.
+        if kudo_engine::tenancy::check_ov_reference(namespace, &new.spec.operator_version, Some(ov))
+            .is_err()
+        {
+            return Ok(());
+        }
+        match self.verified.problem(&self.renders, ov).await {
+            None => Ok(()),
+            Some(problem) => {
+                let name = new.metadata.name.as_deref().unwrap_or_default();
+                Err(PodRefusal::Denied(format!(
+                    "Instance {namespace}/{name}: {problem}"
+                )))
+            }
+        }
+    }
+
     /// New parameter values (or a new OperatorVersion) are rendered into
     /// every template, as the steps will: a value that would add YAML to an
     /// object, or push a render over its budget, is refused now rather than

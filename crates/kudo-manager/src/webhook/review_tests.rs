@@ -404,3 +404,27 @@ async fn an_update_away_from_a_cross_namespace_operator_version_reads_only_its_o
         .await;
     assert_eq!(*seen.lock().unwrap(), ["ns/zk-2".to_string()]);
 }
+
+#[tokio::test]
+async fn an_instance_of_an_operator_version_that_fails_package_verify_is_refused() {
+    let mut ov = inject_ov();
+    ov.metadata.uid = Some("ov-1".into());
+    ov.spec.templates.insert(
+        "configmap.yaml".into(),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: tenant-b\n".into(),
+    );
+    let reviewer = Reviewer::new(
+        StaticOperatorVersions::from_iter([ov]),
+        Duration::from_secs(1),
+    );
+    let review = reviewer
+        .review_bytes(&review_json("CREATE", with_greeting("hi")))
+        .await;
+    let message = refusal(&review, 403);
+    assert!(
+        message.starts_with(
+            "Instance ns/zk: OperatorVersion ns/inject-0.1.0 does not pass package verify: templates/configmap.yaml: template contains a Namespace"
+        ),
+        "{message}"
+    );
+}

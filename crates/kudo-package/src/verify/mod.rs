@@ -108,9 +108,48 @@ impl fmt::Display for Report {
 pub(crate) const OPERATOR_FILE: &str = "operator.yaml";
 pub(crate) const PARAMS_FILE: &str = "params.yaml";
 
+/// The errors `package verify` finds in the package an OperatorVersion
+/// stands for: the manager and the webhook check OperatorVersions they did
+/// not see come through the CLI (anyone may create one with kubectl). Only
+/// errors count: warnings about what the object cannot hold (maintainers,
+/// the Kubernetes version) are left out.
+pub fn verify_operator_version(ov: &kudo_api::OperatorVersion) -> Report {
+    let mut report = verify_scoped(&crate::convert::package_of(ov), Scope::OperatorVersion);
+    report.warnings.clear();
+    report
+}
+
+/// What is verified: a whole package, or what an OperatorVersion holds of
+/// one (not the Operator's fields, such as its Kubernetes version).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scope {
+    Package,
+    OperatorVersion,
+}
+
+impl Report {
+    /// The first `n` errors on one line each, and how many more.
+    pub fn errors_summary(&self, n: usize) -> String {
+        let mut lines: Vec<String> = self
+            .errors
+            .iter()
+            .take(n)
+            .map(|e| format!("{}: {}", e.file, e.message))
+            .collect();
+        if self.errors.len() > n {
+            lines.push(format!("and {} more", self.errors.len() - n));
+        }
+        lines.join("; ")
+    }
+}
+
 pub(crate) fn verify(pkg: &Package) -> Report {
+    verify_scoped(pkg, Scope::Package)
+}
+
+fn verify_scoped(pkg: &Package, scope: Scope) -> Report {
     let mut report = Report::default();
-    operator::verify_operator(pkg, &mut report);
+    operator::verify_operator(pkg, scope, &mut report);
     parameters::verify_parameters(pkg, &mut report);
     size::verify_size(pkg, &mut report);
     templates::verify_templates(pkg, &mut report);
@@ -152,6 +191,45 @@ mod tests {
         assert!(parse_semver("1").is_some());
         assert!(parse_semver("latest").is_none());
         assert!(parse_semver("1..2").is_none());
+    }
+
+    fn ov(template: &str) -> kudo_api::OperatorVersion {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
+            "metadata": {"name": "op-0.1.0", "namespace": "ns"},
+            "spec": {
+                "operator": {"name": "op"}, "version": "0.1.0",
+                "parameters": [
+                    {"name": "SIZE", "type": "integer", "default": "3"},
+                    {"name": "LABELS", "type": "map", "default": "a: b\n"},
+                ],
+                "templates": {"t.yaml": template},
+                "tasks": [{"name": "app", "kind": "Apply", "spec": {"resources": ["t.yaml"]}}],
+                "plans": {"deploy": {"strategy": "serial", "phases": [
+                    {"name": "main", "strategy": "serial", "steps": [{"name": "s", "tasks": ["app"]}]}
+                ]}}
+            }
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_operator_version_made_with_kubectl_is_verified_as_its_package_would_be() {
+        let fine = ov(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  n: \"{{ .Params.SIZE }}\"\n",
+        );
+        let report = verify_operator_version(&fine);
+        assert!(!report.has_errors(), "{report}");
+        let grab = ov("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: tenant-b\n");
+        let report = verify_operator_version(&grab);
+        assert!(
+            report
+                .errors_summary(3)
+                .contains("template contains a Namespace"),
+            "{report}"
+        );
+        let broken = ov("{{ .Params.NOPE }}");
+        assert!(verify_operator_version(&broken).has_errors());
     }
 
     #[test]

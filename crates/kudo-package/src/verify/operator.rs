@@ -4,10 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use kudo_api::{Strategy, TaskKind, names};
 
-use super::{OPERATOR_FILE, PARAMS_FILE, Report, parse_semver};
+use super::{OPERATOR_FILE, PARAMS_FILE, Report, Scope, parse_semver};
 use crate::Package;
 
-pub(super) fn verify_operator(pkg: &Package, r: &mut Report) {
+pub(super) fn verify_operator(pkg: &Package, scope: Scope, r: &mut Report) {
     let op = &pkg.operator;
     for (file, api_version) in [
         (OPERATOR_FILE, &op.api_version),
@@ -39,12 +39,12 @@ pub(super) fn verify_operator(pkg: &Package, r: &mut Report) {
             format!("namespaceManifest {ns} does not exist under templates/"),
         );
     }
-    verify_versions(pkg, r);
+    verify_versions(pkg, scope, r);
     verify_tasks(pkg, r);
     verify_plans(pkg, r);
 }
 
-fn verify_versions(pkg: &Package, r: &mut Report) {
+fn verify_versions(pkg: &Package, scope: Scope, r: &mut Report) {
     let op = &pkg.operator;
     if op.operator_version.trim().is_empty() {
         r.error(
@@ -74,6 +74,8 @@ fn verify_versions(pkg: &Package, r: &mut Report) {
         }
     }
     match op.kubernetes_version.as_deref().filter(|v| !v.is_empty()) {
+        // The Operator holds it, not the OperatorVersion.
+        None if scope == Scope::OperatorVersion => {}
         None => r.error(
             OPERATOR_FILE,
             "kubernetesVersion is missing; set the minimum Kubernetes version, e.g. 1.27.0",
