@@ -40,6 +40,7 @@ mod tls_client;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use admission::{fixture, operator_version_list, operator_versions};
@@ -240,6 +241,14 @@ fn bench_review_path(c: &mut Criterion, rt: &Runtime) {
     });
 }
 
+/// A render that loops until the default step budget stops it (what a
+/// hostile template costs the manager).
+fn runaway_render() -> bool {
+    let text = "{{ range until 2000 }}{{ range until 2000 }}{{ range until 2000 }}{{ end }}{{ end }}{{ end }}";
+    kudo_template::Template::parse("runaway.yaml", text)
+        .is_ok_and(|t| t.render(&serde_json::json!({})).is_err())
+}
+
 fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     // The review path alone, on the current thread.
@@ -311,88 +320,121 @@ fn main() {
     });
     let config = client_config(&tls.ca_pem, ALL);
 
-    let (webhook_rps, bare_rps, webhook_lat, bare_lat) = client.block_on(async {
-        // Sanity: the webhook really reviews (denies this update) and matches the bare answer.
-        let mut sender = connect(webhook_addr, config.clone()).await;
-        let reply = send(&mut sender, &body).await;
-        assert_eq!(
-            reply, answer,
-            "webhook answer differs from the fixed answer"
-        );
-        assert!(String::from_utf8_lossy(&reply).contains("\"allowed\":false"));
-        for diagnostic in &diagnostics {
-            let mut sender = connect(diagnostic.addr, config.clone()).await;
+    let (webhook_rps, bare_rps, webhook_lat, bare_lat, loaded_lat, runaway) =
+        client.block_on(async {
+            // Sanity: the webhook really reviews (denies this update) and matches the bare answer.
+            let mut sender = connect(webhook_addr, config.clone()).await;
+            let reply = send(&mut sender, &body).await;
             assert_eq!(
-                send(&mut sender, &body).await,
-                answer,
-                "{} answers differently",
-                diagnostic.name
+                reply, answer,
+                "webhook answer differs from the fixed answer"
             );
-        }
-
-        // Closed-loop throughput against one server, with this run's settings.
-        let load = |addr| throughput(addr, config.clone(), body.clone(), connections, duration);
-        let only = std::env::var("WEBHOOK_BENCH_ONLY").unwrap_or_default();
-        if !only.is_empty() {
-            let addr = match only.as_str() {
-                "bare" => bare_addr,
-                "webhook" => webhook_addr,
-                other => diagnostics
-                    .iter()
-                    .find(|d| d.only == other)
-                    .map_or(webhook_addr, |d| d.addr),
-            };
-            let rps = load(addr).await;
-            println!("{only} only: {rps:.0} req/s");
-            std::process::exit(0);
-        }
-        // Alternate the two servers in rounds so that background load on
-        // the machine hits both alike; report the totals.
-        let rounds = env_or("WEBHOOK_BENCH_ROUNDS", 3).max(1);
-        let split = env_or("WEBHOOK_BENCH_SPLIT", 0) == 1;
-        let (mut bare_sum, mut webhook_sum) = (0.0, 0.0);
-        let mut diagnostic_sums = vec![0.0; diagnostics.len()];
-        for round in 1..=rounds {
-            let bare = load(bare_addr).await;
-            let webhook = load(webhook_addr).await;
-            println!(
-                "  round {round}: webhook {webhook:.0}/s, bare {bare:.0}/s, ratio {:.1}%",
-                100.0 * webhook / bare
-            );
-            bare_sum += bare;
-            webhook_sum += webhook;
-            if split {
-                for (diagnostic, sum) in diagnostics.iter().zip(&mut diagnostic_sums) {
-                    let rps = load(diagnostic.addr).await;
-                    println!(
-                        "           {} {rps:.0}/s, {:.1}% of bare",
-                        diagnostic.name,
-                        100.0 * rps / bare
-                    );
-                    *sum += rps;
-                }
-            }
-        }
-        if split {
-            for (diagnostic, sum) in diagnostics.iter().zip(&diagnostic_sums) {
-                println!(
-                    "  {} over all rounds: {:.1}% of bare",
-                    diagnostic.name,
-                    100.0 * sum / bare_sum
+            assert!(String::from_utf8_lossy(&reply).contains("\"allowed\":false"));
+            for diagnostic in &diagnostics {
+                let mut sender = connect(diagnostic.addr, config.clone()).await;
+                assert_eq!(
+                    send(&mut sender, &body).await,
+                    answer,
+                    "{} answers differently",
+                    diagnostic.name
                 );
             }
-            println!(
-                "  (webhook over all rounds: {:.1}%)",
-                100.0 * webhook_sum / bare_sum
+
+            // Closed-loop throughput against one server, with this run's settings.
+            let load = |addr| throughput(addr, config.clone(), body.clone(), connections, duration);
+            let only = std::env::var("WEBHOOK_BENCH_ONLY").unwrap_or_default();
+            if !only.is_empty() {
+                let addr = match only.as_str() {
+                    "bare" => bare_addr,
+                    "webhook" => webhook_addr,
+                    other => diagnostics
+                        .iter()
+                        .find(|d| d.only == other)
+                        .map_or(webhook_addr, |d| d.addr),
+                };
+                let rps = load(addr).await;
+                println!("{only} only: {rps:.0} req/s");
+                std::process::exit(0);
+            }
+            // Alternate the two servers in rounds so that background load on
+            // the machine hits both alike; report the totals.
+            let rounds = env_or("WEBHOOK_BENCH_ROUNDS", 3).max(1);
+            let split = env_or("WEBHOOK_BENCH_SPLIT", 0) == 1;
+            let (mut bare_sum, mut webhook_sum) = (0.0, 0.0);
+            let mut diagnostic_sums = vec![0.0; diagnostics.len()];
+            for round in 1..=rounds {
+                let bare = load(bare_addr).await;
+                let webhook = load(webhook_addr).await;
+                println!(
+                    "  round {round}: webhook {webhook:.0}/s, bare {bare:.0}/s, ratio {:.1}%",
+                    100.0 * webhook / bare
+                );
+                bare_sum += bare;
+                webhook_sum += webhook;
+                if split {
+                    for (diagnostic, sum) in diagnostics.iter().zip(&mut diagnostic_sums) {
+                        let rps = load(diagnostic.addr).await;
+                        println!(
+                            "           {} {rps:.0}/s, {:.1}% of bare",
+                            diagnostic.name,
+                            100.0 * rps / bare
+                        );
+                        *sum += rps;
+                    }
+                }
+            }
+            if split {
+                for (diagnostic, sum) in diagnostics.iter().zip(&diagnostic_sums) {
+                    println!(
+                        "  {} over all rounds: {:.1}% of bare",
+                        diagnostic.name,
+                        100.0 * sum / bare_sum
+                    );
+                }
+                println!(
+                    "  (webhook over all rounds: {:.1}%)",
+                    100.0 * webhook_sum / bare_sum
+                );
+            }
+            let (bare_rps, webhook_rps) = (bare_sum / rounds as f64, webhook_sum / rounds as f64);
+            let bare_lat =
+                latency_at_rate(bare_addr, config.clone(), body.clone(), rate, duration).await;
+            let webhook_lat =
+                latency_at_rate(webhook_addr, config.clone(), body.clone(), rate, duration).await;
+            // The same, while the manager's render pool runs templates that
+            // loop until their step budget stops them, four at a time.
+            let (stop, renders) = (
+                Arc::new(AtomicBool::new(false)),
+                Arc::new(AtomicUsize::new(0)),
             );
-        }
-        let (bare_rps, webhook_rps) = (bare_sum / rounds as f64, webhook_sum / rounds as f64);
-        let bare_lat =
-            latency_at_rate(bare_addr, config.clone(), body.clone(), rate, duration).await;
-        let webhook_lat =
-            latency_at_rate(webhook_addr, config.clone(), body.clone(), rate, duration).await;
-        (webhook_rps, bare_rps, webhook_lat, bare_lat)
-    });
+            let pool = kudo_manager::render_pool::RenderPool::new(Duration::from_secs(10));
+            let busy: Vec<_> = (0..4)
+                .map(|_| {
+                    let (pool, stop, renders) = (pool.clone(), stop.clone(), renders.clone());
+                    tokio::spawn(async move {
+                        while !stop.load(Ordering::Relaxed) {
+                            let _ = pool.run(runaway_render).await;
+                            renders.fetch_add(1, Ordering::Relaxed);
+                        }
+                    })
+                })
+                .collect();
+            let loaded_lat =
+                latency_at_rate(webhook_addr, config.clone(), body.clone(), rate, duration).await;
+            stop.store(true, Ordering::Relaxed);
+            for task in busy {
+                let _ = task.await;
+            }
+            let runaway = renders.load(Ordering::Relaxed);
+            (
+                webhook_rps,
+                bare_rps,
+                webhook_lat,
+                bare_lat,
+                loaded_lat,
+                runaway,
+            )
+        });
 
     let protocol = if load::use_h2() {
         format!(
@@ -412,7 +454,14 @@ fn main() {
         "  throughput   webhook {webhook_rps:>9.0} reviews/s   bare rustls+hyper {bare_rps:>9.0} req/s   ratio {:.1}%",
         100.0 * webhook_rps / bare_rps
     );
-    for (name, l) in [("webhook", &webhook_lat), ("bare   ", &bare_lat)] {
+    println!(
+        "  while budget-exceeding renders run ({runaway} renders of 10^6 steps, 4 at a time):"
+    );
+    for (name, l) in [
+        ("webhook", &webhook_lat),
+        ("bare   ", &bare_lat),
+        ("webhook, renders running", &loaded_lat),
+    ] {
         println!(
             "  at {rate}/s    {name}  achieved {:.0}/s  p50 {}  p99 {}  p99.9 {}  max {}",
             l.achieved_rate,
