@@ -236,7 +236,7 @@ pub async fn review(p: &Planned, hooks: &[Hook], dry_run: bool) -> Result<(), Ap
     for hook in hooks {
         let answer = match &hook.url {
             Some(url) => call(url, hook.ca_bundle.as_deref(), &body, hook.timeout).await,
-            None => Err("only clientConfig.url webhooks can be called by the sandbox (service references need a cluster network)".to_string()),
+            None => Err("the webhook's service has no endpoints: kudo-sandbox runs no pods, so it calls only clientConfig.url webhooks (as an API server calls a service with no ready pods, it fails)".to_string()),
         };
         match answer {
             Ok(resp) => {
