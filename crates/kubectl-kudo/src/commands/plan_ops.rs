@@ -72,11 +72,13 @@ fn describe_target(target: &PlanOperationArgs, active: Option<&str>) -> String {
     }
 }
 
-/// `continue` without `--phase`: the one canary phase waiting for an
-/// approval (of `--plan`, if given). None waiting, or several, is an error
-/// that says which there are.
+/// `continue` without `--phase`: the canary phase of the running plan (or
+/// of `--plan`) that waits for an approval, or else the first one not
+/// approved twice yet (an approval may come before the phase is reached).
+/// None, or several waiting, is an error that says which there are.
 pub fn waiting_canary_phase(
     status: &InstanceStatus,
+    ov: Option<&OperatorVersion>,
     plan: Option<&str>,
     (namespace, instance): (&str, &str),
 ) -> Result<(String, String)> {
@@ -88,6 +90,11 @@ pub fn waiting_canary_phase(
         .filter_map(|b| Some((b.plan.clone()?, b.phase.clone()?)))
         .collect();
     waiting.dedup();
+    if waiting.is_empty()
+        && let Some(ahead) = canary_phase_ahead(status, ov, plan)
+    {
+        waiting.push(ahead);
+    }
     match waiting.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(CliError::Other(format!(
@@ -107,11 +114,66 @@ pub fn waiting_canary_phase(
     }
 }
 
-/// What a pause or resume will do to a plan as it stands, or why there is
+/// The first canary phase of the running plan that is not COMPLETE and
+/// has fewer than both approvals.
+fn canary_phase_ahead(
+    status: &InstanceStatus,
+    ov: Option<&OperatorVersion>,
+    plan: Option<&str>,
+) -> Option<(String, String)> {
+    let name = plan
+        .map(str::to_string)
+        .or_else(|| active_plan_name(status))?;
+    let ps = status
+        .plan_status
+        .get(&name)
+        .filter(|p| p.status().is_running())?;
+    let definition = ov?.spec.plan(&name)?;
+    definition
+        .phases
+        .iter()
+        .filter(|d| {
+            kudo_api::Strategy::parse(d.strategy.as_deref())
+                .is_ok_and(kudo_api::Strategy::is_canary)
+        })
+        .find(|d| {
+            ps.phase(&d.name).is_some_and(|p| {
+                p.status() != kudo_api::ExecutionStatus::Complete
+                    && p.canary_approvals.unwrap_or(0) < 2
+            })
+        })
+        .map(|d| (name.clone(), d.name.clone()))
+}
+
+/// The newest pause or resume of `plan` (and `phase`) in spec that the
+/// manager has not applied yet: it decides whether the plan will be paused.
+pub fn pending_pause(instance: &Instance, plan: &str, phase: Option<&str>) -> Option<PlanAction> {
+    let ops = &instance.spec.plan_operations;
+    let status = instance.status.as_ref();
+    let mark = status
+        .and_then(|s| s.operations_mark.as_deref())
+        .and_then(|m| ops.iter().position(|o| o.id == m));
+    ops.iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, o)| matches!(o.action, PlanAction::Pause | PlanAction::Resume))
+        .filter(|(_, o)| o.phase.as_deref() == phase)
+        .filter(|(_, o)| o.plan.as_deref().is_none_or(|p| p == plan))
+        .next()
+        .filter(|(i, o)| {
+            mark.is_none_or(|m| *i > m)
+                && !status.is_some_and(|s| s.operations.iter().any(|r| r.id == o.id))
+        })
+        .map(|(_, o)| o.action)
+}
+
+/// What a pause or resume will do to a plan as it stands (with a pause or
+/// resume still on its way to the manager, `pending`), or why there is
 /// nothing to do (`Err`: nothing is written).
 fn pause_effect(
     action: PlanAction,
     status: &InstanceStatus,
+    pending: Option<PlanAction>,
     target: &PlanOperationArgs,
     plan: &str,
     command: &KudoCommand<'_>,
@@ -121,9 +183,10 @@ fn pause_effect(
         .phase
         .as_deref()
         .map(|name| ps.and_then(|p| p.phase(name)));
-    let paused = match phase {
-        Some(phase) => phase.and_then(|p| p.paused) == Some(true),
-        None => ps.and_then(|p| p.paused) == Some(true),
+    let paused = match (pending, phase) {
+        (Some(pending), _) => pending == PlanAction::Pause,
+        (None, Some(phase)) => phase.and_then(|p| p.paused) == Some(true),
+        (None, None) => ps.and_then(|p| p.paused) == Some(true),
     };
     let what = match &target.phase {
         Some(phase) => format!("phase {phase} of plan {plan}"),
@@ -158,20 +221,22 @@ pub async fn operation(ctx: &KubeContext, cmd: PlanCommand) -> Result<()> {
     }
     let instance = get_instance(ctx, &target.instance).await?;
     let status = instance.status.clone().unwrap_or_default();
+    let ov = get_operator_version(ctx, &instance).await.ok();
     if action == PlanAction::Continue && target.phase.is_none() {
         let (plan, phase) = waiting_canary_phase(
             &status,
+            ov.as_ref(),
             target.plan.as_deref(),
             (&ctx.namespace, &target.instance),
         )?;
         target.plan = Some(plan);
         target.phase = Some(phase);
     }
-    if let Ok(ov) = get_operator_version(ctx, &instance).await {
-        check_target(&ov, &target)?;
+    if let Some(ov) = &ov {
+        check_target(ov, &target)?;
     }
     let active = active_plan_name(&status);
-    let note = pause_note(ctx, action, &status, &target, active.as_deref())?;
+    let note = pause_note(ctx, action, &instance, &target, active.as_deref())?;
     let Some(note) = note else {
         return Ok(());
     };
@@ -219,10 +284,11 @@ pub async fn operation(ctx: &KubeContext, cmd: PlanCommand) -> Result<()> {
 fn pause_note(
     ctx: &KubeContext,
     action: PlanAction,
-    status: &InstanceStatus,
+    instance: &Instance,
     target: &PlanOperationArgs,
     active: Option<&str>,
 ) -> Result<Option<String>> {
+    let status = instance.status.clone().unwrap_or_default();
     if !matches!(action, PlanAction::Pause | PlanAction::Resume) {
         return Ok(Some(String::new()));
     }
@@ -236,7 +302,8 @@ fn pause_note(
         .flag("--plan", plan)
         .flag_if("--phase", target.phase.as_deref())
         .namespace(&ctx.namespace);
-    match pause_effect(action, status, target, plan, &resume) {
+    let pending = pending_pause(instance, plan, target.phase.as_deref());
+    match pause_effect(action, &status, pending, target, plan, &resume) {
         Ok(note) => Ok(Some(note)),
         Err(nothing) => {
             outln!("{nothing}: nothing changed");

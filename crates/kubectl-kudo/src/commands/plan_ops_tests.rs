@@ -89,14 +89,14 @@ fn a_bare_continue_approves_the_one_canary_phase_that_waits() {
         ..Default::default()
     };
     assert_eq!(
-        waiting_canary_phase(&status, None, ("default", "site")).unwrap(),
+        waiting_canary_phase(&status, None, None, ("default", "site")).unwrap(),
         ("deploy".to_string(), "rollout".to_string())
     );
 }
 
 #[test]
 fn a_bare_continue_with_no_or_several_waiting_phases_says_which_there_are() {
-    let none = waiting_canary_phase(&InstanceStatus::default(), None, ("default", "site"))
+    let none = waiting_canary_phase(&InstanceStatus::default(), None, None, ("default", "site"))
         .unwrap_err()
         .to_string();
     assert!(
@@ -107,7 +107,7 @@ fn a_bare_continue_with_no_or_several_waiting_phases_says_which_there_are() {
         blockers: vec![canary_waiting("deploy", "a"), canary_waiting("deploy", "b")],
         ..Default::default()
     };
-    let several = waiting_canary_phase(&status, None, ("default", "site")).unwrap_err();
+    let several = waiting_canary_phase(&status, None, None, ("default", "site")).unwrap_err();
     assert_eq!(several.exit_code(), 2);
     assert!(
         several
@@ -141,13 +141,13 @@ fn a_pause_says_whether_it_holds_this_run_or_the_next() {
     let whole = target(Some("deploy"), None, None);
     let running = with_plan(ExecutionStatus::InProgress, false);
     assert_eq!(
-        pause_effect(PlanAction::Pause, &running, &whole, "deploy", &resume).unwrap(),
+        pause_effect(PlanAction::Pause, &running, None, &whole, "deploy", &resume).unwrap(),
         "plan deploy pauses: steps running now finish, no new step starts until \
          `kubectl kudo plan resume --instance app --plan deploy`"
     );
     let done = with_plan(ExecutionStatus::Complete, false);
     assert_eq!(
-        pause_effect(PlanAction::Pause, &done, &whole, "deploy", &resume).unwrap(),
+        pause_effect(PlanAction::Pause, &done, None, &whole, "deploy", &resume).unwrap(),
         "plan deploy is not running: its next run starts paused and runs no step until \
          `kubectl kudo plan resume --instance app --plan deploy`"
     );
@@ -159,13 +159,77 @@ fn pausing_a_paused_plan_or_resuming_a_running_one_changes_nothing() {
     let whole = target(Some("deploy"), None, None);
     let paused = with_plan(ExecutionStatus::Waiting, true);
     assert_eq!(
-        pause_effect(PlanAction::Pause, &paused, &whole, "deploy", &resume).unwrap_err(),
+        pause_effect(PlanAction::Pause, &paused, None, &whole, "deploy", &resume).unwrap_err(),
         "plan deploy is paused already"
     );
     let running = with_plan(ExecutionStatus::InProgress, false);
     assert_eq!(
-        pause_effect(PlanAction::Resume, &running, &whole, "deploy", &resume).unwrap_err(),
+        pause_effect(
+            PlanAction::Resume,
+            &running,
+            None,
+            &whole,
+            "deploy",
+            &resume
+        )
+        .unwrap_err(),
         "plan deploy is not paused; nothing to resume"
     );
-    assert!(pause_effect(PlanAction::Resume, &paused, &whole, "deploy", &resume).is_ok());
+    assert!(pause_effect(PlanAction::Resume, &paused, None, &whole, "deploy", &resume).is_ok());
+}
+
+#[test]
+fn a_bare_continue_before_the_gate_approves_the_first_canary_phase_ahead() {
+    let mut ov = ov();
+    let plan = ov.spec.plans.get_mut("deploy").unwrap();
+    plan.phases.push(Phase {
+        name: "rollout".into(),
+        strategy: Some("serial-canary".into()),
+        steps: vec![],
+    });
+    let mut status = with_plan(ExecutionStatus::InProgress, false);
+    let ps = status.plan_status.get_mut("deploy").unwrap();
+    ps.phases.push(PhaseStatus {
+        name: "rollout".into(),
+        status: Some(ExecutionStatus::Pending),
+        canary_approvals: Some(1),
+        ..Default::default()
+    });
+    assert_eq!(
+        waiting_canary_phase(&status, Some(&ov), None, ("default", "site")).unwrap(),
+        ("deploy".to_string(), "rollout".to_string())
+    );
+    status.plan_status.get_mut("deploy").unwrap().phases[1].canary_approvals = Some(2);
+    assert!(waiting_canary_phase(&status, Some(&ov), None, ("default", "site")).is_err());
+}
+
+#[test]
+fn a_resume_right_after_a_pause_the_manager_has_not_applied_yet_resumes() {
+    let mut instance = Instance::new("app", Default::default());
+    instance.spec.plan_operations.push(PlanOperation {
+        id: "p1".into(),
+        action: PlanAction::Pause,
+        plan: Some("deploy".into()),
+        ..Default::default()
+    });
+    instance.status = Some(with_plan(ExecutionStatus::Complete, false));
+    let pending = pending_pause(&instance, "deploy", None);
+    assert_eq!(pending, Some(PlanAction::Pause));
+    let resume = KudoCommand::new("plan resume", "app");
+    let status = instance.status.clone().unwrap();
+    let whole = target(Some("deploy"), None, None);
+    assert!(
+        pause_effect(
+            PlanAction::Resume,
+            &status,
+            pending,
+            &whole,
+            "deploy",
+            &resume
+        )
+        .is_ok()
+    );
+    // Once recorded, the status says it.
+    instance.status.as_mut().unwrap().operations_mark = Some("p1".into());
+    assert_eq!(pending_pause(&instance, "deploy", None), None);
 }
