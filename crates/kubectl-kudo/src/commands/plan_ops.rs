@@ -77,11 +77,13 @@ fn describe_target(target: &PlanOperationArgs, active: Option<&str>) -> String {
 /// approved twice yet (an approval may come before the phase is reached).
 /// None, or several waiting, is an error that says which there are.
 pub fn waiting_canary_phase(
-    status: &InstanceStatus,
+    subject: &Instance,
     ov: Option<&OperatorVersion>,
     plan: Option<&str>,
-    (namespace, instance): (&str, &str),
+    namespace: &str,
 ) -> Result<(String, String)> {
+    let instance = subject.metadata.name.as_deref().unwrap_or_default();
+    let status = subject.status.clone().unwrap_or_default();
     let mut waiting: Vec<(String, String)> = status
         .blockers
         .iter()
@@ -91,7 +93,7 @@ pub fn waiting_canary_phase(
         .collect();
     waiting.dedup();
     if waiting.is_empty()
-        && let Some(ahead) = canary_phase_ahead(status, ov, plan)
+        && let Some(ahead) = canary_phase_ahead(subject, ov, plan)
     {
         waiting.push(ahead);
     }
@@ -114,22 +116,35 @@ pub fn waiting_canary_phase(
     }
 }
 
-/// The first canary phase of the running plan that is not COMPLETE and
-/// has fewer than both approvals.
+/// The first canary phase, not COMPLETE and approved fewer than twice, of
+/// the plan that runs, or else of the one spec asks for next (an install
+/// or update the manager has not started yet): an approval given early
+/// counts when the phase is reached.
 fn canary_phase_ahead(
-    status: &InstanceStatus,
+    instance: &Instance,
     ov: Option<&OperatorVersion>,
     plan: Option<&str>,
 ) -> Option<(String, String)> {
-    let name = plan
-        .map(str::to_string)
-        .or_else(|| active_plan_name(status))?;
-    let ps = status
-        .plan_status
-        .get(&name)
-        .filter(|p| p.status().is_running())?;
-    let definition = ov?.spec.plan(&name)?;
-    definition
+    let ov = ov?;
+    let status = instance.status.clone().unwrap_or_default();
+    let running = active_plan_name(&status).filter(|p| {
+        status
+            .plan_status
+            .get(p)
+            .is_some_and(|s| s.status().is_running())
+    });
+    let next = || {
+        let identity = kudo_engine::admission::Identity::from(&instance.metadata);
+        let consumed = kudo_engine::select::Consumed::from(&status);
+        match kudo_engine::select::select(&identity, &instance.spec, ov, consumed) {
+            kudo_engine::select::Selection::Start(req) => Some(req.plan),
+            _ => None,
+        }
+    };
+    let name = plan.map(str::to_string).or(running).or_else(next)?;
+    let ps = status.plan_status.get(&name);
+    ov.spec
+        .plan(&name)?
         .phases
         .iter()
         .filter(|d| {
@@ -137,7 +152,7 @@ fn canary_phase_ahead(
                 .is_ok_and(kudo_api::Strategy::is_canary)
         })
         .find(|d| {
-            ps.phase(&d.name).is_some_and(|p| {
+            ps.and_then(|p| p.phase(&d.name)).is_none_or(|p| {
                 p.status() != kudo_api::ExecutionStatus::Complete
                     && p.canary_approvals.unwrap_or(0) < 2
             })
@@ -224,10 +239,10 @@ pub async fn operation(ctx: &KubeContext, cmd: PlanCommand) -> Result<()> {
     let ov = get_operator_version(ctx, &instance).await.ok();
     if action == PlanAction::Continue && target.phase.is_none() {
         let (plan, phase) = waiting_canary_phase(
-            &status,
+            &instance,
             ov.as_ref(),
             target.plan.as_deref(),
-            (&ctx.namespace, &target.instance),
+            &ctx.namespace,
         )?;
         target.plan = Some(plan);
         target.phase = Some(phase);

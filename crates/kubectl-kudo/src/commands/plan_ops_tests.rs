@@ -41,6 +41,13 @@ fn target(plan: Option<&str>, phase: Option<&str>, step: Option<&str>) -> PlanOp
     }
 }
 
+/// Instance `site` with `status`.
+fn site(status: InstanceStatus) -> Instance {
+    let mut instance = Instance::new("site", Default::default());
+    instance.status = Some(status);
+    instance
+}
+
 fn canary_waiting(plan: &str, phase: &str) -> Blocker {
     Blocker {
         kind: BlockerKind::CanaryApproval,
@@ -89,14 +96,14 @@ fn a_bare_continue_approves_the_one_canary_phase_that_waits() {
         ..Default::default()
     };
     assert_eq!(
-        waiting_canary_phase(&status, None, None, ("default", "site")).unwrap(),
+        waiting_canary_phase(&site(status.clone()), None, None, "default").unwrap(),
         ("deploy".to_string(), "rollout".to_string())
     );
 }
 
 #[test]
 fn a_bare_continue_with_no_or_several_waiting_phases_says_which_there_are() {
-    let none = waiting_canary_phase(&InstanceStatus::default(), None, None, ("default", "site"))
+    let none = waiting_canary_phase(&site(InstanceStatus::default()), None, None, "default")
         .unwrap_err()
         .to_string();
     assert!(
@@ -107,7 +114,7 @@ fn a_bare_continue_with_no_or_several_waiting_phases_says_which_there_are() {
         blockers: vec![canary_waiting("deploy", "a"), canary_waiting("deploy", "b")],
         ..Default::default()
     };
-    let several = waiting_canary_phase(&status, None, None, ("default", "site")).unwrap_err();
+    let several = waiting_canary_phase(&site(status.clone()), None, None, "default").unwrap_err();
     assert_eq!(several.exit_code(), 2);
     assert!(
         several
@@ -196,11 +203,11 @@ fn a_bare_continue_before_the_gate_approves_the_first_canary_phase_ahead() {
         ..Default::default()
     });
     assert_eq!(
-        waiting_canary_phase(&status, Some(&ov), None, ("default", "site")).unwrap(),
+        waiting_canary_phase(&site(status.clone()), Some(&ov), None, "default").unwrap(),
         ("deploy".to_string(), "rollout".to_string())
     );
     status.plan_status.get_mut("deploy").unwrap().phases[1].canary_approvals = Some(2);
-    assert!(waiting_canary_phase(&status, Some(&ov), None, ("default", "site")).is_err());
+    assert!(waiting_canary_phase(&site(status.clone()), Some(&ov), None, "default").is_err());
 }
 
 #[test]
@@ -232,4 +239,20 @@ fn a_resume_right_after_a_pause_the_manager_has_not_applied_yet_resumes() {
     // Once recorded, the status says it.
     instance.status.as_mut().unwrap().operations_mark = Some("p1".into());
     assert_eq!(pending_pause(&instance, "deploy", None), None);
+}
+
+#[test]
+fn a_bare_continue_right_after_install_approves_the_deploy_plan_ahead() {
+    let mut ov = ov();
+    ov.spec.plans.get_mut("deploy").unwrap().phases.push(Phase {
+        name: "rollout".into(),
+        strategy: Some("canary".into()),
+        steps: vec![],
+    });
+    let mut instance = Instance::new("site", Default::default());
+    instance.spec.operator_version.name = Some("app-1.0.0".into());
+    assert_eq!(
+        waiting_canary_phase(&instance, Some(&ov), None, "default").unwrap(),
+        ("deploy".to_string(), "rollout".to_string())
+    );
 }
