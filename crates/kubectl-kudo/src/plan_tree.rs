@@ -48,6 +48,15 @@ fn message_suffix(message: &str) -> String {
     }
 }
 
+/// The message of a plan or phase, unless `, paused` says it already.
+fn unless_paused(message: &str, paused: Option<bool>) -> String {
+    if paused == Some(true) && message == "paused" {
+        String::new()
+    } else {
+        message_suffix(message)
+    }
+}
+
 /// `(serial strategy)`; a plan or phase without one runs in parallel, as
 /// in KUDO.
 fn strategy_text(raw: Option<&str>) -> &str {
@@ -107,7 +116,7 @@ fn phase_tree(phase: &PhaseStatus, strategy: Option<&str>, colour: bool) -> Tree
         phase.name,
         strategy_text(strategy),
         status_tag(Some(phase.status()), colour),
-        message_suffix(&phase.message)
+        unless_paused(&phase.message, phase.paused)
     );
     if phase.paused == Some(true) {
         line.push_str(", paused");
@@ -144,7 +153,7 @@ fn live_plan_tree(
         "Plan {name} ({} strategy) {}{}",
         strategy_text(ov_plan.and_then(|p| p.strategy.as_deref())),
         status_tag(Some(plan.status()), colour),
-        message_suffix(&plan.message)
+        unless_paused(&plan.message, plan.paused)
     );
     if plan.paused == Some(true) {
         line.push_str(", paused");
