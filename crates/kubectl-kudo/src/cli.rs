@@ -33,7 +33,7 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub kubeconfig: Option<PathBuf>,
     /// Kubeconfig context to use (default: the current context)
     #[arg(long, global = true, value_name = "NAME")]
@@ -44,26 +44,45 @@ pub struct GlobalArgs {
     /// Time limit of a single API request, e.g. 30s or 1m; 0 means none
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration, default_value = "0")]
     pub request_timeout: Duration,
-    /// More log output on stderr (-v info, -vv debug, -vvv trace)
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
+    /// Log output on stderr, as kubectl's -v: 0 none (default), 1-3 progress notes,
+    /// 4-5 details, 6-7 the API requests, 8 and more everything
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        value_name = "LEVEL",
+        default_value_t = 0
+    )]
+    pub verbosity: u8,
+    /// Output format: yaml or json (the objects), wide (more columns) or name
+    /// (names only); which ones a command prints is in its help
+    #[arg(short, long, global = true, value_enum, value_name = "FORMAT")]
+    pub output: Option<OutputFormat>,
 }
 
-/// Output formats for commands whose output is data.
+/// `-o`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
     /// YAML
     Yaml,
     /// JSON
     Json,
+    /// A table with more columns
+    Wide,
+    /// kind/name, one per line
+    Name,
 }
 
-/// `-o yaml|json`.
-#[derive(Debug, Clone, Args)]
-pub struct OutputArgs {
-    /// Print data as yaml or json instead of text
-    #[arg(short, long, value_enum, value_name = "FORMAT")]
-    pub output: Option<OutputFormat>,
+impl OutputFormat {
+    /// The text `-o` takes for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Yaml => "yaml",
+            Self::Json => "json",
+            Self::Wide => "wide",
+            Self::Name => "name",
+        }
+    }
 }
 
 /// `--wait` and `--wait-timeout` (KUDO spells it `--wait-time`, in seconds: both are accepted).
@@ -84,7 +103,7 @@ pub struct ParamArgs {
     #[arg(short = 'p', long = "parameter", value_name = "KEY=VALUE")]
     pub parameters: Vec<String>,
     /// YAML file of parameter values (repeatable; later files win)
-    #[arg(short = 'P', long = "parameter-file", value_name = "FILE")]
+    #[arg(short = 'P', long = "parameter-file", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub parameter_files: Vec<PathBuf>,
 }
 
@@ -101,7 +120,7 @@ pub enum Command {
     Upgrade(UpgradeArgs),
     /// Delete an Instance (its Operator and OperatorVersions stay)
     Uninstall(UninstallArgs),
-    /// List Instances, Operators and OperatorVersions
+    /// List Instances, Operators and OperatorVersions (-o yaml|json|wide|name)
     Get(GetArgs),
     /// Show and operate the plans of an Instance
     #[command(subcommand)]
@@ -119,16 +138,16 @@ pub enum Command {
     /// Verify, inspect and render operator packages (no cluster needed)
     #[command(subcommand)]
     Package(PackageCommand),
-    /// Print a shell completion script
+    /// Print a shell completion script for `kubectl kudo`
     Completion(CompletionArgs),
-    /// Print the version of kubectl-kudo
-    Version(OutputArgs),
+    /// Print the version of kubectl-kudo (-o yaml|json)
+    Version,
 }
 
 /// `init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// Print the objects instead of creating them (use with -o yaml|json)
+    /// Print the objects instead of creating them (-o yaml|json; yaml by default)
     #[arg(long)]
     pub dry_run: bool,
     /// Update existing objects and rotate the webhook certificate
@@ -170,16 +189,13 @@ pub struct InitArgs {
     /// How long --wait waits
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
     pub wait_timeout: Duration,
-    /// Output format of --dry-run
-    #[command(flatten)]
-    pub output: OutputArgs,
 }
 
 /// `install`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
     /// Package directory or .tgz file (with --in-cluster: an installed operator's name)
-    #[arg(value_name = "PACKAGE")]
+    #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
     pub package: PathBuf,
     /// Instance name (default: <operator>-instance)
     #[arg(long, value_name = "NAME")]
@@ -225,7 +241,7 @@ pub struct UpdateArgs {
 #[derive(Debug, Args)]
 pub struct UpgradeArgs {
     /// Package directory or .tgz file of the newer version
-    #[arg(value_name = "PACKAGE")]
+    #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
     pub package: PathBuf,
     /// Instance to upgrade
     #[arg(long, value_name = "NAME")]
@@ -257,14 +273,17 @@ pub struct UninstallArgs {
     pub delete_crds: bool,
 }
 
-/// What `get` lists.
+/// What `get` lists (kubectl's singular and short names work too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum GetKind {
     /// Instances
+    #[value(aliases = ["instance", "inst"])]
     Instances,
     /// Operators
+    #[value(alias = "operator")]
     Operators,
     /// OperatorVersions
+    #[value(aliases = ["operatorversion", "ov"])]
     Operatorversions,
     /// Operators, their versions and instances as a tree
     All,
@@ -276,17 +295,21 @@ pub struct GetArgs {
     /// What to list
     #[arg(value_enum, value_name = "KIND")]
     pub kind: GetKind,
-    /// Output format
-    #[command(flatten)]
-    pub output: OutputArgs,
+    /// Only these, by name (not with `all`)
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+    /// List them in every namespace
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
 }
 
 /// `plan ...`.
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {
-    /// Print the plan tree of an Instance with statuses and blockers
+    /// Print the plan tree of an Instance with statuses, Ready and blockers (-o yaml|json:
+    /// its status)
     Status(PlanStatusArgs),
-    /// Print the last plan executions of an Instance
+    /// Print the last plan executions of an Instance (-o yaml|json)
     History(PlanHistoryArgs),
     /// Run a plan now
     Trigger(PlanTriggerArgs),
@@ -316,9 +339,6 @@ pub struct PlanStatusArgs {
     /// How long --wait waits
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
     pub wait_timeout: Duration,
-    /// Print the Instance status as data
-    #[command(flatten)]
-    pub output: OutputArgs,
 }
 
 /// `plan history`.
@@ -327,9 +347,6 @@ pub struct PlanHistoryArgs {
     /// Instance
     #[arg(long, value_name = "NAME")]
     pub instance: String,
-    /// Print the history as data
-    #[command(flatten)]
-    pub output: OutputArgs,
 }
 
 /// `plan trigger`.
@@ -375,7 +392,7 @@ pub enum PodCommand {
     /// Delete the pod so its controller starts it again in place
     Restart(PodArgs),
     /// Delete the pod and its StatefulSet volume claims so it comes back with fresh storage
-    Replace(PodArgs),
+    Replace(PodReplaceArgs),
 }
 
 /// The pod of `pod restart|replace`.
@@ -387,12 +404,20 @@ pub struct PodArgs {
     /// Pod name
     #[arg(value_name = "POD")]
     pub pod: String,
-    /// Do not ask before deleting volume claims (replace)
-    #[arg(long, short = 'y')]
-    pub yes: bool,
     /// Why (recorded in the Instance)
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
+}
+
+/// `pod replace`: the pod, and whether to ask before its claims go.
+#[derive(Debug, Clone, Args)]
+pub struct PodReplaceArgs {
+    /// The pod
+    #[command(flatten)]
+    pub pod: PodArgs,
+    /// Do not ask before deleting its volume claims
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// A plan operation that can wait for the plan to finish.
@@ -469,7 +494,7 @@ pub enum PackageCommand {
 #[derive(Debug, Args)]
 pub struct PackageVerifyArgs {
     /// Package directory or .tgz file
-    #[arg(value_name = "PACKAGE")]
+    #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
     pub package: PathBuf,
     /// List objects Kubernetes X.Y (e.g. 1.32) cannot apply as written
     #[arg(long, value_name = "X.Y", value_parser = parse_kubernetes_version)]
@@ -479,7 +504,7 @@ pub struct PackageVerifyArgs {
 /// `package params ...`.
 #[derive(Debug, Subcommand)]
 pub enum PackageParamsCommand {
-    /// List the parameters of a package
+    /// List the parameters of a package (-o yaml|json)
     List(PackageParamsListArgs),
 }
 
@@ -487,18 +512,15 @@ pub enum PackageParamsCommand {
 #[derive(Debug, Args)]
 pub struct PackageParamsListArgs {
     /// Package directory or .tgz file
-    #[arg(value_name = "PACKAGE")]
+    #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
     pub package: PathBuf,
-    /// Output format
-    #[command(flatten)]
-    pub output: OutputArgs,
 }
 
 /// `package render`.
 #[derive(Debug, Args)]
 pub struct PackageRenderArgs {
     /// Package directory or .tgz file
-    #[arg(value_name = "PACKAGE")]
+    #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
     pub package: PathBuf,
     /// Plan to render
     #[arg(long, value_name = "PLAN", default_value = "deploy")]

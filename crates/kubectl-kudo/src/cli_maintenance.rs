@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use super::{OutputArgs, parse_duration};
+use super::parse_duration;
 
 /// `maintenance ...`.
 #[derive(Debug, Subcommand)]
@@ -13,8 +13,9 @@ pub enum MaintenanceCommand {
     /// Add a maintenance window for nodes: new pods avoid them at once and
     /// the Instances with pods on them are told
     Schedule(MaintenanceScheduleArgs),
-    /// Show scheduled nodes, their modes and windows, the affected Instances and their answers
-    Status(OutputArgs),
+    /// Show scheduled nodes, their modes and windows, the affected Instances and their
+    /// answers (-o yaml|json)
+    Status,
     /// Cordon and drain scheduled nodes (through the Eviction API, respecting
     /// PodDisruptionBudgets)
     Down(MaintenanceDownArgs),

@@ -1,17 +1,16 @@
-//! KUDO's spellings that clap cannot take as they are: klog's numeric
-//! verbosity (`-v 2`, `-v=2`, `--v 2`, `--v=2`) becomes that many `-v`
-//! (at most three: info, debug, trace), so scripts written for KUDO run.
+//! `-v` as people type it: kubectl's and KUDO's levels (`-v=2`, `-v 2`,
+//! `--v=2`) are what clap parses; a bare `-v` means level 1 and a counted
+//! `-vv` or `-vvv` that many, so habits from other tools keep working.
 
 use std::ffi::OsString;
 
-fn level(text: &str) -> Option<usize> {
-    (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| text.parse::<usize>().unwrap_or(usize::MAX).min(3))
+fn is_level(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// The arguments with numeric verbosity rewritten; everything after `--`
-/// is left alone.
-pub fn numeric_verbosity(args: Vec<OsString>) -> Vec<OsString> {
+/// The arguments with a bare or counted `-v` written as a level; everything
+/// after `--` is left alone.
+pub fn counted_verbosity(args: Vec<OsString>) -> Vec<OsString> {
     let mut out = Vec::with_capacity(args.len());
     let mut rest = args.into_iter().peekable();
     while let Some(arg) = rest.next() {
@@ -21,23 +20,20 @@ pub fn numeric_verbosity(args: Vec<OsString>) -> Vec<OsString> {
             out.extend(rest);
             break;
         }
-        let inline = text
-            .strip_prefix("-v=")
-            .or_else(|| text.strip_prefix("--v="))
-            .and_then(level);
-        let separate = if text == "-v" || text == "--v" {
-            rest.peek().and_then(|next| next.to_str()).and_then(level)
-        } else {
-            None
-        };
-        match (inline, separate) {
-            (Some(n), _) => out.extend(std::iter::repeat_n(OsString::from("-v"), n)),
-            (None, Some(n)) => {
-                rest.next();
-                out.extend(std::iter::repeat_n(OsString::from("-v"), n));
-            }
-            (None, None) => out.push(arg),
+        let bare = text == "-v" || text == "--v";
+        if bare && !rest.peek().and_then(|n| n.to_str()).is_some_and(is_level) {
+            out.push(OsString::from("--v=1"));
+            continue;
         }
+        let counted = text.len() > 2
+            && text.starts_with('-')
+            && !text.starts_with("--")
+            && text.bytes().skip(1).all(|b| b == b'v');
+        if counted {
+            out.push(OsString::from(format!("--v={}", text.len() - 1)));
+            continue;
+        }
+        out.push(arg);
     }
     out
 }
@@ -47,30 +43,27 @@ mod tests {
     use super::*;
 
     fn run(args: &[&str]) -> Vec<String> {
-        numeric_verbosity(args.iter().map(OsString::from).collect())
+        counted_verbosity(args.iter().map(OsString::from).collect())
             .into_iter()
             .map(|a| a.into_string().unwrap_or_default())
             .collect()
     }
 
     #[test]
-    fn klog_levels_become_counted_flags() {
-        assert_eq!(run(&["k", "get", "-v", "2"]), ["k", "get", "-v", "-v"]);
-        assert_eq!(run(&["k", "-v=1", "get"]), ["k", "-v", "get"]);
-        assert_eq!(
-            run(&["k", "--v", "9", "get"]),
-            ["k", "-v", "-v", "-v", "get"]
-        );
-        assert_eq!(run(&["k", "--v=0", "get"]), ["k", "get"]);
+    fn levels_are_left_to_clap() {
+        assert_eq!(run(&["k", "get", "-v", "2"]), ["k", "get", "-v", "2"]);
+        assert_eq!(run(&["k", "-v=6", "get"]), ["k", "-v=6", "get"]);
+        assert_eq!(run(&["k", "--v", "9", "get"]), ["k", "--v", "9", "get"]);
     }
 
     #[test]
-    fn counted_flags_and_other_values_are_left_alone() {
-        assert_eq!(run(&["k", "-vv", "get"]), ["k", "-vv", "get"]);
-        assert_eq!(run(&["k", "-v", "get"]), ["k", "-v", "get"]);
+    fn bare_and_counted_flags_become_levels() {
+        assert_eq!(run(&["k", "-v", "get"]), ["k", "--v=1", "get"]);
+        assert_eq!(run(&["k", "get", "-v"]), ["k", "get", "--v=1"]);
+        assert_eq!(run(&["k", "-vvv", "get"]), ["k", "--v=3", "get"]);
         assert_eq!(
-            run(&["k", "-v", "--", "-v", "2"]),
-            ["k", "-v", "--", "-v", "2"]
+            run(&["k", "-v", "--", "-vv", "2"]),
+            ["k", "--v=1", "--", "-vv", "2"]
         );
     }
 }

@@ -41,6 +41,19 @@ pub fn runs(status: &InstanceStatus) -> Vec<PlanRun> {
         .collect()
 }
 
+/// A run's RESULT: its final status; `running` while it runs; and
+/// `SUPERSEDED` when it ended without one of its own (a new request of
+/// the same plan replaced it: older managers recorded the status it had
+/// then, such as WAITING).
+fn result_text(run: &PlanRun) -> String {
+    match (run.result, &run.finished) {
+        (Some(result), _) if result.is_terminal() => result.to_string(),
+        (_, Some(_)) => "SUPERSEDED".into(),
+        (Some(result), None) => result.to_string(),
+        (None, None) => "running".into(),
+    }
+}
+
 /// The history table of an Instance.
 pub fn render(instance: &str, namespace: &str, status: &InstanceStatus) -> String {
     let runs = runs(status);
@@ -67,8 +80,7 @@ pub fn render(instance: &str, namespace: &str, status: &InstanceStatus) -> Strin
                 run.finished
                     .as_ref()
                     .map_or_else(|| "-".into(), format_time),
-                run.result
-                    .map_or_else(|| "running".into(), |r| r.to_string()),
+                result_text(run),
                 run.message.clone(),
             ]
         })
@@ -154,5 +166,29 @@ update   u2    parameter REPLICAS   2026-11-21 11:00:00   -                     
         assert_eq!(runs[0].plan, "deploy");
         assert_eq!(runs[0].result, Some(ExecutionStatus::Complete));
         assert!(render("app", "default", &status).contains("from planStatus"));
+    }
+
+    #[test]
+    fn a_superseded_run_says_so_whatever_an_older_manager_recorded() {
+        let run = |finished: Option<&str>, result: Option<ExecutionStatus>| PlanRun {
+            plan: "update".into(),
+            uid: "u".into(),
+            trigger: "parameter A".into(),
+            started: time("2026-11-21T11:00:00Z"),
+            finished: finished.map(time),
+            result,
+            message: "restarted by a new request (parameter A)".into(),
+        };
+        let done = Some("2026-11-21T11:01:00Z");
+        assert_eq!(result_text(&run(done, None)), "SUPERSEDED");
+        assert_eq!(
+            result_text(&run(done, Some(ExecutionStatus::Waiting))),
+            "SUPERSEDED"
+        );
+        assert_eq!(
+            result_text(&run(done, Some(ExecutionStatus::FatalError))),
+            "FATAL_ERROR"
+        );
+        assert_eq!(result_text(&run(None, None)), "running");
     }
 }

@@ -16,6 +16,22 @@
 //! (`params`, `patch`, `plan_tree`, `history`, `wait::assess`,
 //! `init::manifests`), and `commands` doing the IO.
 
+/// `print!` that ends the process quietly when stdout's reader is gone.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::output::write_stdout(format_args!($($arg)*)) };
+}
+
+/// `println!` that ends the process quietly when stdout's reader is gone.
+macro_rules! outln {
+    () => { $crate::output::write_stdout(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::output::write_stdout(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `eprintln!` that ends the process quietly when stderr's reader is gone.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::output::write_stderr(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 mod cli;
 mod commands;
 mod compat;
@@ -46,7 +62,21 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let args = compat::numeric_verbosity(args.into_iter().map(Into::into).collect());
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // kubectl's plugin completion protocol, read before any flag is parsed.
+    if args
+        .get(1)
+        .is_some_and(|a| a == commands::completion::PROTOCOL_COMMAND)
+    {
+        let words: Vec<String> = args
+            .iter()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        commands::completion::complete(&words);
+        return 0;
+    }
+    let args = compat::counted_verbosity(args);
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -55,37 +85,48 @@ where
             return e.exit_code();
         }
     };
-    init_logging(cli.global.verbose);
+    init_logging(cli.global.verbosity);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("Error: cannot start the async runtime: {e}");
+            errln!("Error: cannot start the async runtime: {e}");
             return 1;
         }
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("Error: {e}");
+            errln!("Error: {e}");
             e.exit_code()
         }
     }
 }
 
-fn init_logging(verbosity: u8) {
-    let level = match verbosity {
-        0 => "warn",
-        1 => "info",
-        2 => "debug",
+/// The log filter of a kubectl `-v` level: without `-v` only kubectl-kudo's
+/// own warnings (a failed request is reported as the command's error, not
+/// as a library's log line), then more of it, then the client's requests.
+fn log_filter(level: u8) -> &'static str {
+    match level {
+        0 => "off,kubectl_kudo=warn",
+        1..=3 => "warn,kubectl_kudo=info",
+        4..=5 => "info,kubectl_kudo=debug",
+        6..=7 => "debug",
         _ => "trace",
-    };
+    }
+}
+
+fn init_logging(level: u8) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("KUDO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(log_filter(level)));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
         .with_writer(std::io::stderr)
         .try_init();
 }

@@ -1,23 +1,62 @@
-//! Printing data (`-o yaml|json`) and kubectl-style tables.
+//! Printing data (`-o yaml|json`) and kubectl-style tables, and writing
+//! to stdout and stderr without a panic when the reader has gone
+//! (`kubectl kudo completion bash | head`).
 
 use comfy_table::{ContentArrangement, Table, presets};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::OutputFormat;
 use crate::error::{CliError, Result};
+
+/// Writes to stdout (`out!`, `outln!`). When the reader has closed the
+/// pipe, the command has nothing left to say: the process ends quietly
+/// with 0, as a Go kubectl ended by SIGPIPE shows nothing.
+pub fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        gone(&e);
+    }
+}
+
+/// Writes to stderr (`errln!`); a closed stderr ends the process as a
+/// closed stdout does.
+pub fn write_stderr(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    if let Err(e) = err.write_fmt(args).and_then(|()| err.flush()) {
+        gone(&e);
+    }
+}
+
+fn gone(e: &std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    // Nowhere left to report it: the exit code says something failed.
+    std::process::exit(1);
+}
+
+/// The formats data is printed in (`-o yaml|json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataFormat {
+    /// YAML
+    Yaml,
+    /// JSON
+    Json,
+}
 
 /// Serialises `value` as YAML or JSON text (with a trailing newline).
 /// `metadata.managedFields` is dropped everywhere, as kubectl hides it.
-pub fn format_data<T: Serialize>(value: &T, format: OutputFormat) -> Result<String> {
+pub fn format_data<T: Serialize>(value: &T, format: DataFormat) -> Result<String> {
     let mut json = serde_json::to_value(value)
         .map_err(|e| CliError::Other(format!("cannot serialise output: {e}")))?;
     strip_managed_fields(&mut json);
     match format {
-        OutputFormat::Json => serde_json::to_string_pretty(&json)
+        DataFormat::Json => serde_json::to_string_pretty(&json)
             .map(|s| s + "\n")
             .map_err(|e| CliError::Other(format!("cannot write JSON: {e}"))),
-        OutputFormat::Yaml => serde_saphyr::to_string(&json)
+        DataFormat::Yaml => serde_saphyr::to_string(&json)
             .map_err(|e| CliError::Other(format!("cannot write YAML: {e}"))),
     }
 }
@@ -87,9 +126,9 @@ mod tests {
     #[test]
     fn data_output_drops_managed_fields() {
         let value = serde_json::json!({"metadata": {"name": "x", "managedFields": [{}]}});
-        let yaml = format_data(&value, OutputFormat::Yaml).unwrap();
+        let yaml = format_data(&value, DataFormat::Yaml).unwrap();
         assert!(!yaml.contains("managedFields"), "{yaml}");
-        let json = format_data(&value, OutputFormat::Json).unwrap();
+        let json = format_data(&value, DataFormat::Json).unwrap();
         assert_eq!(json, "{\n  \"metadata\": {\n    \"name\": \"x\"\n  }\n}\n");
     }
 }

@@ -5,9 +5,10 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use kube::ResourceExt;
+use kudo_api::hint::KudoCommand;
 use kudo_api::{
     ExecutionStatus, Instance, InstanceMaintenance, InstanceStatus, MaintenanceResponse,
-    OperatorVersionSpec, PhaseStatus, PlanStatus, StepStatus, Time,
+    OperatorVersionSpec, PhaseStatus, Plan, PlanStatus, StepStatus, Time,
 };
 use termtree::Tree;
 
@@ -47,8 +48,19 @@ fn message_suffix(message: &str) -> String {
     }
 }
 
+/// The message of a plan or phase, unless `, paused` says it already.
+fn unless_paused(message: &str, paused: Option<bool>) -> String {
+    if paused == Some(true) && message == "paused" {
+        String::new()
+    } else {
+        message_suffix(message)
+    }
+}
+
+/// `(serial strategy)`; a plan or phase without one runs in parallel, as
+/// in KUDO.
 fn strategy_text(raw: Option<&str>) -> &str {
-    raw.unwrap_or("")
+    raw.unwrap_or("parallel")
 }
 
 fn step_line(step: &StepStatus, colour: bool) -> String {
@@ -104,7 +116,7 @@ fn phase_tree(phase: &PhaseStatus, strategy: Option<&str>, colour: bool) -> Tree
         phase.name,
         strategy_text(strategy),
         status_tag(Some(phase.status()), colour),
-        message_suffix(&phase.message)
+        unless_paused(&phase.message, phase.paused)
     );
     if phase.paused == Some(true) {
         line.push_str(", paused");
@@ -115,18 +127,33 @@ fn phase_tree(phase: &PhaseStatus, strategy: Option<&str>, colour: bool) -> Tree
     Tree::new(line).with_leaves(phase.steps.iter().map(|s| step_tree(s, colour)))
 }
 
+/// The definition of a plan: the OperatorVersion's, or for `recovery`,
+/// which no package has, the one the engine runs from its status.
+fn plan_definition<'a>(
+    name: &str,
+    plan: &PlanStatus,
+    ov: Option<&'a OperatorVersionSpec>,
+) -> Option<std::borrow::Cow<'a, Plan>> {
+    if let Some(def) = ov.and_then(|o| o.plan(name)) {
+        return Some(std::borrow::Cow::Borrowed(def));
+    }
+    (name == kudo_api::names::RECOVERY_PLAN)
+        .then(|| std::borrow::Cow::Owned(kudo_engine::recovery::plan_definition(plan)))
+}
+
 fn live_plan_tree(
     name: &str,
     plan: &PlanStatus,
     ov: Option<&OperatorVersionSpec>,
     colour: bool,
 ) -> Tree<String> {
-    let ov_plan = ov.and_then(|o| o.plan(name));
+    let definition = plan_definition(name, plan, ov);
+    let ov_plan = definition.as_deref();
     let mut line = format!(
         "Plan {name} ({} strategy) {}{}",
         strategy_text(ov_plan.and_then(|p| p.strategy.as_deref())),
         status_tag(Some(plan.status()), colour),
-        message_suffix(&plan.message)
+        unless_paused(&plan.message, plan.paused)
     );
     if plan.paused == Some(true) {
         line.push_str(", paused");
@@ -149,7 +176,7 @@ fn live_plan_tree(
 fn inactive_plan_tree(name: &str, ov: &OperatorVersionSpec, colour: bool) -> Tree<String> {
     let tag = status_tag(None, colour);
     let Some(plan) = ov.plan(name) else {
-        return Tree::new(format!("Plan {name} ( strategy) {tag}"));
+        return Tree::new(format!("Plan {name} {tag}"));
     };
     let phases = plan.phases.iter().map(|phase| {
         Tree::new(format!(
@@ -198,23 +225,48 @@ pub fn render(instance: &Instance, ov: Option<&OperatorVersionSpec>, colour: boo
         "{name} (Operator-Version: \"{ov_name}\" Active-Plan: \"{active}\")"
     ));
     for plan in &plan_names {
-        let live = status.plan_status.get(plan).filter(|_| *plan == active);
+        // The active plan, and any plan that ran before: its last run.
+        let live = status
+            .plan_status
+            .get(plan)
+            .filter(|p| *plan == active || p.uid.is_some());
         let tree = match (live, ov) {
             (Some(live), _) => live_plan_tree(plan, live, ov, colour),
             (None, Some(ov)) if ov.plans.contains_key(plan) => inactive_plan_tree(plan, ov, colour),
-            (None, _) => Tree::new(format!(
-                "Plan {plan} ( strategy) {}",
-                status_tag(None, colour)
-            )),
+            (None, _) => Tree::new(format!("Plan {plan} {}", status_tag(None, colour))),
         };
         instance_tree.push(tree);
     }
     let root = Tree::new(".".to_string()).with_leaves([instance_tree]);
 
     let mut out = format!("Plan(s) for \"{name}\" in namespace \"{namespace}\":\n{root}");
-    out.push_str(&blockers_text(&name, &status, colour));
+    out.push_str(&ready_text(&status, colour));
+    out.push_str(&blockers_text(&name, &namespace, &status, colour));
     out.push_str(&maintenance_text(&status, colour));
     out
+}
+
+/// The `Ready` condition, if the manager wrote one.
+pub fn ready_condition(status: &InstanceStatus) -> Option<&kudo_api::Condition> {
+    status.conditions.iter().find(|c| c.type_ == "Ready")
+}
+
+/// `Ready: False (ResourceNotReady: Deployment ns/web: 1 of 2 ...)`: a
+/// COMPLETE plan says what was applied, Ready whether it is healthy now.
+fn ready_text(status: &InstanceStatus, colour: bool) -> String {
+    let Some(ready) = ready_condition(status) else {
+        return String::new();
+    };
+    let mut line = format!("\nReady: {} ({}", ready.status, ready.reason);
+    if !ready.message.is_empty() {
+        let _ = write!(line, ": {}", ready.message);
+    }
+    line.push(')');
+    if ready.status == "False" {
+        line = warn(&line, colour);
+    }
+    line.push('\n');
+    line
 }
 
 /// `node n1 scheduled for maintenance START–END, answered Accepted` (with
@@ -251,7 +303,12 @@ fn maintenance_text(status: &InstanceStatus, colour: bool) -> String {
 }
 
 /// The "why is nothing happening" section: blockers and automatic suppression.
-pub fn blockers_text(instance: &str, status: &InstanceStatus, colour: bool) -> String {
+pub fn blockers_text(
+    instance: &str,
+    namespace: &str,
+    status: &InstanceStatus,
+    colour: bool,
+) -> String {
     let mut out = String::new();
     if !status.blockers.is_empty() {
         out.push_str("\nBlockers:\n");
@@ -284,199 +341,16 @@ pub fn blockers_text(instance: &str, status: &InstanceStatus, colour: bool) -> S
         );
         let _ = writeln!(
             out,
-            "\nAutomatic plans are suppressed since {} ({until}): {}\n  clear with `kubectl kudo suppress clear --instance {instance}` or go back with `kubectl kudo rollback --instance {instance}`",
+            "\nAutomatic plans are suppressed since {} ({until}): {}\n  clear with `{}` or go back with `{}`",
             format_time(&auto.since),
-            auto.reason
+            auto.reason,
+            KudoCommand::new("suppress clear", instance).namespace(namespace),
+            KudoCommand::new("rollback", instance).namespace(namespace),
         );
     }
     out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as MetaTime;
-    use kudo_api::{Blocker, BlockerKind, InstanceSpec, Phase, Plan, Step};
-    use pretty_assertions::assert_eq;
-
-    fn time(text: &str) -> Time {
-        MetaTime(text.parse().unwrap())
-    }
-
-    fn ov() -> OperatorVersionSpec {
-        let plan = |name: &str| Plan {
-            strategy: Some("serial".into()),
-            phases: vec![Phase {
-                name: name.into(),
-                strategy: Some("parallel".into()),
-                steps: vec![Step {
-                    name: name.into(),
-                    tasks: vec![],
-                }],
-            }],
-        };
-        OperatorVersionSpec {
-            plans: BTreeMap::from([
-                ("deploy".to_string(), plan("deploy")),
-                ("validate".to_string(), plan("validate")),
-            ]),
-            ..Default::default()
-        }
-    }
-
-    fn instance(status: Option<InstanceStatus>) -> Instance {
-        let mut spec = InstanceSpec::default();
-        spec.operator_version.name = Some("test-1.0".into());
-        let mut inst = Instance::new("test", spec);
-        inst.metadata.namespace = Some("default".into());
-        inst.status = status;
-        inst
-    }
-
-    fn failed_deploy() -> InstanceStatus {
-        let step = StepStatus {
-            name: "deploy".into(),
-            status: Some(ExecutionStatus::FatalError),
-            message: "error detail".into(),
-            ..Default::default()
-        };
-        let phase = PhaseStatus {
-            name: "deploy".into(),
-            status: Some(ExecutionStatus::FatalError),
-            steps: vec![step],
-            ..Default::default()
-        };
-        InstanceStatus {
-            plan_status: BTreeMap::from([(
-                "deploy".to_string(),
-                PlanStatus {
-                    name: "deploy".into(),
-                    status: Some(ExecutionStatus::FatalError),
-                    last_updated_timestamp: Some(time("2019-10-17T01:01:01Z")),
-                    phases: vec![phase],
-                    ..Default::default()
-                },
-            )]),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn failed_plan_prints_in_kudo_layout() {
-        let text = render(&instance(Some(failed_deploy())), Some(&ov()), false);
-        let expected = "\
-Plan(s) for \"test\" in namespace \"default\":
-.
-└── test (Operator-Version: \"test-1.0\" Active-Plan: \"deploy\")
-    ├── Plan deploy (serial strategy) [FATAL_ERROR], last updated 2019-10-17 01:01:01
-    │   └── Phase deploy (parallel strategy) [FATAL_ERROR]
-    │       └── Step deploy [FATAL_ERROR] (error detail)
-    └── Plan validate (serial strategy) [NOT ACTIVE]
-        └── Phase validate (parallel strategy) [NOT ACTIVE]
-            └── Step validate [NOT ACTIVE]
-";
-        assert_eq!(text, expected);
-    }
-
-    #[test]
-    fn task_lines_repeat_nothing_the_step_already_says() {
-        let mut step = StepStatus {
-            name: "app".into(),
-            status: Some(ExecutionStatus::InProgress),
-            message: "waiting".into(),
-            tasks: vec![kudo_api::TaskStatus {
-                name: "deploy".into(),
-                message: "waiting".into(),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        assert_eq!(
-            step_tree(&step, false).to_string(),
-            "Step app [IN_PROGRESS] (waiting)\n"
-        );
-        step.tasks[0].message = "Deployment web: 1 of 3 ready".into();
-        assert!(
-            step_tree(&step, false)
-                .to_string()
-                .contains("Task deploy [NEVER_RUN] (Deployment web")
-        );
-    }
-
-    #[test]
-    fn instance_without_any_plan_run_says_so() {
-        let text = render(&instance(None), Some(&ov()), false);
-        assert_eq!(
-            text,
-            "No plan ever run for instance - nothing to show for instance test\n"
-        );
-    }
-
-    #[test]
-    fn running_plan_wins_over_a_more_recently_updated_one() {
-        let mut status = failed_deploy();
-        status.plan_status.insert(
-            "validate".into(),
-            PlanStatus {
-                status: Some(ExecutionStatus::InProgress),
-                last_updated_timestamp: Some(time("2019-10-16T00:00:00Z")),
-                ..Default::default()
-            },
-        );
-        assert_eq!(active_plan_name(&status).as_deref(), Some("validate"));
-    }
-
-    #[test]
-    fn blockers_are_listed_with_scope_and_end() {
-        let mut status = failed_deploy();
-        status.blockers = vec![Blocker {
-            kind: BlockerKind::MaintenanceWindow,
-            message: "maintenance window closed".into(),
-            until: Some(time("2026-11-23T21:00:00Z")),
-            plan: Some("deploy".into()),
-            ..Default::default()
-        }];
-        let text = blockers_text("test", &status, false);
-        assert_eq!(
-            text,
-            "\nBlockers:\n  - MaintenanceWindow: maintenance window closed [plan deploy] (until 2026-11-23 21:00:00)\n"
-        );
-    }
-
-    fn told(response: MaintenanceResponse, message: &str) -> InstanceMaintenance {
-        InstanceMaintenance {
-            nodes: vec!["n1".into()],
-            start: time("2026-11-28T02:00:00Z"),
-            end: time("2026-11-28T03:00:00Z"),
-            response,
-            message: message.into(),
-            uid: None,
-        }
-    }
-
-    #[test]
-    fn node_maintenance_is_shown_with_the_answer_and_its_message() {
-        let mut status = failed_deploy();
-        status.maintenance = Some(told(MaintenanceResponse::Accepted, ""));
-        let text = render(&instance(Some(status.clone())), Some(&ov()), false);
-        assert!(
-            text.ends_with(
-                "\nNode maintenance (see `kubectl kudo maintenance status`):\n  - node n1 \
-                 scheduled for maintenance 2026-11-28T02:00:00Z–2026-11-28T03:00:00Z, answered \
-                 Accepted\n"
-            ),
-            "{text}"
-        );
-        let declined = told(MaintenanceResponse::Declined, "quorum would be lost");
-        assert_eq!(
-            maintenance_line(&declined),
-            "node n1 scheduled for maintenance 2026-11-28T02:00:00Z–2026-11-28T03:00:00Z, \
-             answered Declined: quorum would be lost"
-        );
-        status.maintenance = None;
-        let without = render(&instance(Some(status)), Some(&ov()), false);
-        assert!(!without.contains("maintenance"), "{without}");
-    }
-}
+#[path = "plan_tree_tests.rs"]
+mod tests;

@@ -11,6 +11,7 @@ use kube::Api;
 use kudo_api::{ExecutionStatus, Instance, InstanceStatus, PlanStatus};
 
 use crate::error::{CliError, Result, status_code};
+use kudo_api::hint::KudoCommand;
 
 /// What was true before the CLI asked for a plan, so an old execution is
 /// not mistaken for the new one.
@@ -20,6 +21,9 @@ pub struct Baseline {
     pub known_uids: BTreeSet<String>,
     /// Only this plan counts (e.g. `plan trigger --name`).
     pub plan: Option<String>,
+    /// The Instance's generation after the request: blockers count only
+    /// once the manager has seen it (`status.observedGeneration`).
+    pub generation: Option<i64>,
 }
 
 impl Baseline {
@@ -33,7 +37,17 @@ impl Baseline {
                     .collect()
             })
             .unwrap_or_default();
-        Self { known_uids, plan }
+        Self {
+            known_uids,
+            plan,
+            generation: None,
+        }
+    }
+
+    /// The same, counting blockers once the manager saw `generation`.
+    #[must_use]
+    pub fn seen_at(self, generation: Option<i64>) -> Self {
+        Self { generation, ..self }
     }
 }
 
@@ -103,6 +117,52 @@ fn failure_message(name: &str, plan: &PlanStatus) -> String {
     }
 }
 
+/// The blockers that keep the awaited plan from starting, once the manager
+/// has seen the request: those of that plan, or, when any plan will do,
+/// those of any plan and the Instance.
+fn start_blockers<'s>(
+    status: &'s InstanceStatus,
+    baseline: &Baseline,
+) -> impl Iterator<Item = &'s kudo_api::Blocker> {
+    let seen = baseline
+        .generation
+        .is_none_or(|g| status.observed_generation.is_some_and(|o| o >= g));
+    status.blockers.iter().filter(move |b| {
+        seen && match (&baseline.plan, &b.plan) {
+            (Some(want), Some(plan)) => want == plan,
+            _ => true,
+        }
+    })
+}
+
+/// Why the awaited plan has not started, in the blockers' words.
+pub fn not_started_reason(status: Option<&InstanceStatus>, baseline: &Baseline) -> Option<String> {
+    let reasons: Vec<&str> = start_blockers(status?, baseline)
+        .map(|b| b.message.as_str())
+        .collect();
+    (!reasons.is_empty()).then(|| reasons.join("; "))
+}
+
+/// A hold that outlasts the wait: a maintenance window or suppression that
+/// ends only after `deadline`, or only when someone clears it, or a pause.
+/// Waiting longer would only repeat it.
+pub fn outlasting_hold(
+    status: Option<&InstanceStatus>,
+    baseline: &Baseline,
+    deadline: jiff::Timestamp,
+) -> Option<String> {
+    use kudo_api::BlockerKind;
+    start_blockers(status?, baseline)
+        .find(|b| match b.kind {
+            BlockerKind::MaintenanceWindow | BlockerKind::Suppressed => {
+                b.until.as_ref().is_none_or(|u| u.0 > deadline)
+            }
+            BlockerKind::Paused => true,
+            _ => false,
+        })
+        .map(|b| b.message.clone())
+}
+
 /// Where the execution the CLI waits for stands, given the Instance status.
 pub fn assess(status: Option<&InstanceStatus>, baseline: &Baseline) -> Progress {
     let Some(status) = status else {
@@ -169,7 +229,7 @@ impl ProgressView {
         self.last = text.to_string();
         match &self.bar {
             Some(bar) => bar.set_message(text.to_string()),
-            None => eprintln!("{text} [{}s]", self.started.elapsed().as_secs()),
+            None => errln!("{text} [{}s]", self.started.elapsed().as_secs()),
         }
     }
 
@@ -199,11 +259,14 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// line on stderr; FATAL_ERROR and the timeout are errors.
 pub async fn wait_for_plan(
     api: &Api<Instance>,
-    name: &str,
+    (namespace, name): (&str, &str),
     baseline: &Baseline,
     timeout: Duration,
 ) -> Result<()> {
     let mut view = ProgressView::new();
+    let deadline = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::try_from(timeout).unwrap_or(jiff::SignedDuration::MAX))
+        .unwrap_or(jiff::Timestamp::MAX);
     let result = loop {
         let instance = match api.get(name).await {
             Ok(i) => i,
@@ -217,16 +280,30 @@ pub async fn wait_for_plan(
         match assess(instance.status.as_ref(), baseline) {
             Progress::Complete(text) => {
                 view.finish();
-                eprintln!("{text} after {}s", view.elapsed().as_secs());
+                errln!("{text} after {}s", view.elapsed().as_secs());
                 break Ok(());
             }
             Progress::Failed(text) => {
                 break Err(CliError::PlanFailed(format!(
-                    "{text}\nsee `kubectl kudo plan status --instance {name}`"
+                    "{text}\nsee `{}`",
+                    KudoCommand::new("plan status", name).namespace(namespace)
                 )));
             }
             Progress::Running(text) => view.update(&text),
-            Progress::NotStarted => view.update("waiting for the plan to start"),
+            Progress::NotStarted => {
+                let status = instance.status.as_ref();
+                if let Some(hold) = outlasting_hold(status, baseline, deadline) {
+                    break Err(CliError::Timeout(format!(
+                        "the plan will not start within --wait-timeout ({}s): {hold}\nfollow it with `{}`",
+                        timeout.as_secs(),
+                        KudoCommand::new("plan status", name).namespace(namespace)
+                    )));
+                }
+                match not_started_reason(status, baseline) {
+                    Some(why) => view.update(&format!("waiting for the plan to start: {why}")),
+                    None => view.update("waiting for the plan to start"),
+                }
+            }
         }
         if view.elapsed() >= timeout {
             let last = if view.last.is_empty() {

@@ -470,7 +470,18 @@ async fn concurrent_plan_operations_are_not_lost() {
                 let reason = format!("worker {i}");
                 ok(
                     &kc,
-                    &["plan", "pause", "--instance", INSTANCE, "--reason", &reason],
+                    &[
+                        "plan",
+                        "restart",
+                        "--instance",
+                        INSTANCE,
+                        "--plan",
+                        "deploy",
+                        "--phase",
+                        "main",
+                        "--reason",
+                        &reason,
+                    ],
                 )
             })
         })

@@ -132,8 +132,45 @@ async fn install_creates_dependencies_from_folders_first_and_points_the_tasks_at
     let text = transcript(&again);
     assert!(again.status.success(), "{text}");
     assert!(
-        text.contains("operatorversion default/leaf-1.0.0 already exists, not changed"),
+        text.contains(
+            "operatorversion default/leaf-1.0.0 is installed already, with the same content"
+        ),
         "{text}"
+    );
+
+    // An edited package under the same version is refused, naming what
+    // differs, before anything is written.
+    let leaf_template = std::fs::read_dir(tmp.path().join("leaf/templates"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut edited = std::fs::read_to_string(&leaf_template).unwrap();
+    edited.push_str("# edited\n");
+    std::fs::write(&leaf_template, edited).unwrap();
+    let refused = run_with(
+        sandbox.kubeconfig_path(),
+        &["install", app.to_str().unwrap(), "--instance", "third"],
+    );
+    let text = transcript(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{text}");
+    let file = leaf_template.file_name().unwrap().to_string_lossy();
+    assert!(
+        text.contains(&format!(
+            "operatorversion default/leaf-1.0.0 is installed with other content than this \
+             package (templates/{file} differs)"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("Give the package a new operatorVersion"),
+        "{text}"
+    );
+    let api: Api<Instance> = Api::namespaced(sandbox.client().unwrap(), "default");
+    assert!(
+        api.get_opt("third").await.unwrap().is_none(),
+        "nothing written"
     );
 }
 

@@ -422,7 +422,9 @@ pub struct PlanRun {
     /// End time (unset while running).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished: Option<Time>,
-    /// Final status (unset while running).
+    /// Final status: unset while running, and for a run a new request of
+    /// the same plan superseded (then `finished` is set and the message
+    /// says what replaced it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ExecutionStatus>,
     /// Final message, e.g. the error.

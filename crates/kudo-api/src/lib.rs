@@ -13,6 +13,7 @@
 //! This crate owns types only: serde + schemars, no IO, no clock, no client.
 
 pub mod crds;
+pub mod hint;
 pub mod instance;
 pub mod maintenance;
 pub mod message;

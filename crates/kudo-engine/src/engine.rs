@@ -137,10 +137,24 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
                 }
             };
             if may_start {
-                let hold = start_hold(&req, st, manual_suppression, &window, now, &mut out);
-                match hold {
-                    Some(b) => out.push_blocker(b),
-                    None => {
+                let hold = start_hold(&req, inst, st, manual_suppression, &window, now, &mut out);
+                // A manual run asked for behind the held change goes ahead
+                // when nothing holds it (a break-glass run past a window).
+                let manual = hold.as_ref().and_then(|_| {
+                    let consumed = select::Consumed::from(&*st);
+                    select::manual_behind(&inst.spec, ov, consumed, &req).filter(|m| {
+                        let mut scratch = WalkOutput::default();
+                        start_hold(m, inst, st, manual_suppression, &window, now, &mut scratch)
+                            .is_none()
+                    })
+                });
+                match (hold, manual) {
+                    (_, Some(manual)) => {
+                        start(inst, st, &manual, input.config, now, &mut out);
+                        changed = true;
+                    }
+                    (Some(b), None) => out.push_blocker(b),
+                    (None, None) => {
                         start(inst, st, &req, input.config, now, &mut out);
                         changed = true;
                     }
@@ -194,6 +208,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         };
         let uid = ps.uid.clone().unwrap_or_default();
         Walk {
+            instance: (namespace, inst.metadata.name.as_deref().unwrap_or_default()),
             plan_name: &active.name,
             uid: &uid,
             observed: input.observed,

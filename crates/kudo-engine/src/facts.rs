@@ -15,6 +15,14 @@ pub(crate) fn running_plan(st: &InstanceStatus) -> Option<String> {
         .map(|_| active.name.clone())
 }
 
+/// `(namespace, name)` of an Instance, as messages name it.
+pub(crate) fn identity_of(instance: &kudo_api::Instance) -> (&str, &str) {
+    (
+        instance.metadata.namespace.as_deref().unwrap_or("default"),
+        instance.metadata.name.as_deref().unwrap_or_default(),
+    )
+}
+
 /// A blocker of kind Other with this message.
 pub(crate) fn other(message: String) -> Blocker {
     Blocker {

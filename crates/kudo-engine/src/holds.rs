@@ -75,6 +75,7 @@ pub(crate) fn step_hold(
 /// Why the requested plan may not start now.
 pub(crate) fn start_hold(
     req: &PlanRequest,
+    instance: &kudo_api::Instance,
     st: &InstanceStatus,
     manual: Option<&kudo_api::Suppression>,
     window: &Result<windows::WindowState, crate::EngineError>,
@@ -103,7 +104,7 @@ pub(crate) fn start_hold(
         }
         return Some(with_plan(Blocker {
             kind: BlockerKind::Suppressed,
-            message: suppression::describe_auto(a),
+            message: suppression::describe_auto(a, crate::facts::identity_of(instance)),
             until: a.until.clone(),
             ..Default::default()
         }));

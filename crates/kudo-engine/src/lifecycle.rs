@@ -37,7 +37,15 @@ impl AutoPlan<'_> {
         st: &InstanceStatus,
         out: &mut WalkOutput,
     ) -> bool {
-        let hold = start_hold(req, st, self.manual_suppression, self.window, self.now, out);
+        let hold = start_hold(
+            req,
+            self.instance,
+            st,
+            self.manual_suppression,
+            self.window,
+            self.now,
+            out,
+        );
         let held = hold.is_some();
         if let Some(b) = hold {
             out.push_blocker(b);
@@ -114,8 +122,10 @@ pub(crate) fn start(
                 ps.message.clone_from(&message);
                 ps.finished_at = Some(crate::time(now));
             }
-            let (uid, result) = (ps.uid.clone(), ps.status());
-            close_history(st, uid.as_deref(), result, &message, now);
+            // A run the new request replaces ends without a result of its
+            // own (history shows it superseded).
+            let uid = ps.uid.clone();
+            close_history(st, uid.as_deref(), status, &message, now);
         }
     }
     let Some(ps) = st.plan_status.get_mut(&req.plan) else {
@@ -167,7 +177,7 @@ pub(crate) fn start(
 pub(crate) fn close_history(
     st: &mut InstanceStatus,
     uid: Option<&str>,
-    result: S,
+    result: Option<S>,
     message: &str,
     now: Timestamp,
 ) {
@@ -178,7 +188,7 @@ pub(crate) fn close_history(
         .find(|r| Some(r.uid.as_str()) == uid && r.finished.is_none())
     {
         run.finished = Some(crate::time(now));
-        run.result = Some(result);
+        run.result = result;
         run.message = message.to_string();
     }
 }
@@ -215,7 +225,7 @@ pub(crate) fn finish_active(
     };
     ps.finished_at = Some(crate::time(now));
     let (uid, message) = (ps.uid.clone(), ps.message.clone());
-    close_history(st, uid.as_deref(), result, &message, now);
+    close_history(st, uid.as_deref(), Some(result), &message, now);
     out.actions.push(event(
         EventType::Normal,
         "PlanFinished",

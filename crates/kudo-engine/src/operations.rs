@@ -173,6 +173,34 @@ fn who(op: &PlanOperation) -> String {
     )
 }
 
+/// Sets or clears a pause flag; the result says what it holds. A pause
+/// outlasts the run: one given while the plan is not running holds its
+/// next run, which starts and waits until resumed.
+fn pause_or_resume(
+    action: PlanAction,
+    flag: &mut Option<bool>,
+    what: &str,
+    running: bool,
+) -> String {
+    let was = *flag == Some(true);
+    if action == PlanAction::Pause {
+        *flag = Some(true);
+        return match (was, running) {
+            (true, _) => format!("no-op: {what} is already paused"),
+            (false, true) => format!("{what} paused: steps running now finish, no new step starts"),
+            (false, false) => {
+                format!("{what} paused: it is not running; its next run starts paused")
+            }
+        };
+    }
+    *flag = None;
+    if was {
+        format!("{what} resumed")
+    } else {
+        format!("no-op: {what} is not paused")
+    }
+}
+
 fn apply_one(
     op: &PlanOperation,
     ov: &OperatorVersion,
@@ -225,23 +253,16 @@ fn apply_one(
         (None, _) => None,
     };
     let mut revive = false;
+    let running = is_active && ps.status().is_running();
     let result = match (op.action, phase_index, step_index) {
         (PlanAction::Pause | PlanAction::Resume, Some(pi), _) => {
-            let pause = op.action == PlanAction::Pause;
-            ps.phases[pi].paused = pause.then_some(true);
-            format!(
-                "phase {:?} of plan {plan_name:?} {}",
-                ps.phases[pi].name,
-                if pause { "paused" } else { "resumed" }
-            )
+            let phase = &mut ps.phases[pi];
+            let what = format!("phase {:?} of plan {plan_name:?}", phase.name);
+            pause_or_resume(op.action, &mut phase.paused, &what, running)
         }
         (PlanAction::Pause | PlanAction::Resume, None, _) => {
-            let pause = op.action == PlanAction::Pause;
-            ps.paused = pause.then_some(true);
-            format!(
-                "plan {plan_name:?} {}",
-                if pause { "paused" } else { "resumed" }
-            )
+            let what = format!("plan {plan_name:?}");
+            pause_or_resume(op.action, &mut ps.paused, &what, running)
         }
         (PlanAction::Continue, None, _) => {
             "no-op: continue needs a phase (canary approvals are per phase)".to_string()

@@ -142,7 +142,7 @@ pub fn object_of<'s>(status: &'s InstanceStatus, phase: &str) -> Option<&'s Appl
 
 /// The plan the walk runs for a recovery status: its phases in parallel,
 /// each one step of one task.
-pub(crate) fn plan_definition(status: &PlanStatus) -> Plan {
+pub fn plan_definition(status: &PlanStatus) -> Plan {
     Plan {
         strategy: Some("parallel".to_string()),
         phases: status

@@ -296,31 +296,63 @@ pub fn select(
         };
     }
 
-    if let Some(pe) = wanted.plan_execution.as_ref()
-        && let Some(uid) = pe.uid.as_deref().filter(|u| !u.is_empty())
-        && consumed.plan_execution_uid != Some(uid)
-    {
-        let plan = pe.plan_name.clone().unwrap_or_default();
-        if plan == CLEANUP_PLAN {
-            return Selection::Invalid(
-                "spec.planExecution asks for cleanup, which runs only when the Instance is deleted"
-                    .to_string(),
-            );
-        }
-        if spec.plan(&plan).is_none() {
-            return Selection::Invalid(format!(
-                "spec.planExecution asks for plan {plan:?}, which OperatorVersion {ov_name} does not define"
-            ));
-        }
-        return Selection::Start(PlanRequest {
-            plan,
-            uid: uid.to_string(),
-            trigger: Trigger::Manual,
-            break_glass: pe.break_glass.unwrap_or(false),
-            consumes: Consumes::ExecutionUid,
-        });
+    manual(wanted, ov, consumed)
+}
+
+/// The run `spec.planExecution` asks for that status has not consumed,
+/// whatever else spec asks for.
+fn manual(wanted: &InstanceSpec, ov: &OperatorVersion, consumed: Consumed<'_>) -> Selection {
+    let Some(pe) = wanted.plan_execution.as_ref() else {
+        return Selection::Nothing;
+    };
+    let Some(uid) = pe.uid.as_deref().filter(|u| !u.is_empty()) else {
+        return Selection::Nothing;
+    };
+    if consumed.plan_execution_uid == Some(uid) {
+        return Selection::Nothing;
     }
-    Selection::Nothing
+    let plan = pe.plan_name.clone().unwrap_or_default();
+    if plan == CLEANUP_PLAN {
+        return Selection::Invalid(
+            "spec.planExecution asks for cleanup, which runs only when the Instance is deleted"
+                .to_string(),
+        );
+    }
+    if ov.spec.plan(&plan).is_none() {
+        return Selection::Invalid(format!(
+            "spec.planExecution asks for plan {plan:?}, which OperatorVersion {} does not define",
+            spec_ov_name(wanted)
+        ));
+    }
+    Selection::Start(PlanRequest {
+        plan,
+        uid: uid.to_string(),
+        trigger: Trigger::Manual,
+        break_glass: pe.break_glass.unwrap_or(false),
+        consumes: Consumes::ExecutionUid,
+    })
+}
+
+/// A manual run asked for together with `held`, an upgrade or parameter
+/// change that may not start now: a person asked for it, so it may go
+/// ahead when nothing holds it. Running the same plan as `held` it takes
+/// the change with it (the plan renders spec as it is).
+pub fn manual_behind(
+    wanted: &InstanceSpec,
+    ov: &OperatorVersion,
+    consumed: Consumed<'_>,
+    held: &PlanRequest,
+) -> Option<PlanRequest> {
+    if !held.trigger.is_automatic() && held.trigger != Trigger::Rollback {
+        return None;
+    }
+    let Selection::Start(mut req) = manual(wanted, ov, consumed) else {
+        return None;
+    };
+    if req.plan == held.plan {
+        req.consumes = Consumes::Everything;
+    }
+    Some(req)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! status after a plan ends in FATAL_ERROR.
 
 use jiff::Timestamp;
+use kudo_api::hint::KudoCommand;
 use kudo_api::{AutoSuppression, Suppression};
 
 /// Whether a manual suppression covers `now`.
@@ -38,14 +39,17 @@ pub fn describe_manual(s: &Suppression) -> String {
     )
 }
 
-/// Human description of the automatic suppression.
-pub fn describe_auto(a: &AutoSuppression) -> String {
+/// Human description of the automatic suppression of the Instance
+/// `(namespace, name)`, with the commands that end it.
+pub fn describe_auto(a: &AutoSuppression, (namespace, name): (&str, &str)) -> String {
     format!(
-        "automatically suppressed {} after a failure: {} (clear it with kubectl kudo suppress clear, or roll back with kubectl kudo rollback)",
+        "automatically suppressed {} after a failure: {} (clear it with {}, or roll back with {})",
         a.until
             .as_ref()
             .map_or("until cleared".to_string(), |u| format!("until {}", u.0)),
-        a.reason
+        a.reason,
+        KudoCommand::new("suppress clear", name).namespace(namespace),
+        KudoCommand::new("rollback", name).namespace(namespace),
     )
 }
 

@@ -162,12 +162,12 @@ fn same_shape(ps: &PlanStatus, plan: &Plan) -> bool {
 }
 
 /// Puts a plan back to PENDING for a new execution `uid`, keeping the
-/// objects each task applied last time (pruning input).
+/// objects each task applied last time (pruning input) and its pauses: a
+/// pause holds the next run too, until it is resumed.
 pub fn reset_plan(ps: &mut PlanStatus, uid: &str, now: Time) {
     ps.status = Some(S::Pending);
     ps.message.clear();
     ps.uid = Some(uid.to_string());
-    ps.paused = None;
     ps.started_at = Some(now.clone());
     ps.finished_at = None;
     ps.last_updated_timestamp = Some(now);
@@ -177,11 +177,11 @@ pub fn reset_plan(ps: &mut PlanStatus, uid: &str, now: Time) {
     }
 }
 
-/// Puts a phase and its steps back to PENDING (keeps canary approvals).
+/// Puts a phase and its steps back to PENDING (keeps canary approvals and
+/// a pause).
 pub fn reset_phase(phase: &mut PhaseStatus) {
     phase.status = Some(S::Pending);
     phase.message.clear();
-    phase.paused = None;
     for step in &mut phase.steps {
         reset_step(step);
     }

@@ -15,6 +15,7 @@
 //!   Started steps (IN_PROGRESS, ERROR) keep running under every hold.
 
 use jiff::Timestamp;
+use kudo_api::hint::KudoCommand;
 use kudo_api::{
     Blocker, BlockerKind, ExecutionStatus as S, PhaseStatus, Plan, PlanStatus, StepStatus, Strategy,
 };
@@ -43,6 +44,8 @@ fn add(now: Timestamp, d: std::time::Duration) -> Timestamp {
 
 /// Context of one walk.
 pub struct Walk<'a> {
+    /// The Instance's namespace and name (for the commands blockers name).
+    pub instance: (&'a str, &'a str),
     /// Plan name.
     pub plan_name: &'a str,
     /// Execution uid.
@@ -58,6 +61,12 @@ pub struct Walk<'a> {
 }
 
 impl Walk<'_> {
+    /// A `kubectl kudo` command for this Instance, as blockers name it.
+    fn command<'c>(&'c self, command: &'c str) -> KudoCommand<'c> {
+        let (namespace, name) = self.instance;
+        KudoCommand::new(command, name).namespace(namespace)
+    }
+
     /// Advances `ps` (a running execution of `plan`) as far as it can go
     /// now. Statuses are only written where they change (see
     /// [`WalkOutput::changed`]); steps that cannot move cost a status check.
@@ -110,8 +119,9 @@ impl Walk<'_> {
             Some(blocker(
                 BlockerKind::Paused,
                 format!(
-                    "plan {:?} is paused; resume it with kubectl kudo plan resume",
-                    self.plan_name
+                    "plan {:?} is paused; resume it with {}",
+                    self.plan_name,
+                    self.command("plan resume").flag("--plan", self.plan_name)
                 ),
                 self.plan_name,
                 None,
@@ -120,8 +130,12 @@ impl Walk<'_> {
             Some(blocker(
                 BlockerKind::Paused,
                 format!(
-                    "phase {:?} of plan {:?} is paused; resume it with kubectl kudo plan resume --phase {}",
-                    phase.name, self.plan_name, phase.name
+                    "phase {:?} of plan {:?} is paused; resume it with {}",
+                    phase.name,
+                    self.plan_name,
+                    self.command("plan resume")
+                        .flag("--plan", self.plan_name)
+                        .flag("--phase", &phase.name)
                 ),
                 self.plan_name,
                 Some(&phase.name),
@@ -156,13 +170,14 @@ impl Walk<'_> {
                         BlockerKind::CanaryApproval,
                         format!(
                             "phase {:?} of plan {:?} waits for canary approval {} of 2 (step {:?}); \
-                             approve with kubectl kudo plan continue --plan {} --phase {}",
+                             approve with {}",
                             phase.name,
                             self.plan_name,
                             approvals + 1,
                             step.name,
-                            self.plan_name,
-                            phase.name
+                            self.command("plan continue")
+                                .flag("--plan", self.plan_name)
+                                .flag("--phase", &phase.name)
                         ),
                         self.plan_name,
                         Some(&phase.name),

@@ -267,7 +267,7 @@ fn the_recovery_plan_can_be_paused_and_cancelled_like_any_plan() {
     });
     assert_eq!(
         sim.status().operations[0].result,
-        "plan \"recovery\" paused"
+        "plan \"recovery\" paused: steps running now finish, no new step starts"
     );
     let mut cancel = op("c1", PlanAction::Cancel, None, None);
     cancel.plan = Some("recovery".into());

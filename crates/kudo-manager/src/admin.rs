@@ -22,6 +22,8 @@ pub struct Readiness(Arc<Parts>);
 
 #[derive(Debug, Default)]
 struct Parts {
+    /// Where the admin server listens, once bound.
+    admin_addr: std::sync::OnceLock<SocketAddr>,
     /// Whether this process serves the admission webhook at all.
     webhook_expected: AtomicBool,
     webhook_serving: AtomicBool,
@@ -58,6 +60,28 @@ impl Readiness {
     /// The controller's state.
     pub fn set_controller(&self, state: ControllerState) {
         self.0.controller.store(state as u8, Ordering::SeqCst);
+    }
+
+    /// The admin server listens at `addr`.
+    pub fn set_admin_addr(&self, addr: SocketAddr) {
+        let _ = self.0.admin_addr.set(addr);
+    }
+
+    /// Where the admin server listens, once bound.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.0.admin_addr.get().copied()
+    }
+
+    /// Whether everything of this process serves: the admin server, the
+    /// webhook (when expected) and a controller with synced caches. What
+    /// `kudo-manager dev` waits for before it says it is ready.
+    pub fn all_serving(&self) -> bool {
+        let p = &self.0;
+        self.admin_addr().is_some()
+            && !p.stopping.load(Ordering::SeqCst)
+            && (!p.webhook_expected.load(Ordering::SeqCst)
+                || p.webhook_serving.load(Ordering::SeqCst))
+            && p.controller.load(Ordering::SeqCst) == ControllerState::Synced as u8
     }
 
     /// The process is shutting down: take it out of the Service at once.
@@ -119,7 +143,14 @@ pub async fn bind(
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| crate::Error::Io {
-            context: format!("binding the admin server to {addr}"),
+            context: if source.kind() == std::io::ErrorKind::AddrInUse {
+                format!(
+                    "binding the admin server to {addr} (another process listens there; \
+                     pick another address with --admin-addr, port 0 for any free one)"
+                )
+            } else {
+                format!("binding the admin server to {addr}")
+            },
             source,
         })?;
     let local = listener.local_addr().map_err(|source| crate::Error::Io {

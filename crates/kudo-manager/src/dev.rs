@@ -3,10 +3,12 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use kudo_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
+use crate::admin::Readiness;
 use crate::controller::ControllerConfig;
 use crate::install::{InstanceRequest, install_crds, install_package};
 use crate::manager::{self, ManagerOptions, WebhookMode};
@@ -35,7 +37,13 @@ pub struct DevOptions {
     pub write_as: crate::identity::WriteAs,
 }
 
-/// Run until `shutdown`.
+/// How long the manager may take to serve before `dev` gives up on it.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Run until `shutdown`. The kubeconfig is written, and `ready` printed,
+/// only once the admin server, the webhook and the controller serve; a
+/// manager that fails before that (a port taken) ends `dev` with its error
+/// and leaves no kubeconfig behind. The kubeconfig is removed on exit.
 pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()> {
     let sandbox = Sandbox::builder()
         .port(options.port)
@@ -46,26 +54,22 @@ pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()>
         .client()
         .map_err(|e| Error::Server(format!("sandbox client: {e}")))?;
     install_crds(&client).await?;
-    sandbox
-        .write_kubeconfig(&options.kubeconfig_out)
-        .map_err(|e| Error::Server(format!("writing the kubeconfig: {e}")))?;
-    println!("kudo-manager dev: API server at {}", sandbox.url());
-    println!("kubeconfig: {}", options.kubeconfig_out.display());
-    println!("  export KUBECONFIG={}", options.kubeconfig_out.display());
 
+    let webhook = if options.webhook {
+        // A private directory of this process inside the temp dir: two
+        // dev managers never share (and overwrite) certificates.
+        WebhookMode::Local {
+            port: 0,
+            cert_dir: std::env::temp_dir(),
+        }
+    } else {
+        WebhookMode::Off
+    };
+    let ready = Readiness::new(options.webhook);
     let manager_options = ManagerOptions {
         admin_addr: options.admin_addr,
         leader_election: None,
-        webhook: if options.webhook {
-            // A private directory of this process inside the temp dir: two
-            // dev managers never share (and overwrite) certificates.
-            WebhookMode::Local {
-                port: 0,
-                cert_dir: std::env::temp_dir(),
-            }
-        } else {
-            WebhookMode::Off
-        },
+        webhook,
         controller: ControllerConfig {
             engine: options.engine.clone(),
             render_limits: options.render_limits,
@@ -74,11 +78,52 @@ pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()>
             ..ControllerConfig::default()
         },
     };
-    let manager = tokio::spawn(manager::run(
+    let mut manager = tokio::spawn(manager::run_observed(
         client.clone(),
         manager_options,
         shutdown.clone(),
+        ready.clone(),
     ));
+    let started = tokio::time::Instant::now();
+    let admin = loop {
+        if let (true, Some(addr)) = (ready.all_serving(), ready.admin_addr()) {
+            break addr;
+        }
+        tokio::select! {
+            ended = &mut manager => {
+                sandbox.stop().await;
+                return match ended {
+                    Ok(Err(e)) => Err(e),
+                    Ok(Ok(())) => Err(Error::Server("the manager stopped before it served".into())),
+                    Err(e) => Err(Error::Server(format!("manager task: {e}"))),
+                };
+            }
+            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+        if started.elapsed() > START_TIMEOUT {
+            shutdown.cancel();
+            let _ = manager.await;
+            sandbox.stop().await;
+            return Err(Error::Server(format!(
+                "the manager did not serve within {}s",
+                START_TIMEOUT.as_secs()
+            )));
+        }
+    };
+
+    sandbox
+        .write_kubeconfig(&options.kubeconfig_out)
+        .map_err(|e| Error::Server(format!("writing the kubeconfig: {e}")))?;
+    println!("kudo-manager dev: API server at {}", sandbox.url());
+    println!("admin server (/healthz, /readyz, /metrics): http://{admin}");
+    println!("kubeconfig: {}", options.kubeconfig_out.display());
+    println!("  export KUBECONFIG={}", options.kubeconfig_out.display());
+    if let Some(dir) = plugin_dir_off_path() {
+        println!(
+            "  export PATH={}:$PATH    # kubectl-kudo, so that `kubectl kudo` works",
+            dir.display()
+        );
+    }
     for package in &options.install {
         let installed = install_package(
             &client,
@@ -98,7 +143,21 @@ pub async fn run(options: DevOptions, shutdown: CancellationToken) -> Result<()>
     println!("ready; press Ctrl-C to stop");
     let result = manager
         .await
-        .map_err(|e| Error::Server(format!("manager task: {e}")))?;
+        .map_err(|e| Error::Server(format!("manager task: {e}")));
+    // The kubeconfig names a server that stops now.
+    let _ = std::fs::remove_file(&options.kubeconfig_out);
     sandbox.stop().await;
-    result
+    result?
+}
+
+/// The directory of this binary when `kubectl-kudo` lies beside it and is
+/// not on `PATH` (a cargo build): `kubectl kudo` needs it there.
+fn plugin_dir_off_path() -> Option<PathBuf> {
+    let dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
+    if !dir.join("kubectl-kudo").is_file() {
+        return None;
+    }
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|p| p.join("kubectl-kudo").is_file()));
+    (!on_path).then_some(dir)
 }

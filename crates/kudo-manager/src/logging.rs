@@ -1,6 +1,8 @@
 //! Structured logging: human text by default, JSON with `--log-format json`.
 //! Step-level spans carry `instance`, `plan`, `phase` and `step` fields.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 /// Log output format.
@@ -18,8 +20,11 @@ pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         EnvFilter::new("info,kube_runtime=warn,kube_client=warn,hyper=warn,warp=warn")
     });
+    // Colour codes only for a person at a terminal: not in a log file.
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     let result = match format {
         LogFormat::Text => builder.try_init(),

@@ -135,8 +135,8 @@ struct DevArgs {
     /// Where to write the kubeconfig for kubectl and kubectl-kudo.
     #[arg(long)]
     kubeconfig_out: Option<PathBuf>,
-    /// Admin server address.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// Admin server address (port 0 picks a free one; the address is printed).
+    #[arg(long, default_value = "127.0.0.1:0")]
     admin_addr: SocketAddr,
     /// Port of the sandbox API server (0 picks a free one).
     #[arg(long, default_value_t = 0)]

@@ -64,8 +64,19 @@ pub async fn run(
     options: ManagerOptions,
     shutdown: CancellationToken,
 ) -> Result<()> {
-    let metrics = Metrics::new();
     let ready = Readiness::new(!matches!(options.webhook, WebhookMode::Off));
+    run_observed(client, options, shutdown, ready).await
+}
+
+/// [`run`], reporting to `ready` (made with [`Readiness::new`] for the
+/// webhook mode of `options`): its caller sees when every part serves.
+pub async fn run_observed(
+    client: Client,
+    options: ManagerOptions,
+    shutdown: CancellationToken,
+    ready: Readiness,
+) -> Result<()> {
+    let metrics = Metrics::new();
     let stop = shutdown.child_token();
     {
         let (ready, stop) = (ready.clone(), stop.clone());
@@ -80,6 +91,7 @@ pub async fn run(
         async move { stop.cancelled().await }
     })
     .await?;
+    ready.set_admin_addr(admin_addr);
     tracing::info!(addr = %admin_addr, "admin server listening (/healthz, /readyz, /metrics)");
     let admin = tokio::spawn(admin);
 

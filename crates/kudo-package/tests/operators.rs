@@ -155,6 +155,16 @@ fn canary_web_update_with_ingress_renders() {
 }
 
 #[test]
+fn canary_web_generate_serves_the_page_its_pipe_task_made() {
+    let text = render("canary-web", "generate", &[]);
+    assert!(
+        text.contains("name: canarywebinstance.generate.page.generate.generatepage.indexhtml"),
+        "{text}"
+    );
+    assert!(!text.contains("canary-web-instance-page"), "{text}");
+}
+
+#[test]
 fn packed_operator_loads_like_the_directory() {
     let dir = operator_dir("zookeeper");
     let tmp = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! Validating admission webhooks (admissionregistration.k8s.io/v1,
 //! AdmissionReview v1), called over HTTPS with caBundle verification.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -166,18 +167,81 @@ fn review_request(p: &Planned, dry_run: bool) -> Value {
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req})
 }
 
+tokio::task_local! {
+    /// Warnings the webhooks gave while the request being served was
+    /// admitted; the server answers them as `Warning` headers, as
+    /// kube-apiserver does.
+    static WARNINGS: RefCell<Vec<String>>;
+}
+
+/// Most warnings one answer carries, and most bytes of each.
+const MAX_WARNINGS: usize = 16;
+const MAX_WARNING_BYTES: usize = 2048;
+
+/// Runs `serve` (one request) and returns its result with the admission
+/// warnings given meanwhile, each once.
+pub async fn with_warnings<T>(serve: impl Future<Output = T>) -> (T, Vec<String>) {
+    WARNINGS
+        .scope(RefCell::new(Vec::new()), async move {
+            let result = serve.await;
+            let warnings = WARNINGS.try_with(RefCell::take).unwrap_or_default();
+            (result, warnings)
+        })
+        .await
+}
+
+fn note_warnings(answer: &Value) {
+    let Some(list) = answer["warnings"].as_array() else {
+        return;
+    };
+    let _ = WARNINGS.try_with(|all| {
+        let mut all = all.borrow_mut();
+        for text in list.iter().filter_map(Value::as_str) {
+            let mut end = text.len().min(MAX_WARNING_BYTES);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let text = text.get(..end).unwrap_or_default();
+            if all.len() < MAX_WARNINGS && !all.iter().any(|w| w == text) {
+                all.push(text.to_string());
+            }
+        }
+    });
+}
+
+/// A `Warning` header value: code 299, agent `-`, the text quoted with
+/// `"` and `\` escaped and control characters as spaces.
+pub fn warning_header(text: &str) -> String {
+    let mut value = String::with_capacity(text.len() + 8);
+    value.push_str("299 - \"");
+    for c in text.chars() {
+        match c {
+            '"' | '\\' => {
+                value.push('\\');
+                value.push(c);
+            }
+            c if c.is_control() => value.push(' '),
+            c => value.push(c),
+        }
+    }
+    value.push('"');
+    value
+}
+
 /// Calls every matching webhook; the first denial or failure (under
-/// failurePolicy Fail) refuses the request.
+/// failurePolicy Fail) refuses the request. Warnings of the answers are
+/// kept for the response (see [`with_warnings`]).
 pub async fn review(p: &Planned, hooks: &[Hook], dry_run: bool) -> Result<(), ApiError> {
     let body = review_request(p, dry_run);
     for hook in hooks {
         let answer = match &hook.url {
             Some(url) => call(url, hook.ca_bundle.as_deref(), &body, hook.timeout).await,
-            None => Err("only clientConfig.url webhooks can be called by the sandbox (service references need a cluster network)".to_string()),
+            None => Err("the webhook's service has no endpoints: kudo-sandbox runs no pods, so it calls only clientConfig.url webhooks (as an API server calls a service with no ready pods, it fails)".to_string()),
         };
         match answer {
             Ok(resp) => {
                 let r = &resp["response"];
+                note_warnings(r);
                 if r["allowed"].as_bool() == Some(true) {
                     continue;
                 }
@@ -333,6 +397,31 @@ mod tests {
             "instances",
             Some("status")
         ));
+    }
+
+    #[test]
+    fn warning_headers_quote_the_text_as_kube_apiserver_does() {
+        assert_eq!(
+            warning_header("plan \"update\" will wait\nat 22:00 \\o/"),
+            "299 - \"plan \\\"update\\\" will wait at 22:00 \\\\o/\""
+        );
+    }
+
+    #[tokio::test]
+    async fn warnings_are_kept_once_each_and_bounded() {
+        let (_, warnings) = with_warnings(async {
+            for _ in 0..3 {
+                note_warnings(&json!({"warnings": ["a", "a", "b"]}));
+            }
+            note_warnings(&json!({"warnings": ["é".repeat(MAX_WARNING_BYTES)]}));
+            for i in 0..100 {
+                note_warnings(&json!({"warnings": [format!("w{i}")]}));
+            }
+        })
+        .await;
+        assert_eq!(warnings.len(), MAX_WARNINGS);
+        assert_eq!(warnings[..2], ["a", "b"]);
+        assert_eq!(warnings[2].len(), MAX_WARNING_BYTES);
     }
 
     #[test]

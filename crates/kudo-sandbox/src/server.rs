@@ -300,7 +300,23 @@ async fn dispatch(inner: Arc<Inner>, req: Request<Incoming>, seen: &mut Seen) ->
                                 body,
                                 user_agent,
                             };
-                            handlers::handle(&inner, ctx).await
+                            let (result, warnings) =
+                                crate::admission::with_warnings(handlers::handle(&inner, ctx))
+                                    .await;
+                            if warnings.is_empty() {
+                                result
+                            } else {
+                                let mut resp = result.unwrap_or_else(|e| error_response(&e));
+                                for text in warnings {
+                                    let value = crate::admission::warning_header(&text);
+                                    if let Ok(value) =
+                                        header::HeaderValue::from_bytes(value.as_bytes())
+                                    {
+                                        resp.headers_mut().append(header::WARNING, value);
+                                    }
+                                }
+                                Ok(resp)
+                            }
                         }
                         Err(e) => Err(e),
                     }

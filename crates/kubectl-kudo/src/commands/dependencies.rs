@@ -29,7 +29,7 @@ pub fn resolve_offline(path: &Path) -> Result<Resolved> {
     let located = kudo_package::load_located(path).map_err(package_error)?;
     let resolved = kudo_package::resolve_dependencies(located).map_err(package_error)?;
     for warning in &resolved.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     Ok(resolved)
 }
@@ -51,7 +51,7 @@ pub async fn load_with_dependencies(ctx: &KubeContext, path: &Path) -> Result<Wi
     for package in std::iter::once(&resolved.root).chain(&resolved.dependencies) {
         let report = package.verified().map_err(package_error)?;
         if !report.is_clean() {
-            eprint!("{report}");
+            crate::output::write_stderr(format_args!("{report}"));
         }
     }
     Ok(WithDependencies {

@@ -16,12 +16,12 @@ use kudo_certs::{
 use serde_json::Value;
 
 use super::FIELD_MANAGER;
-use crate::cli::{GlobalArgs, InitArgs, OutputFormat};
+use crate::cli::{GlobalArgs, InitArgs};
 use crate::context::{KubeContext, connect};
 use crate::error::{CliError, Result, status_code};
 use crate::init::{CertMode, InitOptions, MANAGER_NAME, Tls, manifests, resource_of};
 use crate::manager_pods::stuck_reason;
-use crate::output::{format_data, list_of};
+use crate::output::{DataFormat, format_data, list_of};
 use crate::wait::{POLL_INTERVAL, ProgressView};
 
 fn options(global: &GlobalArgs, args: &InitArgs) -> InitOptions {
@@ -56,14 +56,14 @@ fn issue(ca: CertificateAuthority, namespace: &str) -> Result<Tls> {
 }
 
 /// Prints the objects of `init --dry-run`: multi-document YAML or a JSON List.
-pub fn dry_run_text(objects: &[Value], format: OutputFormat) -> Result<String> {
+pub fn dry_run_text(objects: &[Value], format: DataFormat) -> Result<String> {
     match format {
-        OutputFormat::Json => format_data(&list_of(objects)?, OutputFormat::Json),
-        OutputFormat::Yaml => {
+        DataFormat::Json => format_data(&list_of(objects)?, DataFormat::Json),
+        DataFormat::Yaml => {
             let mut out = String::new();
             for object in objects {
                 out.push_str("---\n");
-                out.push_str(&format_data(object, OutputFormat::Yaml)?);
+                out.push_str(&format_data(object, DataFormat::Yaml)?);
             }
             Ok(out)
         }
@@ -73,7 +73,8 @@ pub fn dry_run_text(objects: &[Value], format: OutputFormat) -> Result<String> {
 /// Runs `init`.
 pub async fn run(global: &GlobalArgs, args: &InitArgs) -> Result<()> {
     let opts = options(global, args);
-    if args.output.output.is_some() && !args.dry_run {
+    let format = super::data_format(global, "init --dry-run")?;
+    if format.is_some() && !args.dry_run {
         return Err(CliError::Usage(
             "-o/--output is only used with --dry-run".into(),
         ));
@@ -89,13 +90,17 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> Result<()> {
         } else {
             CertMode::SelfManaged(issue(generate_ca()?, &opts.namespace)?)
         };
-        let format = args.output.output.unwrap_or(OutputFormat::Yaml);
-        print!("{}", dry_run_text(&manifests(&opts, &mode), format)?);
+        let format = format.unwrap_or(DataFormat::Yaml);
+        out!("{}", dry_run_text(&manifests(&opts, &mode), format)?);
         return Ok(());
     }
     let ctx = connect(global).await?;
+    let local = super::init_local::local_manager(&ctx).await?;
     if args.uninstall {
-        return uninstall(&ctx, &opts, args).await;
+        return uninstall(&ctx, &opts, args, local.as_ref()).await;
+    }
+    if let Some(local) = local.filter(|_| !opts.crd_only) {
+        return Err(super::init_local::refusal(&local));
     }
     let mode = if args.cert_manager {
         CertMode::CertManager
@@ -106,7 +111,7 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> Result<()> {
         write_object(&ctx, object, args.upgrade).await?;
     }
     if let CertMode::SelfManaged(Tls { serving: None, .. }) = &mode {
-        println!("webhook certificate kept (use --upgrade to issue a new one from the same CA)");
+        outln!("webhook certificate kept (use --upgrade to issue a new one from the same CA)");
     }
     if args.wait && !opts.crd_only {
         wait_for_manager(&ctx, &opts.namespace, &opts.image, args.wait_timeout).await?;
@@ -185,13 +190,13 @@ async fn write_object(ctx: &KubeContext, object: Value, upgrade: bool) -> Result
         )
         .await
         .map_err(|e| CliError::api(format!("applying {label}"), e))?;
-        println!("{label} applied");
+        outln!("{label} applied");
         return Ok(());
     }
     match api.create(&PostParams::default(), &typed).await {
-        Ok(_) => println!("{label} created"),
+        Ok(_) => outln!("{label} created"),
         Err(e) if status_code(&e) == Some(409) => {
-            println!("{label} already exists, not changed (use --upgrade to update)");
+            outln!("{label} already exists, not changed (use --upgrade to update)");
         }
         Err(e) => return Err(CliError::api(format!("creating {label}"), e)),
     }
@@ -229,7 +234,7 @@ async fn wait_for_manager(
             .unwrap_or(0);
         if available > 0 {
             view.finish();
-            eprintln!(
+            errln!(
                 "kudo-manager is available after {}s",
                 view.elapsed().as_secs()
             );
@@ -303,7 +308,7 @@ async fn remove_instance_accounts(ctx: &KubeContext) -> Result<()> {
         let ns = b.metadata.namespace.clone().unwrap_or_default();
         let api: Api<RoleBinding> = Api::namespaced(ctx.client.clone(), &ns);
         match api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => println!("rolebinding {ns}/{name} deleted"),
+            Ok(_) => outln!("rolebinding {ns}/{name} deleted"),
             Err(e) if status_code(&e) == Some(404) => {}
             Err(e) => {
                 return Err(CliError::api(
@@ -326,7 +331,7 @@ async fn remove_instance_accounts(ctx: &KubeContext) -> Result<()> {
         let ns = a.metadata.namespace.clone().unwrap_or_default();
         let api: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &ns);
         match api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => println!("serviceaccount {ns}/{name} deleted"),
+            Ok(_) => outln!("serviceaccount {ns}/{name} deleted"),
             Err(e) if status_code(&e) == Some(404) => {}
             Err(e) => {
                 return Err(CliError::api(
@@ -339,9 +344,17 @@ async fn remove_instance_accounts(ctx: &KubeContext) -> Result<()> {
     Ok(())
 }
 
-async fn uninstall(ctx: &KubeContext, opts: &InitOptions, args: &InitArgs) -> Result<()> {
+async fn uninstall(
+    ctx: &KubeContext,
+    opts: &InitOptions,
+    args: &InitArgs,
+    local: Option<&super::init_local::LocalManager>,
+) -> Result<()> {
     let left = remaining_instances(ctx).await?;
-    if !left.is_empty() {
+    // A local manager runs the Instances: what init installed goes, the
+    // CRDs it uses stay.
+    let keep_crds = local.is_some();
+    if !left.is_empty() && !keep_crds {
         return Err(CliError::Other(format!(
             "{} instance(s) still exist: {}; remove them first with `kubectl kudo uninstall --instance NAME -n NAMESPACE`",
             left.len(),
@@ -354,12 +367,25 @@ async fn uninstall(ctx: &KubeContext, opts: &InitOptions, args: &InitArgs) -> Re
     objects.extend(manifests(opts, &self_managed));
     let mut seen = std::collections::BTreeSet::new();
     objects.retain(|o| seen.insert((o["kind"].to_string(), o["metadata"]["name"].to_string())));
+    if keep_crds {
+        let crd_only = InitOptions {
+            crd_only: true,
+            ..opts.clone()
+        };
+        let kept: Vec<(String, String)> = manifests(&crd_only, &CertMode::CertManager)
+            .iter()
+            .map(|o| (o["kind"].to_string(), o["metadata"]["name"].to_string()))
+            .collect();
+        objects.retain(|o| {
+            !kept.contains(&(o["kind"].to_string(), o["metadata"]["name"].to_string()))
+        });
+    }
     objects.sort_by_key(|o| delete_rank(o["kind"].as_str().unwrap_or_default()));
     let started = Instant::now();
     for object in &objects {
         let (api, name, label) = dynamic_api(ctx, object)?;
         match api.delete(&name, &DeleteParams::background()).await {
-            Ok(_) => println!("{label} deleted"),
+            Ok(_) => outln!("{label} deleted"),
             Err(e) if status_code(&e) == Some(404) => {}
             // cert-manager kinds are absent when cert-manager is not installed.
             Err(e)
@@ -372,7 +398,14 @@ async fn uninstall(ctx: &KubeContext, opts: &InitOptions, args: &InitArgs) -> Re
             Err(e) => return Err(CliError::api(format!("deleting {label}"), e)),
         }
     }
-    remove_instance_accounts(ctx).await?;
+    if keep_crds {
+        outln!(
+            "a kudo-manager serving from outside the cluster runs the Instances here: the CRDs \
+             and the kudo-instance ClusterRole stay, with the Instances and their accounts"
+        );
+    } else {
+        remove_instance_accounts(ctx).await?;
+    }
     if args.wait {
         let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(ctx.client.clone());
         let mut view = ProgressView::new();

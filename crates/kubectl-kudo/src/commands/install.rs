@@ -23,23 +23,21 @@ use crate::error::{CliError, Result, status_code};
 use crate::params;
 use crate::wait::{Baseline, wait_for_plan};
 
-/// Creates `object` unless one with its name exists; says which happened.
+/// Creates `object` unless one with its name exists (returned as it is);
+/// says when it created it.
 async fn create_if_missing<K>(api: &Api<K>, object: &K, kind: &str, namespace: &str) -> Result<K>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
 {
     let name = object.name_any();
     match api.get(&name).await {
-        Ok(existing) => {
-            println!("{kind} {namespace}/{name} already exists, not changed");
-            Ok(existing)
-        }
+        Ok(existing) => Ok(existing),
         Err(e) if status_code(&e) == Some(404) => {
             let created = api
                 .create(&PostParams::default(), object)
                 .await
                 .map_err(|e| CliError::api(format!("creating {kind} {namespace}/{name}"), e))?;
-            println!("{kind} {namespace}/{name} created");
+            outln!("{kind} {namespace}/{name} created");
             Ok(created)
         }
         Err(e) => Err(CliError::api(
@@ -64,7 +62,7 @@ async fn ensure_namespace(ctx: &KubeContext, namespace: serde_json::Value) -> Re
             api.create(&PostParams::default(), &namespace)
                 .await
                 .map_err(|e| CliError::api(format!("creating namespace {}", ctx.namespace), e))?;
-            println!("namespace {} created", ctx.namespace);
+            outln!("namespace {} created", ctx.namespace);
             Ok(())
         }
         Err(e) => Err(CliError::api(
@@ -84,22 +82,27 @@ pub(super) async fn install_operator(
     let operator_version = package.to_operator_version(&ctx.namespace);
     kudo_package::verify::check_operator_version_size(&operator_version)
         .map_err(|e| CliError::Package(e.to_string()))?;
-    let operators: Api<Operator> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    create_if_missing(
-        &operators,
-        &package.to_operator(&ctx.namespace),
-        "operator",
-        &ctx.namespace,
-    )
-    .await?;
-    let versions: Api<OperatorVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    create_if_missing(
-        &versions,
-        &operator_version,
-        "operatorversion",
-        &ctx.namespace,
-    )
-    .await
+    let ns = &ctx.namespace;
+    let versions: Api<OperatorVersion> = Api::namespaced(ctx.client.clone(), ns);
+    // An installed version is checked before anything is written.
+    let name = operator_version.name_any();
+    let existing = versions
+        .get_opt(&name)
+        .await
+        .map_err(|e| CliError::api(format!("reading operatorversion {ns}/{name}"), e))?;
+    if let Some(installed) = &existing {
+        let differences = super::ov_content::differences(&installed.spec, &operator_version.spec);
+        if !differences.is_empty() {
+            return Err(super::ov_content::differs_error(ns, &name, &differences));
+        }
+    }
+    let operators: Api<Operator> = Api::namespaced(ctx.client.clone(), ns);
+    create_if_missing(&operators, &package.to_operator(ns), "operator", ns).await?;
+    if let Some(installed) = existing {
+        outln!("operatorversion {ns}/{name} is installed already, with the same content");
+        return Ok(installed);
+    }
+    create_if_missing(&versions, &operator_version, "operatorversion", ns).await
 }
 
 /// Creates each dependency's Operator and OperatorVersion when missing
@@ -221,8 +224,7 @@ pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
         OPERATOR_LABEL.to_string(),
         operator.clone(),
     )]));
-    instances(ctx)
-        .create(&PostParams::default(), &instance)
+    let created = super::warned::create(&ctx.client, &ctx.namespace, &instance)
         .await
         .map_err(|e| {
             CliError::api(
@@ -230,12 +232,12 @@ pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
                 e,
             )
         })?;
-    println!("instance {}/{instance_name} created", ctx.namespace);
+    outln!("instance {}/{instance_name} created", ctx.namespace);
     if args.wait.wait {
         wait_for_plan(
             &instances(ctx),
-            &instance_name,
-            &Baseline::default(),
+            (&ctx.namespace, &instance_name),
+            &Baseline::default().seen_at(created.metadata.generation),
             args.wait.wait_timeout,
         )
         .await?;

@@ -69,19 +69,19 @@ pub async fn update(ctx: &KubeContext, args: &UpdateArgs) -> Result<()> {
     validate_parameters(&ov, &merged_values(&instance, &changes))?;
     check_immutable(&ov, &instance, &changes)?;
     let baseline = Baseline::from_status(instance.status.as_ref(), None);
-    merge_patch(
+    let updated = merge_patch(
         ctx,
         &args.instance,
         &patch::parameters(&changes),
         "updating parameters",
     )
     .await?;
-    println!("instance {}/{} updated", ctx.namespace, args.instance);
+    outln!("instance {}/{} updated", ctx.namespace, args.instance);
     if args.wait.wait {
         wait_for_plan(
             &instances(ctx),
-            &args.instance,
-            &baseline,
+            (&ctx.namespace, &args.instance),
+            &baseline.seen_at(updated.metadata.generation),
             args.wait.wait_timeout,
         )
         .await?;
@@ -139,14 +139,14 @@ pub async fn upgrade(ctx: &KubeContext, args: &UpgradeArgs) -> Result<()> {
     let baseline = Baseline::from_status(instance.status.as_ref(), None);
     install_dependencies(ctx, &dependencies).await?;
     let ov = install_operator(ctx, &package).await?;
-    merge_patch(
+    let upgraded = merge_patch(
         ctx,
         &args.instance,
         &patch::upgrade(&ov.name_any(), &changes),
         "upgrading",
     )
     .await?;
-    println!(
+    outln!(
         "instance {}/{} upgraded from {from} to {to} (operatorversion {})",
         ctx.namespace,
         args.instance,
@@ -155,8 +155,8 @@ pub async fn upgrade(ctx: &KubeContext, args: &UpgradeArgs) -> Result<()> {
     if args.wait.wait {
         wait_for_plan(
             &instances(ctx),
-            &args.instance,
-            &baseline,
+            (&ctx.namespace, &args.instance),
+            &baseline.seen_at(upgraded.metadata.generation),
             args.wait.wait_timeout,
         )
         .await?;
@@ -199,7 +199,7 @@ pub async fn uninstall(ctx: &KubeContext, args: &UninstallArgs) -> Result<()> {
             e,
         )
     })?;
-    println!("instance {}/{} deleted", ctx.namespace, args.instance);
+    outln!("instance {}/{} deleted", ctx.namespace, args.instance);
     if args.wait {
         wait_until_gone(&api, &args.instance, args.wait_timeout).await?;
     }
@@ -216,7 +216,7 @@ async fn wait_until_gone(
         match api.get_opt(name).await {
             Ok(None) => {
                 view.finish();
-                eprintln!(
+                errln!(
                     "instance {name} is gone after {}s",
                     view.elapsed().as_secs()
                 );
@@ -249,13 +249,38 @@ async fn wait_until_gone(
     }
 }
 
+/// Changes in spec that no plan ran yet (spec differs from what status
+/// says was applied) and that going back to `target` drops, as
+/// `NAME=VALUE` (`NAME unset`) and `operatorversion NAME`.
+fn never_applied(instance: &Instance, target: &kudo_api::AppliedConfig) -> Vec<String> {
+    let status = instance.status.as_ref();
+    let applied = status.and_then(|s| s.applied_parameters.as_ref());
+    let spec = instance.spec.parameters.clone().unwrap_or_default();
+    let mut out: Vec<String> = spec
+        .iter()
+        .filter(|(name, value)| {
+            applied.and_then(|a| a.get(*name)) != Some(*value)
+                && target.parameters.get(*name) != Some(*value)
+        })
+        .map(|(name, value)| format!("{name}={}", kudo_api::preview(value)))
+        .collect();
+    let spec_ov = instance.spec.operator_version.name.as_deref();
+    let applied_ov = status.and_then(|s| s.applied_operator_version.as_deref());
+    if let Some(ov) = spec_ov.filter(|ov| Some(*ov) != applied_ov && *ov != target.operator_version)
+    {
+        out.push(format!("operatorversion {ov}"));
+    }
+    out
+}
+
 /// `rollback --instance I`.
 pub async fn rollback(ctx: &KubeContext, args: &RollbackArgs) -> Result<()> {
     let before = get_instance(ctx, &args.instance).await?;
     let baseline = Baseline::from_status(before.status.as_ref(), None);
     let mut target_ov = String::new();
     let mut unchanged = false;
-    read_modify_write(ctx, &args.instance, "rolling back", |instance| {
+    let mut discarded = Vec::new();
+    let rolled = read_modify_write(ctx, &args.instance, "rolling back", |instance| {
         let target = instance
             .status
             .as_ref()
@@ -271,26 +296,36 @@ pub async fn rollback(ctx: &KubeContext, args: &RollbackArgs) -> Result<()> {
             == Some(target.operator_version.as_str())
             && current == target.parameters;
         target_ov = target.operator_version.clone();
+        discarded = never_applied(instance, &target);
         let rv = instance.resource_version().unwrap_or_default();
         Ok(patch::rollback(&rv, &current, &target))
     })
     .await?;
     if unchanged {
-        println!(
+        outln!(
             "instance {}/{} already runs operatorversion {target_ov} with the parameters of its last successful plan; nothing to roll back",
-            ctx.namespace, args.instance
+            ctx.namespace,
+            args.instance
         );
         return Ok(());
     }
-    println!(
+    outln!(
         "instance {}/{} rolled back to operatorversion {target_ov} and the parameters of its last successful plan",
-        ctx.namespace, args.instance
+        ctx.namespace,
+        args.instance
     );
+    if !discarded.is_empty() {
+        errln!(
+            "Note: the rollback discarded changes that had not run yet: {}; make them again \
+             after the rollback if they are still wanted",
+            kudo_api::message::listed(&discarded)
+        );
+    }
     if args.wait.wait {
         wait_for_plan(
             &instances(ctx),
-            &args.instance,
-            &baseline,
+            (&ctx.namespace, &args.instance),
+            &baseline.seen_at(rolled.metadata.generation),
             args.wait.wait_timeout,
         )
         .await?;

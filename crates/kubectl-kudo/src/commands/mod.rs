@@ -1,42 +1,72 @@
 //! The commands: each reads what it needs, asks the pure modules what to
 //! write or print, and does the IO.
 
-mod completion;
+pub(crate) mod completion;
 mod dependencies;
 mod get;
 mod init;
+mod init_local;
 mod install;
 mod instance;
 mod kube_version;
 mod maintenance;
+mod ov_content;
 mod package;
 mod plan;
+mod plan_ops;
 mod pod;
 mod suppress;
+pub(crate) mod warned;
 
 use std::collections::BTreeMap;
 
-use kube::api::{Patch, PatchParams};
+use kube::api::PatchParams;
 use kube::{Api, ResourceExt};
 use kudo_api::{Instance, OperatorVersion};
 use serde_json::Value;
 
-use crate::cli::{Cli, Command, PlanCommand};
+use crate::cli::{Cli, Command, GlobalArgs, OutputFormat, PlanCommand};
 use crate::context::{KubeContext, connect};
 use crate::error::{CliError, Result, status_code};
+use crate::output::DataFormat;
 
 /// `version`: the client's version (as `--version`), or `{clientVersion}`
 /// with `-o yaml|json`.
-fn version(args: &crate::cli::OutputArgs) -> Result<()> {
+fn version(format: Option<DataFormat>) -> Result<()> {
     let version = env!("CARGO_PKG_VERSION");
-    match args.output {
-        None => println!("kubectl-kudo {version}"),
-        Some(format) => print!(
+    match format {
+        None => outln!("kubectl-kudo {version}"),
+        Some(format) => out!(
             "{}",
             crate::output::format_data(&serde_json::json!({ "clientVersion": version }), format)?
         ),
     }
     Ok(())
+}
+
+/// `-o` of a command that prints data as YAML or JSON and nothing else.
+fn data_format(global: &GlobalArgs, command: &str) -> Result<Option<DataFormat>> {
+    match global.output {
+        None => Ok(None),
+        Some(OutputFormat::Yaml) => Ok(Some(DataFormat::Yaml)),
+        Some(OutputFormat::Json) => Ok(Some(DataFormat::Json)),
+        Some(other) => Err(CliError::Usage(format!(
+            "{command} prints -o yaml or -o json, not -o {}",
+            other.as_str()
+        ))),
+    }
+}
+
+/// A command that prints no data refuses `-o` rather than ignoring it.
+fn no_output(global: &GlobalArgs, command: &str) -> Result<()> {
+    match global.output {
+        None => Ok(()),
+        Some(format) => Err(CliError::Usage(format!(
+            "{command} prints no data, so -o {} means nothing to it; -o is for get, plan status, \
+             plan history, maintenance status, package params list, init --dry-run and version",
+            format.as_str()
+        ))),
+    }
 }
 
 /// Field manager recorded for the CLI's writes.
@@ -51,26 +81,58 @@ const CONFLICT_RETRIES: usize = 10;
 pub async fn run(cli: Cli) -> Result<()> {
     let global = cli.global;
     match cli.command {
-        Command::Completion(args) => completion::run(&args),
-        Command::Version(args) => version(&args),
+        Command::Completion(args) => {
+            no_output(&global, "completion")?;
+            completion::run(&args)
+        }
+        Command::Version => version(data_format(&global, "version")?),
         Command::Package(cmd) => package::run(&global, cmd).await,
         Command::Init(args) => init::run(&global, &args).await,
-        Command::Install(args) => install::install(&connect(&global).await?, &args).await,
-        Command::Update(args) => instance::update(&connect(&global).await?, &args).await,
-        Command::Upgrade(args) => instance::upgrade(&connect(&global).await?, &args).await,
-        Command::Uninstall(args) => instance::uninstall(&connect(&global).await?, &args).await,
-        Command::Rollback(args) => instance::rollback(&connect(&global).await?, &args).await,
-        Command::Get(args) => get::run(&connect(&global).await?, &args).await,
-        Command::Suppress(args) => suppress::run(&global, args).await,
-        Command::Pod(cmd) => pod::run(&connect(&global).await?, cmd).await,
+        Command::Install(args) => {
+            no_output(&global, "install")?;
+            install::install(&connect(&global).await?, &args).await
+        }
+        Command::Update(args) => {
+            no_output(&global, "update")?;
+            instance::update(&connect(&global).await?, &args).await
+        }
+        Command::Upgrade(args) => {
+            no_output(&global, "upgrade")?;
+            instance::upgrade(&connect(&global).await?, &args).await
+        }
+        Command::Uninstall(args) => {
+            no_output(&global, "uninstall")?;
+            instance::uninstall(&connect(&global).await?, &args).await
+        }
+        Command::Rollback(args) => {
+            no_output(&global, "rollback")?;
+            instance::rollback(&connect(&global).await?, &args).await
+        }
+        Command::Get(args) => get::run(&connect(&global).await?, &args, global.output).await,
+        Command::Suppress(args) => {
+            no_output(&global, "suppress")?;
+            suppress::run(&global, args).await
+        }
+        Command::Pod(cmd) => {
+            no_output(&global, "pod")?;
+            pod::run(&connect(&global).await?, cmd).await
+        }
         Command::Maintenance(cmd) => maintenance::run(&global, cmd).await,
         Command::Plan(cmd) => {
+            let format = match &cmd {
+                PlanCommand::Status(_) => data_format(&global, "plan status")?,
+                PlanCommand::History(_) => data_format(&global, "plan history")?,
+                _ => {
+                    no_output(&global, "this plan command")?;
+                    None
+                }
+            };
             let ctx = connect(&global).await?;
             match cmd {
-                PlanCommand::Status(args) => plan::status(&ctx, &args).await,
-                PlanCommand::History(args) => plan::history(&ctx, &args).await,
+                PlanCommand::Status(args) => plan::status(&ctx, &args, format).await,
+                PlanCommand::History(args) => plan::history(&ctx, &args, format).await,
                 PlanCommand::Trigger(args) => plan::trigger(&ctx, &args).await,
-                other => plan::operation(&ctx, other).await,
+                other => plan_ops::operation(&ctx, other).await,
             }
         }
     }
@@ -129,8 +191,7 @@ pub async fn merge_patch(
     patch: &Value,
     action: &str,
 ) -> Result<Instance> {
-    instances(ctx)
-        .patch(name, &patch_params(), &Patch::Merge(patch))
+    warned::merge_patch::<Instance>(&ctx.client, &ctx.namespace, name, &patch_params(), patch)
         .await
         .map_err(|e| CliError::api(format!("{action} (instance {}/{name})", ctx.namespace), e))
 }

@@ -11,7 +11,7 @@ use crate::cli::{
 };
 use crate::context::offline_namespace;
 use crate::error::{CliError, Result};
-use crate::output::{format_data, table};
+use crate::output::{DataFormat, format_data, table};
 use crate::params;
 use kudo_package::removed_apis::{KubernetesRelease, translate_plan};
 use kudo_package::render::{PlanRenderOptions, format_render_output, render_plan_offline};
@@ -24,13 +24,20 @@ fn load(path: &std::path::Path) -> Result<kudo_package::Package> {
 pub async fn run(global: &GlobalArgs, cmd: PackageCommand) -> Result<()> {
     match cmd {
         PackageCommand::Verify(mut args) => {
+            super::no_output(global, "package verify")?;
             if args.kubernetes_version.is_none() {
                 args.kubernetes_version = server_release(global).await;
             }
             verify(&args)
         }
-        PackageCommand::Params(PackageParamsCommand::List(args)) => params_list(&args),
+        PackageCommand::Params(PackageParamsCommand::List(args)) => {
+            params_list(&args, super::data_format(global, "package params list")?)
+        }
         PackageCommand::Render(mut args) => {
+            // Its output is YAML already.
+            if global.output != Some(crate::cli::OutputFormat::Yaml) {
+                super::no_output(global, "package render")?;
+            }
             if args.kubernetes_version.is_none() {
                 args.kubernetes_version = server_release(global).await;
             }
@@ -54,13 +61,13 @@ async fn server_release(global: &GlobalArgs) -> Option<KubernetesRelease> {
     };
     match tokio::time::timeout(std::time::Duration::from_secs(5), asked).await {
         Ok(Some(release)) => {
-            eprintln!(
+            errln!(
                 "note: checking API versions against the cluster's {release} (--kubernetes-version chooses another)"
             );
             Some(release)
         }
         _ => {
-            eprintln!(
+            errln!(
                 "note: the cluster's version could not be read; API versions are not checked (pass --kubernetes-version)"
             );
             None
@@ -76,13 +83,13 @@ fn verify(args: &PackageVerifyArgs) -> Result<()> {
         report.errors.extend(apis.errors);
         report.warnings.extend(apis.warnings);
     }
-    print!("{report}");
+    out!("{report}");
     let text = report.to_string();
     if !text.is_empty() && !text.ends_with('\n') {
-        println!();
+        outln!();
     }
     if !report.has_errors() {
-        println!(
+        outln!(
             "package {} (operator {} version {}) is valid",
             args.package.display(),
             package.operator.name,
@@ -117,18 +124,18 @@ pub fn parameter_rows(parameters: &[Parameter]) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn params_list(args: &PackageParamsListArgs) -> Result<()> {
+fn params_list(args: &PackageParamsListArgs, format: Option<DataFormat>) -> Result<()> {
     let package = load(&args.package)?;
     let ov = package.to_operator_version("default");
-    if let Some(format) = args.output.output {
-        print!("{}", format_data(&ov.spec.parameters, format)?);
+    if let Some(format) = format {
+        out!("{}", format_data(&ov.spec.parameters, format)?);
         return Ok(());
     }
     if ov.spec.parameters.is_empty() {
-        println!("Package {} has no parameters.", args.package.display());
+        outln!("Package {} has no parameters.", args.package.display());
         return Ok(());
     }
-    print!(
+    out!(
         "{}",
         table(
             &[
@@ -175,7 +182,7 @@ fn render(global: &GlobalArgs, args: &PackageRenderArgs) -> Result<()> {
     let (mut steps, assumed) =
         render_plan_offline(&ov, &options).map_err(|e| CliError::Package(e.to_string()))?;
     if !assumed.is_empty() {
-        eprintln!(
+        errln!(
             "note: no cluster is asked; these kinds were taken as namespaced: {}",
             assumed.join(", ")
         );
@@ -185,9 +192,9 @@ fn render(global: &GlobalArgs, args: &PackageRenderArgs) -> Result<()> {
         None => Vec::new(),
     };
     let text = format_render_output(&steps);
-    print!("{text}");
+    out!("{text}");
     if !text.ends_with('\n') {
-        println!();
+        outln!();
     }
     let Some(release) = args.kubernetes_version else {
         return Ok(());
@@ -195,10 +202,10 @@ fn render(global: &GlobalArgs, args: &PackageRenderArgs) -> Result<()> {
     let mut refused = 0;
     for t in &translations {
         if t.outcome.is_ok() {
-            eprintln!("note: on {release}, {t}");
+            errln!("note: on {release}, {t}");
         } else {
             refused += 1;
-            eprintln!("error: on {release}, {t}");
+            errln!("error: on {release}, {t}");
         }
     }
     if refused > 0 {

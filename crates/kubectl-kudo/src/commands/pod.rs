@@ -17,9 +17,9 @@ use crate::error::{CliError, Result, status_code};
 
 /// Runs `pod restart` or `pod replace`.
 pub async fn run(ctx: &KubeContext, cmd: PodCommand) -> Result<()> {
-    let (action, args) = match cmd {
-        PodCommand::Restart(args) => (PlanAction::RestartPod, args),
-        PodCommand::Replace(args) => (PlanAction::ReplacePod, args),
+    let (action, args, yes) = match cmd {
+        PodCommand::Restart(args) => (PlanAction::RestartPod, args, false),
+        PodCommand::Replace(replace) => (PlanAction::ReplacePod, replace.pod, replace.yes),
     };
     get_instance(ctx, &args.instance).await?;
     let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
@@ -34,8 +34,8 @@ pub async fn run(ctx: &KubeContext, cmd: PodCommand) -> Result<()> {
         Err(e) => return Err(CliError::api(format!("reading pod {}", args.pod), e)),
     };
     check_belongs(&pod, &args.instance).map_err(CliError::Usage)?;
-    if action == PlanAction::ReplacePod && !args.yes && !confirm(&args.pod)? {
-        eprintln!("nothing done");
+    if action == PlanAction::ReplacePod && !yes && !confirm(&args.pod)? {
+        errln!("nothing done");
         return Ok(());
     }
     let operation = PlanOperation {
@@ -49,9 +49,10 @@ pub async fn run(ctx: &KubeContext, cmd: PodCommand) -> Result<()> {
     };
     append_operation(ctx, &args.instance, &operation).await?;
     let verb = kudo_engine::recovery_pods::step_name(action);
-    println!(
-        "{verb} of pod {} requested; follow it with `kubectl kudo plan status --instance {}`",
-        args.pod, args.instance
+    outln!(
+        "{verb} of pod {} requested; follow it with `{}`",
+        args.pod,
+        kudo_api::hint::KudoCommand::new("plan status", &args.instance).namespace(&ctx.namespace)
     );
     Ok(())
 }
@@ -63,7 +64,9 @@ fn confirm(pod: &str) -> Result<bool> {
             "replacing pod {pod} deletes its volume claims and their data; pass --yes to confirm"
         )));
     }
-    eprint!("Replace pod {pod}? Its StatefulSet volume claims and their data are deleted. [y/N] ");
+    crate::output::write_stderr(format_args!(
+        "Replace pod {pod}? Its StatefulSet volume claims and their data are deleted. [y/N] "
+    ));
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     std::io::stdin()
@@ -93,11 +96,12 @@ mod tests {
             "disk",
         ])
         .unwrap();
-        let Command::Pod(PodCommand::Replace(args)) = cli.command else {
+        let Command::Pod(PodCommand::Replace(replace)) = cli.command else {
             panic!("not a pod replace");
         };
+        let args = &replace.pod;
         assert_eq!(
-            (args.instance.as_str(), args.pod.as_str(), args.yes),
+            (args.instance.as_str(), args.pod.as_str(), replace.yes),
             ("zk", "zk-1", true)
         );
         assert_eq!(args.reason.as_deref(), Some("disk"));
@@ -105,5 +109,19 @@ mod tests {
             Cli::try_parse_from(["kubectl-kudo", "pod", "restart", "zk-1"]).is_err(),
             "--instance is required"
         );
+    }
+
+    #[test]
+    fn restart_deletes_no_volume_so_it_takes_no_yes() {
+        let parsed = Cli::try_parse_from([
+            "kubectl-kudo",
+            "pod",
+            "restart",
+            "--instance",
+            "zk",
+            "zk-1",
+            "--yes",
+        ]);
+        assert!(parsed.is_err());
     }
 }

@@ -37,6 +37,20 @@ pub fn parse_until(raw: &str, now: Timestamp) -> Result<Timestamp> {
 pub async fn run(global: &GlobalArgs, args: SuppressArgs) -> Result<()> {
     if let Some(SuppressAction::Clear(clear)) = args.action {
         let ctx = connect(global).await?;
+        let current = super::get_instance(&ctx, &clear.instance).await?;
+        let automatic = current
+            .status
+            .as_ref()
+            .and_then(|s| s.auto_suppression.as_ref())
+            .is_some();
+        if current.spec.suppressions.is_empty() && !automatic {
+            outln!(
+                "instance {}/{} is not suppressed; nothing to clear",
+                ctx.namespace,
+                clear.instance
+            );
+            return Ok(());
+        }
         let operation = PlanOperation {
             id: new_id(),
             action: PlanAction::ClearSuppression,
@@ -55,9 +69,24 @@ pub async fn run(global: &GlobalArgs, args: SuppressArgs) -> Result<()> {
             ))
         })
         .await?;
-        println!(
-            "suppressions of instance {}/{} cleared ({removed} manual removed; automatic suppression cleared by operation {})",
-            ctx.namespace, clear.instance, operation.id
+        let mut cleared = Vec::new();
+        if removed > 0 {
+            cleared.push(format!(
+                "{removed} manual suppression{} removed",
+                if removed == 1 { "" } else { "s" }
+            ));
+        }
+        if automatic {
+            cleared.push(format!(
+                "the automatic suppression is cleared by operation {}",
+                operation.id
+            ));
+        }
+        outln!(
+            "suppressions of instance {}/{} cleared: {}",
+            ctx.namespace,
+            clear.instance,
+            cleared.join("; ")
         );
         return Ok(());
     }
@@ -98,7 +127,7 @@ pub async fn run(global: &GlobalArgs, args: SuppressArgs) -> Result<()> {
         || "until cleared".to_string(),
         |u| format!("until {} UTC", format_time(&Time(u))),
     );
-    println!(
+    outln!(
         "instance {}/{instance} suppressed {until_text}: {reason}",
         ctx.namespace
     );

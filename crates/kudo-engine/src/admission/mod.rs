@@ -42,18 +42,20 @@ use std::fmt;
 
 use jiff::Timestamp;
 use kudo_api::OperatorVersion;
+use kudo_api::hint::KudoCommand;
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
 
 mod parameter_checks;
 mod requests;
 mod spec_checks;
 mod subject;
+mod warnings;
 
 use parameter_checks::check_parameters;
 use requests::{Blocking, Request, in_the_way, new_manual_request};
 use spec_checks::{check_operations, check_windows_and_suppressions};
 
-use crate::{params, suppression, windows};
+use crate::params;
 
 pub use subject::{Identity, PhaseFacts, PlanFacts, StatusFacts, StepFacts, Subject};
 
@@ -240,34 +242,62 @@ fn check(
     // Something in the way?
     if let Some(blocking) = in_the_way(old, status, old_ov.unwrap_or(ov)) {
         if blocking.plan() == requested.plan() {
-            warnings.push(format!(
-                "{blocking}; {requested} restarts it from the beginning"
-            ));
+            warnings.push(match blocking {
+                Blocking::Running { .. } => {
+                    format!("{blocking}; {requested} restarts it from the beginning")
+                }
+                Blocking::Pending { .. } => {
+                    format!("{blocking}; {requested} runs it, taking that change with it")
+                }
+            });
         } else {
-            return Err(conflict_message(&blocking, &requested, short_name(new)));
+            return Err(conflict_message(&blocking, &requested, name));
         }
     }
 
+    warnings::paused(name, status, requested.plan(), warnings);
     if let Some(now) = now {
         let manual = matches!(requested, Request::Manual { .. });
-        time_warnings(new, status, requested.plan(), manual, now, warnings);
+        warnings::time(new, status, requested.plan(), manual, now, warnings);
     }
     Ok(())
 }
 
 /// `plan "deploy" is IN_PROGRESS (...); a parameter update that triggers
-/// "update" cannot start until ...`: the most common denial, written with
-/// plain string pushes into one allocation.
-fn conflict_message(blocking: &Blocking<'_>, requested: &Request<'_>, instance: &str) -> String {
-    const REST: &str = " cannot start until it is COMPLETE or FATAL_ERROR. \
-                        Wait, or pause/cancel it with: kubectl kudo plan cancel --instance ";
-    let mut message = String::with_capacity(160 + REST.len() + instance.len());
+/// "update" cannot start until ...`, with the way out that works for what
+/// is in the way: the most common denial, written into one allocation.
+fn conflict_message(
+    blocking: &Blocking<'_>,
+    requested: &Request<'_>,
+    name: InstanceName<'_>,
+) -> String {
+    use fmt::Write as _;
+    let mut message = String::with_capacity(320);
     // Writing into a String cannot fail.
     let _ = blocking.write_to(&mut message);
     message.push_str("; ");
     let _ = requested.write_to(&mut message);
-    message.push_str(REST);
-    message.push_str(instance);
+    let command = |verb| KudoCommand::new(verb, name.name).namespace(name.namespace);
+    let _ = match blocking {
+        Blocking::Running { paused: false, .. } => write!(
+            message,
+            " cannot start until it is COMPLETE or FATAL_ERROR. Wait for it, or stop it with {} \
+             (pausing it does not let another plan in)",
+            command("plan cancel")
+        ),
+        Blocking::Running { plan, .. } => write!(
+            message,
+            " cannot start until it is COMPLETE or FATAL_ERROR, and it starts no step while paused. \
+             Resume it with {} and wait, or stop it with {}",
+            command("plan resume").flag("--plan", plan),
+            command("plan cancel")
+        ),
+        Blocking::Pending { .. } => write!(
+            message,
+            " cannot start before it. See what holds it with {}",
+            command("plan status")
+        ),
+    };
     message
 }
 
@@ -332,58 +362,7 @@ fn check_create(
     let no_status = StatusFacts::default();
     check_operations(&Subject::default(), new, ov, &no_status)?;
     if let Some(now) = now {
-        time_warnings(new, &no_status, DEPLOY_PLAN, false, now, warnings);
+        warnings::time(new, &no_status, DEPLOY_PLAN, false, now, warnings);
     }
     Ok(())
-}
-
-fn time_warnings(
-    new: &Subject,
-    status: &StatusFacts,
-    plan: &str,
-    manual: bool,
-    now: Timestamp,
-    warnings: &mut Vec<String>,
-) {
-    if let Some(s) = suppression::active_manual(&new.spec.suppressions, now) {
-        warnings.push(format!(
-            "plan {plan:?} will wait: the Instance is {}",
-            suppression::describe_manual(s)
-        ));
-        return;
-    }
-    if let Some(a) = suppression::active_auto(status.auto_suppression.as_ref(), now) {
-        let rollback = status.last_successful.as_ref().is_some_and(|ls| {
-            ls.operator_version == new.ov_name() && ls.parameters == *new.params()
-        });
-        if rollback {
-            warnings.push(format!(
-                "this is a rollback to the last successful configuration; plan {plan:?} runs despite the automatic suppression"
-            ));
-        } else if !manual {
-            warnings.push(format!(
-                "plan {plan:?} will wait: the Instance is {}",
-                suppression::describe_auto(a)
-            ));
-        }
-    }
-    let break_glass = manual
-        && new
-            .spec
-            .plan_execution
-            .as_ref()
-            .is_some_and(|p| p.break_glass == Some(true));
-    if !break_glass
-        && let Ok(windows::WindowState::Closed { opens_at }) =
-            windows::state(&new.spec.maintenance_windows, &[], now)
-    {
-        warnings.push(match opens_at {
-            Some(at) => {
-                format!("plan {plan:?} will wait for the maintenance window opening at {at}")
-            }
-            None => format!(
-                "plan {plan:?} will wait: no maintenance window opens in the next two weeks"
-            ),
-        });
-    }
 }

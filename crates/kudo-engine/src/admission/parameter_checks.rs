@@ -27,11 +27,17 @@ pub(super) fn check_parameters(
             .filter(|n| new_params.contains_key(*n)),
     );
     if !unknown.is_empty() {
+        let defined: Vec<&str> = ov.spec.parameters.iter().map(|p| p.name.as_str()).collect();
         return Err(format!(
             "Instance {name}: parameter{} {} not defined by OperatorVersion {ov_name}; \
-             check the spelling (kubectl kudo package list parameters) or remove {}",
+             check the spelling (its parameters: {}) or remove {}",
             if unknown.len() > 1 { "s" } else { "" },
             listed(&unknown),
+            if defined.is_empty() {
+                "none".to_string()
+            } else {
+                listed(&defined).to_string()
+            },
             if unknown.len() > 1 { "them" } else { "it" }
         ));
     }

@@ -131,6 +131,8 @@ pub(super) enum Blocking<'a> {
         plan: &'a str,
         status: S,
         at: Option<(&'a str, &'a str)>,
+        /// Paused: it stays in the way until resumed and finished, or cancelled.
+        paused: bool,
     },
     /// A request in spec that the controller has not started yet.
     Pending {
@@ -155,8 +157,13 @@ impl Blocking<'_> {
         Quoted(self.plan()).write_to(out)?;
         out.write_str(" is ")?;
         match self {
-            Self::Running { status, at, .. } => {
+            Self::Running {
+                status, at, paused, ..
+            } => {
                 out.write_str(status.as_str())?;
+                if *paused {
+                    out.write_str(", paused,")?;
+                }
                 match at {
                     Some((phase, step)) => {
                         out.write_str(" (phase ")?;
@@ -203,6 +210,7 @@ pub(super) fn in_the_way<'s>(
             plan: active,
             status: ps.status(),
             at,
+            paused: ps.paused == Some(true),
         });
     }
     let consumed = select::Consumed::from(status);

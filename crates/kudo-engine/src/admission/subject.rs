@@ -97,6 +97,9 @@ pub struct PlanFacts {
     /// `phases`.
     #[serde(default)]
     pub phases: Vec<PhaseFacts>,
+    /// `paused`: the plan's next run starts paused too.
+    #[serde(default)]
+    pub paused: Option<bool>,
 }
 
 /// One phase of a plan status.
@@ -218,7 +221,7 @@ impl From<&PlanStatus> for PlanFacts {
             last_updated_timestamp: _,
             phases,
             uid,
-            paused: _,
+            paused,
             started_at: _,
             finished_at: _,
         } = plan;
@@ -226,6 +229,7 @@ impl From<&PlanStatus> for PlanFacts {
             status: *status,
             uid: uid.clone(),
             phases: phases.iter().map(PhaseFacts::from).collect(),
+            paused: *paused,
         }
     }
 }

@@ -36,7 +36,8 @@ fn overriding_a_running_plan_directly_is_not_allowed_and_names_phase_and_step() 
     assert_eq!(
         denied(&v),
         "plan \"deploy\" is IN_PROGRESS (phase \"nodes\", step \"s1\"); a manual run of plan \"update\" \
-         cannot start until it is COMPLETE or FATAL_ERROR. Wait, or pause/cancel it with: kubectl kudo plan cancel --instance zk"
+         cannot start until it is COMPLETE or FATAL_ERROR. Wait for it, or stop it with \
+         kubectl kudo plan cancel --instance zk -n default (pausing it does not let another plan in)"
     );
 }
 

@@ -2,6 +2,7 @@
 //! where kudo-rs changes the rule, plus kudo-rs's own rules.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod advice;
 mod kudo_ported;
 mod kudo_rs_rules;
 #[path = "../support/mod.rs"]

@@ -53,11 +53,15 @@ pub async fn webhook() -> (String, String, Arc<AtomicUsize>) {
                         let review: Value = serde_json::from_slice(&body).unwrap();
                         let request = &review["request"];
                         let deny = request["object"]["data"].get("forbidden").is_some();
-                        let answer = json!({
+                        let warn = request["object"]["data"].get("warn").cloned();
+                        let mut answer = json!({
                             "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                             "response": {"uid": request["uid"], "allowed": !deny,
                                          "status": {"code": 403, "message": "forbidden keys are not allowed"}}
                         });
+                        if let Some(warn) = warn {
+                            answer["response"]["warnings"] = json!([warn]);
+                        }
                         Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::from(
                             answer.to_string(),
                         ))))
@@ -189,4 +193,34 @@ async fn unreachable_webhook_with_ignore_policy_lets_requests_through() {
     api.create(&PostParams::default(), &configmap("a", "1"))
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn webhook_warnings_reach_the_client_as_warning_headers() {
+    let (_sb, client) = start().await;
+    let (url, ca, _) = webhook().await;
+    Api::<ValidatingWebhookConfiguration>::all(client.clone())
+        .create(&PostParams::default(), &hook_config(&url, &ca, "Fail"))
+        .await
+        .unwrap();
+    let mut cm = configmap("warned", "1");
+    cm.data
+        .as_mut()
+        .unwrap()
+        .insert("warn".into(), "plan \"x\" will wait".into());
+    let request = kube::core::Request::new("/api/v1/namespaces/default/configmaps")
+        .create(&PostParams::default(), serde_json::to_vec(&cm).unwrap())
+        .unwrap();
+    let response = client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    let warnings: Vec<&str> = response
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(warnings, [r#"299 - "plan \"x\" will wait""#]);
 }

@@ -22,15 +22,22 @@ use super::{CONFLICT_RETRIES, FIELD_MANAGER};
 use crate::cli::{GlobalArgs, MaintenanceCommand, MaintenanceDownArgs, MaintenanceScheduleArgs};
 use crate::context::{KubeContext, connect};
 use crate::error::{CliError, Result, status_code};
-use crate::output::format_data;
+use crate::output::{DataFormat, format_data};
 use crate::wait::{POLL_INTERVAL, ProgressView};
 
 /// Runs a `maintenance` command.
 pub async fn run(global: &GlobalArgs, cmd: MaintenanceCommand) -> Result<()> {
+    let format = match cmd {
+        MaintenanceCommand::Status => super::data_format(global, "maintenance status")?,
+        _ => {
+            super::no_output(global, "this maintenance command")?;
+            None
+        }
+    };
     let ctx = connect(global).await?;
     match cmd {
         MaintenanceCommand::Schedule(args) => schedule(&ctx, &args).await,
-        MaintenanceCommand::Status(args) => status(&ctx, &args).await,
+        MaintenanceCommand::Status => status(&ctx, format).await,
         MaintenanceCommand::Down(args) => down(&ctx, &args).await,
         MaintenanceCommand::Up(args) => up(&ctx, &args.nodes).await,
         MaintenanceCommand::Cancel(args) => cancel(&ctx, &args.nodes).await,
@@ -148,11 +155,11 @@ async fn schedule(ctx: &KubeContext, args: &MaintenanceScheduleArgs) -> Result<(
         .ok()
         .and_then(|d| start.checked_add(d).ok())
         .unwrap_or(start);
-    println!(
+    outln!(
         "{} (MaintenanceSchedule {SCHEDULE_NAME}, spec.windows[{index}])",
         describe(&names, start, end)
     );
-    println!(
+    outln!(
         "New pods avoid {} from now on and the Instances with pods there are told; follow with \
          `kubectl kudo maintenance status`, drain with `kubectl kudo maintenance down {}`",
         if nodes.len() == 1 { "it" } else { "them" },
@@ -162,17 +169,17 @@ async fn schedule(ctx: &KubeContext, args: &MaintenanceScheduleArgs) -> Result<(
 }
 
 /// `maintenance status`.
-async fn status(ctx: &KubeContext, args: &crate::cli::OutputArgs) -> Result<()> {
+async fn status(ctx: &KubeContext, format: Option<DataFormat>) -> Result<()> {
     let schedule = read(ctx).await?;
-    match (schedule, args.output) {
-        (None, None) => print!("{}", render::NO_SCHEDULE),
+    match (schedule, format) {
+        (None, None) => out!("{}", render::NO_SCHEDULE),
         (None, Some(_)) => {
             return Err(CliError::NotFound(format!(
                 "MaintenanceSchedule {SCHEDULE_NAME} not found: no node is scheduled for maintenance"
             )));
         }
-        (Some(schedule), Some(format)) => print!("{}", format_data(&schedule, format)?),
-        (Some(schedule), None) => print!("{}", render::render(&schedule)),
+        (Some(schedule), Some(format)) => out!("{}", format_data(&schedule, format)?),
+        (Some(schedule), None) => out!("{}", render::render(&schedule)),
     }
     Ok(())
 }
@@ -185,9 +192,9 @@ async fn down(ctx: &KubeContext, args: &MaintenanceDownArgs) -> Result<()> {
     })
     .await?;
     for machine in &change.already {
-        eprintln!("note: node {machine} is Down already");
+        errln!("note: node {machine} is Down already");
     }
-    println!(
+    outln!(
         "{} {} going down: the manager cordons {} and evicts {} pods through the Eviction API, \
          respecting PodDisruptionBudgets; follow with `kubectl kudo maintenance status`",
         noun(&change.nodes),
@@ -236,7 +243,7 @@ async fn wait_drained(
         let (done, text) = render::drain_progress(&schedule, nodes, generation);
         if done {
             view.finish();
-            eprintln!("{text} after {}s", view.elapsed().as_secs());
+            errln!("{text} after {}s", view.elapsed().as_secs());
             break Ok(());
         }
         view.update(&text);
@@ -260,7 +267,7 @@ async fn up(ctx: &KubeContext, args: &[String]) -> Result<()> {
         edit::up(spec, status, args).map_err(refused)
     })
     .await?;
-    println!(
+    outln!(
         "{} {} up: out of the maintenance schedule; the manager uncordons {} and removes the \
          maintenance taints",
         noun(&nodes),
@@ -278,9 +285,9 @@ async fn cancel(ctx: &KubeContext, args: &[String]) -> Result<()> {
     })
     .await?;
     if change.removed.is_empty() {
-        println!("nothing to cancel: no node is scheduled for maintenance that is not Down");
+        outln!("nothing to cancel: no node is scheduled for maintenance that is not Down");
     } else {
-        println!(
+        outln!(
             "maintenance of {} {} cancelled: out of the schedule; the manager removes the \
              maintenance taints",
             noun(&change.removed),
@@ -289,7 +296,7 @@ async fn cancel(ctx: &KubeContext, args: &[String]) -> Result<()> {
     }
     if !change.kept_down.is_empty() {
         let names: Vec<String> = change.kept_down.iter().map(Machine::to_string).collect();
-        println!(
+        outln!(
             "{} {} {} Down and {} in the schedule; bring {} back with `kubectl kudo maintenance up {}`",
             noun(&change.kept_down),
             names.join(", "),

@@ -1,0 +1,88 @@
+//! Warnings of an allowed change: why the plan it asks for will not run
+//! at once (paused, suppressed, outside a window), with the command that
+//! changes that. The user sees them where the change was made.
+
+use jiff::Timestamp;
+use kudo_api::hint::KudoCommand;
+
+use super::{InstanceName, StatusFacts, Subject};
+use crate::{suppression, windows};
+
+/// A pause of `plan` holds its next run too: the run starts and waits.
+pub(super) fn paused(
+    name: InstanceName<'_>,
+    status: &StatusFacts,
+    plan: &str,
+    warnings: &mut Vec<String>,
+) {
+    if status.plan_status.get(plan).and_then(|p| p.paused) != Some(true) {
+        return;
+    }
+    warnings.push(format!(
+        "plan {plan:?} is paused: it starts, but runs no step until resumed with {}",
+        KudoCommand::new("plan resume", name.name)
+            .flag("--plan", plan)
+            .namespace(name.namespace)
+    ));
+}
+
+/// Suppressions and the Instance's maintenance windows that hold `plan`
+/// now (the manager's default windows are not known here).
+pub(super) fn time(
+    new: &Subject,
+    status: &StatusFacts,
+    plan: &str,
+    manual: bool,
+    now: Timestamp,
+    warnings: &mut Vec<String>,
+) {
+    let name = InstanceName::of(new);
+    let command = |verb| KudoCommand::new(verb, name.name).namespace(name.namespace);
+    if let Some(s) = suppression::active_manual(&new.spec.suppressions, now) {
+        warnings.push(format!(
+            "plan {plan:?} will wait: the Instance is {}; end it with {}",
+            suppression::describe_manual(s),
+            command("suppress clear")
+        ));
+        return;
+    }
+    if let Some(a) = suppression::active_auto(status.auto_suppression.as_ref(), now) {
+        let rollback = status.last_successful.as_ref().is_some_and(|ls| {
+            ls.operator_version == new.ov_name() && ls.parameters == *new.params()
+        });
+        if rollback {
+            warnings.push(format!(
+                "this is a rollback to the last successful configuration; plan {plan:?} runs despite the automatic suppression"
+            ));
+        } else if !manual {
+            warnings.push(format!(
+                "plan {plan:?} will wait: the Instance is {}",
+                suppression::describe_auto(a, (name.namespace, name.name))
+            ));
+        }
+    }
+    let break_glass = manual
+        && new
+            .spec
+            .plan_execution
+            .as_ref()
+            .is_some_and(|p| p.break_glass == Some(true));
+    if !break_glass
+        && let Ok(windows::WindowState::Closed { opens_at }) =
+            windows::state(&new.spec.maintenance_windows, &[], now)
+    {
+        let now_instead = command("plan trigger")
+            .flag("--name", plan)
+            .switch("--break-glass");
+        warnings.push(match opens_at {
+            Some(at) => format!(
+                "plan {plan:?} will wait for the maintenance window opening at {at}; \
+                 to run it now: {now_instead}"
+            ),
+            None => format!(
+                "plan {plan:?} will wait: no maintenance window opens in the next two weeks; \
+                 to run it now: {now_instead}"
+            ),
+        });
+    }
+}
