@@ -8,12 +8,16 @@
 //! the cached form of an index and package archives (`package create`).
 //! Fetching lives in `kudo-repo-client`.
 
+pub mod cache;
+pub mod config;
 pub mod digest;
 mod error;
 pub mod index;
 pub mod limits;
+pub mod packages;
 pub mod range;
 pub mod resolve;
+pub mod urls;
 pub mod version;
 
 pub use digest::Digest;
