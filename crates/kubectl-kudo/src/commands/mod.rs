@@ -12,6 +12,8 @@ mod maintenance;
 mod package;
 mod plan;
 mod pod;
+mod repo;
+mod source;
 mod suppress;
 
 use std::collections::BTreeMap;
@@ -54,6 +56,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Completion(args) => completion::run(&args),
         Command::Version(args) => version(&args),
         Command::Package(cmd) => package::run(&global, cmd).await,
+        Command::Repo(cmd) => repo::run(cmd).await,
+        Command::Search(args) => repo::search(&args).await,
         Command::Init(args) => init::run(&global, &args).await,
         Command::Install(args) => install::install(&connect(&global).await?, &args).await,
         Command::Update(args) => instance::update(&connect(&global).await?, &args).await,
