@@ -318,10 +318,29 @@ fn send_error(error: &reqwest::Error, url: &str) -> ClientError {
             detail: format!("no answer in time ({})", chain(error)),
         };
     }
+    let detail = match io_kind(error) {
+        Some(kind) if error.is_connect() => format!("cannot connect: {kind}"),
+        Some(kind) => format!("the connection failed: {kind}"),
+        None => chain(error),
+    };
     ClientError::Network {
         url: url.to_string(),
-        detail: chain(error),
+        detail,
     }
+}
+
+/// The kind of the innermost IO error (`connection refused`), without the
+/// OS error number.
+fn io_kind(error: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
+    let mut found = None;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            found = Some(io.kind());
+        }
+        source = s.source();
+    }
+    found
 }
 
 fn read_file(download: &Download<'_>) -> Result<Vec<u8>> {
