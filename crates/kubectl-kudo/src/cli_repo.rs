@@ -12,9 +12,9 @@ use super::OutputArgs;
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Repository options")]
 pub struct SourceArgs {
-    /// Resolve PACKAGE in this repository (default: the default repository,
-    /// see `repo context`); a name wins over a local folder of that name
-    /// only with --repo
+    /// Resolve PACKAGE in this repository, even where a local folder has its
+    /// name (default: a local path of that name, else the default repository,
+    /// see `repo context`)
     #[arg(long, value_name = "NAME")]
     pub repo: Option<String>,
     /// Let pre-release versions be chosen when no version or a range is given

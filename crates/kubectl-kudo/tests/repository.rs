@@ -52,9 +52,17 @@ impl Client {
 
     fn fails(&self, args: &[&str]) -> String {
         let output = self.run(args);
-        assert_eq!(output.status.code(), Some(1), "{args:?}: {}", transcript(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            transcript(&output)
+        );
         let text = stderr(&output);
-        assert!(!text.contains("os error"), "no OS error for a missing name: {text}");
+        assert!(
+            !text.contains("os error"),
+            "no OS error for a missing name: {text}"
+        );
         text
     }
 }
@@ -111,8 +119,19 @@ fn package_create_names_the_archive_as_kudo_and_refuses_to_overwrite() {
     assert!(text.contains("zookeeper-3.9.2_0.1.0.tgz"), "{text}");
     let again = client.fails(&["package", "create", &operator("zookeeper"), "-d", &dest]);
     assert!(again.contains("exists; pass --overwrite"), "{again}");
-    client.ok(&["package", "create", &operator("zookeeper"), "-d", &dest, "--overwrite"]);
-    let verified = client.ok(&["package", "verify", &format!("{dest}/zookeeper-3.9.2_0.1.0.tgz")]);
+    client.ok(&[
+        "package",
+        "create",
+        &operator("zookeeper"),
+        "-d",
+        &dest,
+        "--overwrite",
+    ]);
+    let verified = client.ok(&[
+        "package",
+        "verify",
+        &format!("{dest}/zookeeper-3.9.2_0.1.0.tgz"),
+    ]);
     assert!(verified.contains("is valid"), "{verified}");
 }
 
@@ -126,13 +145,24 @@ fn repo_commands_add_list_choose_update_and_remove() {
     let none = client.ok(&["repo", "list"]);
     assert!(none.contains("kubectl kudo repo add NAME URL"), "{none}");
     let added = client.ok(&["repo", "add", "local", &url]);
-    assert!(added.contains(&format!("repository local added ({url}/, 4 package versions)")), "{added}");
+    assert!(
+        added.contains(&format!(
+            "repository local added ({url}/, 4 package versions)"
+        )),
+        "{added}"
+    );
     assert!(added.contains("repository local is the default"), "{added}");
     let exists = client.fails(&["repo", "add", "local", &url]);
-    assert!(exists.contains("repository local already exists"), "{exists}");
+    assert!(
+        exists.contains("repository local already exists"),
+        "{exists}"
+    );
 
     let unreachable = client.fails(&["repo", "add", "gone", "http://127.0.0.1:9"]);
-    assert!(unreachable.contains("http://127.0.0.1:9/index.yaml"), "{unreachable}");
+    assert!(
+        unreachable.contains("http://127.0.0.1:9/index.yaml"),
+        "{unreachable}"
+    );
     client.ok(&["repo", "add", "gone", "http://127.0.0.1:9", "--force"]);
 
     let list = client.ok(&["repo", "list"]);
@@ -143,14 +173,24 @@ fn repo_commands_add_list_choose_update_and_remove() {
     let update = client.run(&["repo", "update"]);
     assert_eq!(update.status.code(), Some(1));
     let text = format!("{}{}", stdout(&update), stderr(&update));
-    assert!(text.contains("repository local: 4 package versions"), "{text}");
-    assert!(text.contains("repository gone: http://127.0.0.1:9/index.yaml"), "{text}");
+    assert!(
+        text.contains("repository local: 4 package versions"),
+        "{text}"
+    );
+    assert!(
+        text.contains("repository gone: http://127.0.0.1:9/index.yaml"),
+        "{text}"
+    );
     client.ok(&["repo", "remove", "gone"]);
     let text = client.ok(&["repo", "list", "-o", "json"]);
     assert!(text.contains("\"name\": \"local\""), "{text}");
     assert!(!text.contains("gone"), "{text}");
-    let kudo_file = std::fs::read_to_string(client.home().join("repository/repositories.yaml")).unwrap();
-    assert!(kudo_file.contains("repoVersion: v1"), "KUDO's shape: {kudo_file}");
+    let kudo_file =
+        std::fs::read_to_string(client.home().join("repository/repositories.yaml")).unwrap();
+    assert!(
+        kudo_file.contains("repoVersion: v1"),
+        "KUDO's shape: {kudo_file}"
+    );
 }
 
 #[test]
@@ -159,20 +199,41 @@ fn credentials_are_stored_for_the_user_only_and_never_printed() {
     let repo = make_repository(&client);
     let server = TestServer::serve_dir(&repo);
     let output = client
-        .command(&["repo", "add", "private", &server.url(), "--username", "me", "--password-stdin"])
+        .command(&[
+            "repo",
+            "add",
+            "private",
+            &server.url(),
+            "--username",
+            "me",
+            "--password-stdin",
+        ])
         .write_stdin("s3cret-pass\n")
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", transcript(&output));
-    assert!(server.seen().iter().all(|s| s.header("authorization").is_some()));
+    assert!(
+        server
+            .seen()
+            .iter()
+            .all(|s| s.header("authorization").is_some())
+    );
     let list = client.ok(&["repo", "list"]);
     assert!(list.contains("credentials"), "{list}");
-    for text in [transcript(&output), list, client.ok(&["repo", "list", "-o", "yaml"]), client.ok(&["search"])] {
+    for text in [
+        transcript(&output),
+        list,
+        client.ok(&["repo", "list", "-o", "yaml"]),
+        client.ok(&["search"]),
+    ] {
         assert!(!text.contains("s3cret"), "{text}");
     }
     use std::os::unix::fs::PermissionsExt;
     let file = client.home().join("repository/credentials.yaml");
-    assert_eq!(std::fs::metadata(file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
 }
 
 #[test]
@@ -189,8 +250,15 @@ fn search_lists_names_versions_and_repository() {
     zookeeper        0.1.0              3.9.2         local
     ");
     let versions = client.ok(&["search", "first", "--all-versions"]);
-    assert!(versions.contains("0.3.0") && versions.contains("0.2.0"), "{versions}");
-    assert!(client.ok(&["search", "redis"]).contains("no package matches \"redis\""));
+    assert!(
+        versions.contains("0.3.0") && versions.contains("0.2.0"),
+        "{versions}"
+    );
+    assert!(
+        client
+            .ok(&["search", "redis"])
+            .contains("no package matches \"redis\"")
+    );
 }
 
 #[test]
@@ -199,19 +267,43 @@ fn package_commands_resolve_names_and_ranges_and_say_what_exists() {
     let repo = make_repository(&client);
     let server = TestServer::serve_dir(&repo);
     client.ok(&["repo", "add", "local", &server.url()]);
-    let text = client.ok(&["package", "verify", "first-operator", "--operator-version", "~0.2"]);
-    assert!(text.contains("using first-operator 0.2.0 (app 1.27.0) from repository local"), "{text}");
+    let text = client.ok(&[
+        "package",
+        "verify",
+        "first-operator",
+        "--operator-version",
+        "~0.2",
+    ]);
+    assert!(
+        text.contains("using first-operator 0.2.0 (app 1.27.0) from repository local"),
+        "{text}"
+    );
     assert!(text.contains("verified"), "{text}");
     let render = client.ok(&["package", "render", "zk-monitor"]);
     assert!(render.contains("name: zookeeper-3.9.2-0.1.0"), "{render}");
-    let missing = client.fails(&["package", "verify", "first-operator", "--operator-version", "1.3.x"]);
+    let missing = client.fails(&[
+        "package",
+        "verify",
+        "first-operator",
+        "--operator-version",
+        "1.3.x",
+    ]);
     assert!(
         missing.contains("first-operator 1.3.x: no such version in repository local; newest is 0.3.0 (app 1.27.0)"),
         "{missing}"
     );
     let unknown = client.fails(&["package", "verify", "kafka"]);
-    assert!(unknown.contains("kafka: no package of that name in repository local"), "{unknown}");
-    let bad_range = client.fails(&["package", "verify", "first-operator", "--operator-version", "^^1"]);
+    assert!(
+        unknown.contains("kafka: no package of that name in repository local"),
+        "{unknown}"
+    );
+    let bad_range = client.fails(&[
+        "package",
+        "verify",
+        "first-operator",
+        "--operator-version",
+        "^^1",
+    ]);
     assert!(bad_range.contains("not a version or range"), "{bad_range}");
 }
 
@@ -224,7 +316,10 @@ fn without_a_repository_a_name_says_how_to_add_one() {
         "{text}"
     );
     let path = client.fails(&["package", "verify", "./kafka"]);
-    assert!(path.contains("./kafka: no such package folder or archive"), "{path}");
+    assert!(
+        path.contains("./kafka: no such package folder or archive"),
+        "{path}"
+    );
 }
 
 #[test]
@@ -235,10 +330,23 @@ fn a_local_folder_wins_over_a_repository_package_unless_repo_is_given() {
     client.ok(&["repo", "add", "local", &server.url()]);
     let work = client.root.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
-    std::fs::rename(first_operator_at("9.9.9", client.root.path()), work.join("first-operator")).unwrap();
-    let local = client.command(&["package", "verify", "first-operator"]).current_dir(&work).output().unwrap();
+    std::fs::rename(
+        first_operator_at("9.9.9", client.root.path()),
+        work.join("first-operator"),
+    )
+    .unwrap();
+    let local = client
+        .command(&["package", "verify", "first-operator"])
+        .current_dir(&work)
+        .output()
+        .unwrap();
     let text = transcript(&local);
-    assert!(text.contains("note: using the local package first-operator (a local path wins over repositories"), "{text}");
+    assert!(
+        text.contains(
+            "note: using the local package first-operator (a local path wins over repositories"
+        ),
+        "{text}"
+    );
     assert!(text.contains("version 9.9.9"), "{text}");
     let remote = client
         .command(&["package", "verify", "first-operator", "--repo", "local"])
@@ -246,7 +354,10 @@ fn a_local_folder_wins_over_a_repository_package_unless_repo_is_given() {
         .output()
         .unwrap();
     let text = transcript(&remote);
-    assert!(text.contains("using first-operator 0.3.0 (app 1.27.0) from repository local"), "{text}");
+    assert!(
+        text.contains("using first-operator 0.3.0 (app 1.27.0) from repository local"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -255,7 +366,13 @@ fn repo_index_merges_another_index_keeping_local_entries() {
     let repo = make_repository(&client);
     let other = client.root.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
-    client.ok(&["package", "create", &operator("first-operator"), "-d", other.to_str().unwrap()]);
+    client.ok(&[
+        "package",
+        "create",
+        &operator("first-operator"),
+        "-d",
+        other.to_str().unwrap(),
+    ]);
     let merged = client.ok(&[
         "repo",
         "index",
@@ -267,8 +384,14 @@ fn repo_index_merges_another_index_keeping_local_entries() {
     ]);
     assert!(merged.contains("3 versions kept from"), "{merged}");
     let index = std::fs::read_to_string(other.join("index.yaml")).unwrap();
-    assert!(index.contains("https://mirror.example/ops/first-operator-1.27.0_0.2.0.tgz"), "the local entry wins: {index}");
-    assert!(index.contains("- first-operator-1.27.0_0.3.0.tgz"), "{index}");
+    assert!(
+        index.contains("https://mirror.example/ops/first-operator-1.27.0_0.2.0.tgz"),
+        "the local entry wins: {index}"
+    );
+    assert!(
+        index.contains("- first-operator-1.27.0_0.3.0.tgz"),
+        "{index}"
+    );
 }
 
 #[test]
@@ -277,13 +400,35 @@ fn packages_pushed_to_an_oci_registry_are_used_by_version() {
     let client = Client::new();
     let repo = make_repository(&client);
     let namespace = registry.namespace("ops");
-    for file in ["first-operator-1.27.0_0.2.0.tgz", "first-operator-1.27.0_0.3.0.tgz"] {
-        let text = client.ok(&["package", "push", repo.join(file).to_str().unwrap(), &namespace, "--plain-http"]);
-        assert!(text.contains(&format!("pushed {namespace}/first-operator:0.")), "{text}");
+    for file in [
+        "first-operator-1.27.0_0.2.0.tgz",
+        "first-operator-1.27.0_0.3.0.tgz",
+    ] {
+        let text = client.ok(&[
+            "package",
+            "push",
+            repo.join(file).to_str().unwrap(),
+            &namespace,
+            "--plain-http",
+        ]);
+        assert!(
+            text.contains(&format!("pushed {namespace}/first-operator:0.")),
+            "{text}"
+        );
     }
     let reference = format!("{namespace}/first-operator");
-    let text = client.ok(&["package", "verify", &reference, "--operator-version", "^0.2", "--plain-http"]);
-    assert!(text.contains("using first-operator 0.2.0 from oci://"), "{text}");
+    let text = client.ok(&[
+        "package",
+        "verify",
+        &reference,
+        "--operator-version",
+        "^0.2",
+        "--plain-http",
+    ]);
+    assert!(
+        text.contains("using first-operator 0.2.0 from oci://"),
+        "{text}"
+    );
     assert!(text.contains("@sha256:"), "digest-addressed: {text}");
     let newest = client.ok(&["package", "params", "list", &reference, "--plain-http"]);
     assert!(newest.contains("first-operator 0.3.0"), "{newest}");
@@ -299,7 +444,13 @@ fn registry_blob_tamper(repo: &Path, file: &str) {
 
 async fn operator_version_of(sandbox: &kudo_sandbox::Sandbox, instance: &str) -> String {
     let api: Api<Instance> = Api::namespaced(sandbox.client().unwrap(), "default");
-    api.get(instance).await.unwrap().spec.operator_version.name.unwrap_or_default()
+    api.get(instance)
+        .await
+        .unwrap()
+        .spec
+        .operator_version
+        .name
+        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -326,18 +477,57 @@ async fn install_search_upgrade_and_a_dependency_by_name_from_a_loopback_reposit
     assert!(ok(&["search", "first"]).contains("first-operator   0.3.0"));
 
     // A range picks the newest that fits; no version picks the newest.
-    let text = ok(&["install", "first-operator", "--operator-version", "~0.2", "--instance", "web", "--wait", "--wait-timeout", "60s"]);
-    assert!(text.contains("using first-operator 0.2.0 (app 1.27.0) from repository community"), "{text}");
-    assert_eq!(operator_version_of(&sandbox, "web").await, "first-operator-1.27.0-0.2.0");
+    let text = ok(&[
+        "install",
+        "first-operator",
+        "--operator-version",
+        "~0.2",
+        "--instance",
+        "web",
+        "--wait",
+        "--wait-timeout",
+        "60s",
+    ]);
+    assert!(
+        text.contains("using first-operator 0.2.0 (app 1.27.0) from repository community"),
+        "{text}"
+    );
+    assert_eq!(
+        operator_version_of(&sandbox, "web").await,
+        "first-operator-1.27.0-0.2.0"
+    );
     ok(&["install", "first-operator", "--instance", "newest"]);
-    assert_eq!(operator_version_of(&sandbox, "newest").await, "first-operator-1.27.0-0.3.0");
+    assert_eq!(
+        operator_version_of(&sandbox, "newest").await,
+        "first-operator-1.27.0-0.3.0"
+    );
 
     // upgrade NAME moves to the newest version.
-    let text = ok(&["upgrade", "first-operator", "--instance", "web", "--wait", "--wait-timeout", "60s"]);
+    let text = ok(&[
+        "upgrade",
+        "first-operator",
+        "--instance",
+        "web",
+        "--wait",
+        "--wait-timeout",
+        "60s",
+    ]);
     assert!(text.contains("upgraded from 0.2.0 to 0.3.0"), "{text}");
-    assert_eq!(operator_version_of(&sandbox, "web").await, "first-operator-1.27.0-0.3.0");
-    let again = client.run(&with_kc(&["upgrade", "first-operator", "--instance", "web"]).iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(stderr(&again).contains("already runs version 0.3.0"), "{}", transcript(&again));
+    assert_eq!(
+        operator_version_of(&sandbox, "web").await,
+        "first-operator-1.27.0-0.3.0"
+    );
+    let again = client.run(
+        &with_kc(&["upgrade", "first-operator", "--instance", "web"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        stderr(&again).contains("already runs version 0.3.0"),
+        "{}",
+        transcript(&again)
+    );
 
     // zk-monitor names zookeeper: it comes from the repository and the task
     // is pinned to the exact version.
@@ -345,19 +535,37 @@ async fn install_search_upgrade_and_a_dependency_by_name_from_a_loopback_reposit
     assert!(text.contains("dependency of zk-monitor-1.36.1-0.1.0 (task zookeeper): using zookeeper 0.1.0 (app 3.9.2) from repository community"), "{text}");
     let ovs: Api<OperatorVersion> = Api::namespaced(sandbox.client().unwrap(), "default");
     let parent = ovs.get("zk-monitor-1.36.1-0.1.0").await.unwrap();
-    let task = parent.spec.tasks.iter().find(|t| t.name == "zookeeper").unwrap();
+    let task = parent
+        .spec
+        .tasks
+        .iter()
+        .find(|t| t.name == "zookeeper")
+        .unwrap();
     assert_eq!(task.spec.operator_version.as_deref(), Some("0.1.0"));
     assert_eq!(task.spec.app_version.as_deref(), Some("3.9.2"));
     assert!(ovs.get("zookeeper-3.9.2-0.1.0").await.is_ok());
     let instances: Api<Instance> = Api::namespaced(sandbox.client().unwrap(), "default");
-    assert!(instances.get("zk-monitor-instance-zookeeper").await.is_ok(), "the child Instance");
+    assert!(
+        instances.get("zk-monitor-instance-zookeeper").await.is_ok(),
+        "the child Instance"
+    );
 
     // A tampered archive is refused and nothing is created.
     registry_blob_tamper(&repo, "first-operator-1.27.0_0.2.0.tgz");
-    let args = with_kc(&["install", "first-operator", "--operator-version", "0.2.0", "--instance", "tampered"]);
+    let args = with_kc(&[
+        "install",
+        "first-operator",
+        "--operator-version",
+        "0.2.0",
+        "--instance",
+        "tampered",
+    ]);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let text = client.fails(&refs);
-    assert!(text.contains("first-operator-1.27.0_0.2.0.tgz: sha256 digest"), "{text}");
+    assert!(
+        text.contains("first-operator-1.27.0_0.2.0.tgz: sha256 digest"),
+        "{text}"
+    );
     assert!(text.contains("the package was refused"), "{text}");
     assert!(instances.get_opt("tampered").await.unwrap().is_none());
 
