@@ -5,13 +5,13 @@ export CARGO_INCREMENTAL ?= 0
 export CARGO_TERM_COLOR ?= never
 
 # Crates that must stay pure: no async runtime, no HTTP, no kube client.
-PURE_CRATES := kudo-api kudo-engine kudo-template kudo-package
+PURE_CRATES := kudo-api kudo-engine kudo-template kudo-package kudo-repo
 IMPURE_DEPS := tokio hyper kube-client kube-runtime warp
 
 # The manager image `kubectl kudo init` deploys by default.
 IMAGE ?= kudo-rs/kudo-manager:0.1.0
 
-.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure unit chaos bench fuzz build tools image
+.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure unit chaos bench fuzz build tools image test-deps
 
 help:
 	@echo "make run        start the manager + webhook on the embedded sandbox and run an example plan"
@@ -32,7 +32,18 @@ run: build
 image:
 	docker build -t $(IMAGE) .
 
-test: fmt-check clippy check-pure unit
+test: test-deps fmt-check clippy check-pure unit
+
+# The OCI tests run Debian's docker-registry (the distribution registry) on
+# loopback; installed here when missing (the only system package the tests need).
+DOCKER_REGISTRY ?= /usr/bin/docker-registry
+test-deps:
+	@if [ ! -x $(DOCKER_REGISTRY) ]; then \
+	  echo "installing docker-registry for the OCI tests"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq docker-registry >/dev/null; \
+	fi
+	@test -x $(DOCKER_REGISTRY) || { echo "$(DOCKER_REGISTRY) is missing: apt-get install docker-registry"; exit 1; }
 
 lint: fmt-check clippy
 
@@ -83,14 +94,15 @@ bench:
 	$(CARGO) bench --workspace
 
 # Property-based fuzzing (issue #31, proptest): templates, package archives
-# and files, parameter values and AdmissionReview bodies. `make test` runs
-# the same harnesses with a few hundred cases each; this raises every one to
+# and files, parameter values, AdmissionReview bodies and repository
+# indexes. `make test` runs the same harnesses with a few hundred cases
+# each; this raises every one to
 # FUZZ_CASES through PROPTEST_CASES (the damaged gzip-bomb test 1/100 of them).
 # Debug build on purpose: overflow checks are part of what is tested. A
 # failing case is saved beside its harness (tests/*.proptest-regressions) and
 # replayed first on the next run.
 FUZZ_CASES ?= 10000
-FUZZ_TESTS := --test fuzz_templates --test fuzz_package --test fuzz_params --test fuzz_admission
+FUZZ_TESTS := --test fuzz_templates --test fuzz_package --test fuzz_params --test fuzz_admission --test fuzz_index
 
 fuzz:
-	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --locked -p kudo-template -p kudo-package -p kudo-manager $(FUZZ_TESTS)
+	PROPTEST_CASES=$(FUZZ_CASES) $(CARGO) test --locked -p kudo-template -p kudo-package -p kudo-manager -p kudo-repo $(FUZZ_TESTS)

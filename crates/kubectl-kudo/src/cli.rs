@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use kudo_package::removed_apis::KubernetesRelease;
 
 pub use crate::duration::parse_duration;
 
@@ -15,7 +14,7 @@ pub use crate::duration::parse_duration;
     bin_name = "kubectl kudo",
     version,
     about = "Install KUDO operator packages and drive their plans",
-    long_about = "kubectl kudo installs KUDO operator packages (directories or .tgz files), \
+    long_about = "kubectl kudo installs KUDO operator packages (folders, .tgz files, repositories or OCI registries), \
 updates and upgrades their instances, and shows and operates the plans the kudo-rs manager runs.",
     max_term_width = 100
 )]
@@ -135,9 +134,14 @@ pub enum Command {
     /// Node maintenance: schedule nodes, drain them (down), bring them back (up)
     #[command(subcommand)]
     Maintenance(MaintenanceCommand),
-    /// Verify, inspect and render operator packages (no cluster needed)
+    /// Create, verify, inspect, render and push operator packages (no cluster needed)
     #[command(subcommand)]
     Package(PackageCommand),
+    /// Package repositories: add, remove, list, choose the default, update, index
+    #[command(subcommand)]
+    Repo(RepoCommand),
+    /// Find packages in the repositories
+    Search(SearchArgs),
     /// Print a shell completion script for `kubectl kudo`
     Completion(CompletionArgs),
     /// Print the version of kubectl-kudo (-o yaml|json)
@@ -194,7 +198,8 @@ pub struct InitArgs {
 /// `install`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// Package directory or .tgz file (with --in-cluster: an installed operator's name)
+    /// Package folder or .tgz, a package name in a repository, or
+    /// oci://HOST/NAMESPACE/NAME (with --in-cluster: an installed operator's name)
     #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
     pub package: PathBuf,
     /// Instance name (default: <operator>-instance)
@@ -212,15 +217,16 @@ pub struct InstallArgs {
     /// Create an Instance of an operator already installed in the namespace
     #[arg(long, conflicts_with_all = ["skip_instance", "create_namespace"])]
     pub in_cluster: bool,
-    /// With --in-cluster: the operator version to use (default: the newest)
-    #[arg(long, value_name = "VERSION", requires = "in_cluster")]
-    pub operator_version: Option<String>,
-    /// With --in-cluster: the app version to use
-    #[arg(long, value_name = "VERSION", requires = "in_cluster")]
-    pub app_version: Option<String>,
+    /// Versions of a package from a repository or registry (with --in-cluster:
+    /// exact versions of an installed operator)
+    #[command(flatten)]
+    pub versions: VersionArgs,
     /// Waiting for the deploy plan
     #[command(flatten)]
     pub wait: WaitArgs,
+    /// Where a package name comes from
+    #[command(flatten)]
+    pub source: SourceArgs,
 }
 
 /// `update`.
@@ -240,7 +246,8 @@ pub struct UpdateArgs {
 /// `upgrade`.
 #[derive(Debug, Args)]
 pub struct UpgradeArgs {
-    /// Package directory or .tgz file of the newer version
+    /// The newer version: package folder or .tgz, a package name in a
+    /// repository (default: its newest stable version), or an oci:// reference
     #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
     pub package: PathBuf,
     /// Instance to upgrade
@@ -249,9 +256,15 @@ pub struct UpgradeArgs {
     /// Parameter values to change with the upgrade
     #[command(flatten)]
     pub params: ParamArgs,
+    /// Version of a package from a repository or registry
+    #[command(flatten)]
+    pub versions: VersionArgs,
     /// Waiting for the upgrade plan
     #[command(flatten)]
     pub wait: WaitArgs,
+    /// Where a package name comes from
+    #[command(flatten)]
+    pub source: SourceArgs,
 }
 
 /// `uninstall`.
@@ -478,69 +491,6 @@ pub struct RollbackArgs {
     pub wait: WaitArgs,
 }
 
-/// `package ...`.
-#[derive(Debug, Subcommand)]
-pub enum PackageCommand {
-    /// Check a package for errors and warnings
-    Verify(PackageVerifyArgs),
-    /// Inspect package parameters
-    #[command(subcommand)]
-    Params(PackageParamsCommand),
-    /// Print the objects every step of a plan would apply (like helm template)
-    Render(PackageRenderArgs),
-}
-
-/// `package verify`.
-#[derive(Debug, Args)]
-pub struct PackageVerifyArgs {
-    /// Package directory or .tgz file
-    #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
-    pub package: PathBuf,
-    /// List objects Kubernetes X.Y (e.g. 1.32) cannot apply as written
-    #[arg(long, value_name = "X.Y", value_parser = parse_kubernetes_version)]
-    pub kubernetes_version: Option<KubernetesRelease>,
-}
-
-/// `package params ...`.
-#[derive(Debug, Subcommand)]
-pub enum PackageParamsCommand {
-    /// List the parameters of a package (-o yaml|json)
-    List(PackageParamsListArgs),
-}
-
-/// `package params list`.
-#[derive(Debug, Args)]
-pub struct PackageParamsListArgs {
-    /// Package directory or .tgz file
-    #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
-    pub package: PathBuf,
-}
-
-/// `package render`.
-#[derive(Debug, Args)]
-pub struct PackageRenderArgs {
-    /// Package directory or .tgz file
-    #[arg(value_name = "PACKAGE", value_hint = clap::ValueHint::AnyPath)]
-    pub package: PathBuf,
-    /// Plan to render
-    #[arg(long, value_name = "PLAN", default_value = "deploy")]
-    pub plan: String,
-    /// Parameter values
-    #[command(flatten)]
-    pub params: ParamArgs,
-    /// Instance name used in the objects (default: <operator>-instance)
-    #[arg(long, value_name = "NAME")]
-    pub instance: Option<String>,
-    /// Print objects as Kubernetes X.Y (e.g. 1.32) applies them
-    #[arg(long, value_name = "X.Y", value_parser = parse_kubernetes_version)]
-    pub kubernetes_version: Option<KubernetesRelease>,
-}
-
-/// `1.32`, `v1.32.3`: a Kubernetes release for `--kubernetes-version`.
-fn parse_kubernetes_version(text: &str) -> Result<KubernetesRelease, String> {
-    text.parse()
-}
-
 /// Shells for `completion`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum CompletionShell {
@@ -562,7 +512,18 @@ pub struct CompletionArgs {
 
 #[path = "cli_maintenance.rs"]
 mod maintenance;
+#[path = "cli_package.rs"]
+mod package;
+pub use package::{
+    PackageCommand, PackageParamsCommand, PackageRef, PackageRenderArgs, PackageVerifyArgs,
+};
+#[path = "cli_repo.rs"]
+mod repo;
 pub use maintenance::{MaintenanceCommand, MaintenanceDownArgs, MaintenanceScheduleArgs};
+pub use repo::{
+    PackageCreateArgs, PackagePushArgs, RegistryArgs, RepoAddArgs, RepoCommand, RepoIndexArgs,
+    SearchArgs, SourceArgs, VersionArgs,
+};
 
 #[cfg(test)]
 #[path = "cli_tests.rs"]

@@ -59,6 +59,11 @@ pub enum CliError {
     #[error("{0}")]
     Package(String),
 
+    /// A package repository or registry refused, failed, or has nothing
+    /// that fits (the message says what was asked and what exists).
+    #[error("{0}")]
+    Repository(String),
+
     /// Parameter values are invalid for the OperatorVersion (the message
     /// lists at most [`kudo_api::message::MAX_LISTED`] problems).
     #[error("invalid parameters:\n  - {}", kudo_api::message::listed_problems(.0, "\n  - "))]

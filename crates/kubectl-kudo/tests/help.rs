@@ -36,6 +36,16 @@ const COMMANDS: &[&[&str]] = &[
     &["package", "verify"],
     &["package", "params", "list"],
     &["package", "render"],
+    &["package", "create"],
+    &["package", "push"],
+    &["repo"],
+    &["repo", "add"],
+    &["repo", "remove"],
+    &["repo", "list"],
+    &["repo", "context"],
+    &["repo", "update"],
+    &["repo", "index"],
+    &["search"],
     &["completion"],
 ];
 

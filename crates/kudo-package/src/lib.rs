@@ -36,7 +36,9 @@ pub mod yaml;
 
 pub use dependencies::{ExternalDependency, Resolved, resolve_dependencies};
 pub use error::{PackageError, ParamsError, RenderError};
-pub use load::{Located, Origin, load, load_from_files, load_located};
+pub use load::{
+    Located, MAX_PACKAGE_BYTES, Origin, load, load_archive, load_from_files, load_located,
+};
 
 /// A loaded operator package: its two files parsed, and its templates.
 #[derive(Clone, Debug, PartialEq)]

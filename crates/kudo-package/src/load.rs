@@ -20,11 +20,18 @@ pub const TEMPLATES_DIR: &str = "templates/";
 mod archive;
 mod origin;
 
+pub use archive::MAX_PACKAGE_BYTES;
 use archive::read_archive;
 
 /// Loads a package from a directory or a `.tgz`/`.tar.gz` file.
 pub fn load(path: &Path) -> Result<Package, PackageError> {
     load_located(path).map(|located| located.package)
+}
+
+/// Loads a package from the bytes of a `.tgz` (a download); `source`
+/// names it in messages. The same checks as a `.tgz` file on disk.
+pub fn load_archive(bytes: &[u8], source: &str) -> Result<Located, PackageError> {
+    located_in_archive(read_archive(bytes, source)?, source.to_string())
 }
 
 /// Where a package was read from: KudoOperator dependencies given as a

@@ -16,7 +16,7 @@ fn operator_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
-const OPERATORS: [&str; 3] = ["first-operator", "zookeeper", "canary-web"];
+const OPERATORS: [&str; 4] = ["first-operator", "zookeeper", "canary-web", "zk-monitor"];
 
 #[test]
 fn every_example_operator_verifies_without_errors_or_warnings() {
@@ -69,6 +69,11 @@ fn render(name: &str, plan: &str, values: &[(&str, &str)]) -> String {
 #[test]
 fn first_operator_deploy_renders() {
     insta::assert_snapshot!(render("first-operator", "deploy", &[("REPLICAS", "3")]));
+}
+
+#[test]
+fn zk_monitor_deploy_renders_its_zookeeper_as_a_child_instance() {
+    insta::assert_snapshot!(render("zk-monitor", "deploy", &[("ZOOKEEPER_NODES", "3")]));
 }
 
 #[test]

@@ -103,10 +103,7 @@ pub fn candidates(words: &[String]) -> (Vec<String>, bool) {
     (found, files)
 }
 
-fn find_flag<'c>(
-    command: &'c clap::Command,
-    matches: impl Fn(&clap::Arg) -> bool,
-) -> Option<&'c clap::Arg> {
+fn find_flag(command: &clap::Command, matches: impl Fn(&clap::Arg) -> bool) -> Option<&clap::Arg> {
     command
         .get_arguments()
         .find(|a| !a.is_positional() && matches(a))

@@ -1,15 +1,21 @@
 //! A package and the packages its KudoOperator tasks need, ready to install
 //! the way KUDO's CLI installs them: dependencies first (their Operator and
-//! OperatorVersion, no Instance), each task pointed at the OperatorVersion
-//! it will find. A task naming an operator rather than a path must find it
-//! installed in the namespace: kudo-rs has no package repositories.
+//! OperatorVersion, no Instance), each task pointed at the exact
+//! OperatorVersion it will find. A task's `package` is looked up as a path
+//! beside the package, then in the package repositories (downloaded, its
+//! digest checked), then among the OperatorVersions installed in the
+//! namespace.
 
-use std::path::Path;
+use std::collections::BTreeSet;
 
 use kube::{Api, ResourceExt};
 use kudo_api::OperatorVersion;
-use kudo_package::{ExternalDependency, Package, Resolved};
+use kudo_package::{ExternalDependency, Located, Package, Resolved};
+use kudo_repo::Query;
+use kudo_repo_client::Repositories;
 
+use super::source::{repo_error, repositories};
+use crate::cli::SourceArgs;
 use crate::context::KubeContext;
 use crate::error::{CliError, Result};
 
@@ -23,10 +29,13 @@ fn package_error(e: kudo_package::PackageError) -> CliError {
     CliError::Package(e.to_string())
 }
 
-/// The package's dependencies loaded from beside it, without a cluster:
-/// tasks naming an operator are left as they are.
-pub fn resolve_offline(path: &Path) -> Result<Resolved> {
-    let located = kudo_package::load_located(path).map_err(package_error)?;
+/// Dependencies are followed at most this deep (a repository could serve
+/// an endless chain of new names).
+const MAX_DEPTH: usize = 16;
+
+/// The package's dependencies loaded from beside it, without a cluster or
+/// repository: tasks naming an operator are left as they are.
+pub fn resolve_offline(located: Located) -> Result<Resolved> {
     let resolved = kudo_package::resolve_dependencies(located).map_err(package_error)?;
     for warning in &resolved.warnings {
         errln!("warning: {warning}");
@@ -34,30 +43,170 @@ pub fn resolve_offline(path: &Path) -> Result<Resolved> {
     Ok(resolved)
 }
 
-/// Loads the package at `path` with its dependencies, points tasks naming
-/// an operator at the newest fitting OperatorVersion in the namespace, and
-/// verifies every package (errors refuse, warnings are printed).
-pub async fn load_with_dependencies(ctx: &KubeContext, path: &Path) -> Result<WithDependencies> {
-    let mut resolved = resolve_offline(path)?;
-    if !resolved.external.is_empty() {
-        let installed = installed_versions(ctx).await?;
-        for external in resolved.external.clone() {
-            let found = newest_fitting(&installed, &Wanted::from(&external))
-                .ok_or_else(|| missing_dependency(&external, &ctx.namespace, &installed))?;
-            let version = found.spec.version.clone().unwrap_or_default();
-            resolved.pin(&external, &version, found.spec.app_version.as_deref());
-        }
-    }
-    for package in std::iter::once(&resolved.root).chain(&resolved.dependencies) {
+/// Loads the dependencies of `located`, points tasks naming an operator at
+/// a repository's package (downloaded with its own dependencies) or else
+/// at the newest fitting OperatorVersion in the namespace, and verifies
+/// every package (errors refuse, warnings are printed).
+pub async fn load_with_dependencies(
+    ctx: &KubeContext,
+    located: Located,
+    source: &SourceArgs,
+) -> Result<WithDependencies> {
+    let resolved = resolve_offline(located)?;
+    let repos = if resolved.external.is_empty() {
+        None
+    } else {
+        Some(repositories()?).filter(|r| !r.config().repositories.is_empty())
+    };
+    let mut settle = Settle {
+        ctx,
+        repos: repos.as_ref(),
+        source,
+        installed: None,
+        path: Vec::new(),
+        seen: BTreeSet::new(),
+    };
+    let mut packages = settle.settle(resolved).await?;
+    for package in &packages {
         let report = package.verified().map_err(package_error)?;
         if !report.is_clean() {
             crate::output::write_stderr(format_args!("{report}"));
         }
     }
+    let package = packages
+        .pop()
+        .ok_or_else(|| CliError::Package("no package to install".into()))?;
     Ok(WithDependencies {
-        package: resolved.root,
-        dependencies: resolved.dependencies,
+        package,
+        dependencies: packages,
     })
+}
+
+/// The walk over dependencies named by operator.
+struct Settle<'a> {
+    ctx: &'a KubeContext,
+    repos: Option<&'a Repositories>,
+    source: &'a SourceArgs,
+    /// The namespace's OperatorVersions, read once when first needed.
+    installed: Option<Vec<OperatorVersion>>,
+    /// OperatorVersion names from the root to the package being settled.
+    path: Vec<String>,
+    /// Repository packages already included.
+    seen: BTreeSet<String>,
+}
+
+impl Settle<'_> {
+    /// Pins the external tasks of `resolved`; returns every package to
+    /// install, in order, `resolved`'s root last.
+    async fn settle(&mut self, mut resolved: Resolved) -> Result<Vec<Package>> {
+        if self.path.len() > MAX_DEPTH {
+            return Err(CliError::Package(format!(
+                "dependencies nest deeper than {MAX_DEPTH}: {}",
+                self.path.join(" -> ")
+            )));
+        }
+        self.path.push(resolved.root.operator_version_name());
+        let mut before = Vec::new();
+        for external in resolved.external.clone() {
+            let from_repo = match self.repos {
+                Some(repos) => self.in_repositories(repos, &external, &mut before).await?,
+                None => Err(None),
+            };
+            match from_repo {
+                Ok((version, app)) => {
+                    resolved.pin(&external, &version, app.as_deref());
+                }
+                Err(repo_message) => {
+                    let (version, app) = self.in_namespace(&external, repo_message).await?;
+                    resolved.pin(&external, &version, app.as_deref());
+                }
+            }
+        }
+        self.path.pop();
+        before.extend(resolved.dependencies);
+        before.push(resolved.root);
+        Ok(before)
+    }
+
+    /// `Ok(Ok(versions))` when a repository has it (its packages are added
+    /// to `before`), `Ok(Err(message))` when none has it.
+    async fn in_repositories(
+        &mut self,
+        repos: &Repositories,
+        external: &ExternalDependency,
+        before: &mut Vec<Package>,
+    ) -> Result<Result<(String, Option<String>), Option<String>>> {
+        let query = Query {
+            name: &external.operator,
+            operator_version: external.operator_version.as_deref(),
+            app_version: external.app_version.as_deref(),
+            include_prereleases: self.source.devel,
+        };
+        let found = match repos.resolve(self.source.repo.as_deref(), &query).await {
+            Ok(found) => found,
+            Err(kudo_repo_client::ClientError::Repo(kudo_repo::RepoError::NotFound(nf))) => {
+                return Ok(Err(Some(nf.message)));
+            }
+            Err(e) => return Err(repo_error(e)),
+        };
+        let entry = &found.entry;
+        let id = kudo_package::operator_version_name(
+            &entry.name,
+            entry.app_version.as_deref(),
+            &entry.operator_version,
+        );
+        if self.path.contains(&id) {
+            let mut chain = self.path.clone();
+            chain.push(id);
+            return Err(CliError::Package(format!(
+                "cyclic package dependency: {}",
+                chain.join(" -> ")
+            )));
+        }
+        if self.seen.insert(id) {
+            let downloaded = repos.download(&found).await.map_err(repo_error)?;
+            errln!(
+                "dependency of {} (task {}): using {} from repository {} ({}, sha256 {} verified)",
+                external.holder,
+                external.task,
+                entry.label(),
+                found.repository.name,
+                downloaded.url,
+                downloaded.digest
+            );
+            let child = resolve_offline(downloaded.located)?;
+            let packages = Box::pin(self.settle(child)).await?;
+            before.extend(packages);
+        }
+        Ok(Ok((
+            entry.operator_version.clone(),
+            entry.app_version.clone(),
+        )))
+    }
+
+    /// The newest fitting OperatorVersion installed in the namespace.
+    async fn in_namespace(
+        &mut self,
+        external: &ExternalDependency,
+        repo_message: Option<String>,
+    ) -> Result<(String, Option<String>)> {
+        if self.installed.is_none() {
+            self.installed = Some(installed_versions(self.ctx).await?);
+        }
+        let installed = self.installed.as_deref().unwrap_or_default();
+        let found = newest_fitting(installed, &Wanted::from(external)).ok_or_else(|| {
+            missing_dependency(
+                external,
+                &self.ctx.namespace,
+                installed,
+                repo_message.as_deref(),
+            )
+        })?;
+        Ok((
+            found.spec.version.clone().unwrap_or_default(),
+            found.spec.app_version.clone(),
+        ))
+    }
 }
 
 /// The OperatorVersions in the context's namespace.
@@ -166,12 +315,18 @@ fn missing_dependency(
     external: &ExternalDependency,
     namespace: &str,
     installed: &[OperatorVersion],
+    repo_message: Option<&str>,
 ) -> CliError {
+    let repositories = match repo_message {
+        Some(message) => format!(" ({message})"),
+        None => " (no package repository is configured)".to_string(),
+    };
     CliError::Package(format!(
         "{}: task {} (KudoOperator) needs operator {}, which is not a package folder \
-         next to the package and not installed in namespace {namespace}{}. kudo-rs has no \
-         package repositories: install it first with `kubectl kudo install <its package> \
-         --skip-instance`, or set the task's package to the path of its folder",
+         next to the package, not in the package repositories{repositories} and not installed \
+         in namespace {namespace}{}: add a repository that has it (`kubectl kudo repo add`), \
+         install it first with `kubectl kudo install <its package> --skip-instance`, or set \
+         the task's package to the path of its folder",
         external.holder,
         external.task,
         Wanted::from(external).describe(),
@@ -237,7 +392,7 @@ mod tests {
     fn a_missing_operator_says_what_is_installed_and_what_to_do() {
         let installed = [ov("zookeeper", "0.9.0", None)];
         let message =
-            missing_dependency(&wanted(Some("0.10.0"), None), "prod", &installed).to_string();
+            missing_dependency(&wanted(Some("0.10.0"), None), "prod", &installed, None).to_string();
         assert!(
             message.contains(
                 "app-1.0.0: task zk (KudoOperator) needs operator zookeeper version 0.10.0"

@@ -134,8 +134,8 @@ async fn install_source(ctx: &KubeContext, args: &InstallArgs) -> Result<Source>
         let installed = installed_versions(ctx).await?;
         let wanted = Wanted {
             operator: &operator,
-            operator_version: args.operator_version.as_deref(),
-            app_version: args.app_version.as_deref(),
+            operator_version: args.versions.operator_version.as_deref(),
+            app_version: args.versions.app_version.as_deref(),
         };
         let found = newest_fitting(&installed, &wanted)
             .ok_or_else(|| not_installed(&wanted, &ctx.namespace, &installed))?;
@@ -145,7 +145,8 @@ async fn install_source(ctx: &KubeContext, args: &InstallArgs) -> Result<Source>
             packages: None,
         });
     }
-    let packages = load_with_dependencies(ctx, &args.package).await?;
+    let found = super::source::locate(&args.package, &args.versions, &args.source).await?;
+    let packages = load_with_dependencies(ctx, found.located, &args.source).await?;
     check_kubernetes_version(
         ctx,
         std::iter::once(&packages.package).chain(&packages.dependencies),

@@ -101,10 +101,12 @@ fn parse_version(raw: Option<&str>, what: &str) -> Result<semver::Version> {
 /// `upgrade PKG --instance I`.
 pub async fn upgrade(ctx: &KubeContext, args: &UpgradeArgs) -> Result<()> {
     let changes = params::collect(&args.params)?;
+    let found = super::source::locate(&args.package, &args.versions, &args.source).await?;
+    let shown = found.shown.clone();
     let WithDependencies {
         package,
         dependencies,
-    } = load_with_dependencies(ctx, &args.package).await?;
+    } = load_with_dependencies(ctx, found.located, &args.source).await?;
     check_kubernetes_version(ctx, std::iter::once(&package).chain(&dependencies)).await?;
     let instance = get_instance(ctx, &args.instance).await?;
     let current = get_operator_version(ctx, &instance).await?;
@@ -126,9 +128,15 @@ pub async fn upgrade(ctx: &KubeContext, args: &UpgradeArgs) -> Result<()> {
     )?;
     let to = parse_version(
         Some(&package.operator.operator_version),
-        &format!("package {}", args.package.display()),
+        &format!("package {shown}"),
     )?;
-    if to <= from {
+    if to == from {
+        return Err(CliError::Other(format!(
+            "instance {} already runs version {from} ({shown}); nothing to upgrade",
+            args.instance
+        )));
+    }
+    if to < from {
         return Err(CliError::Other(format!(
             "cannot upgrade instance {} from version {from} to {to}: the new version must be greater",
             args.instance

@@ -15,6 +15,8 @@ mod package;
 mod plan;
 mod plan_ops;
 mod pod;
+mod repo;
+mod source;
 mod suppress;
 pub(crate) mod warned;
 
@@ -63,7 +65,7 @@ fn no_output(global: &GlobalArgs, command: &str) -> Result<()> {
         None => Ok(()),
         Some(format) => Err(CliError::Usage(format!(
             "{command} prints no data, so -o {} means nothing to it; -o is for get, plan status, \
-             plan history, maintenance status, package params list, init --dry-run and version",
+             plan history, maintenance status, package params list, repo list, search, init --dry-run and version",
             format.as_str()
         ))),
     }
@@ -87,6 +89,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
         Command::Version => version(data_format(&global, "version")?),
         Command::Package(cmd) => package::run(&global, cmd).await,
+        Command::Repo(cmd) => repo::run(&global, cmd).await,
+        Command::Search(args) => repo::search(&global, &args).await,
         Command::Init(args) => init::run(&global, &args).await,
         Command::Install(args) => {
             no_output(&global, "install")?;

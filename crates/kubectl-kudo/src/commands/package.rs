@@ -5,8 +5,9 @@
 
 use kudo_api::Parameter;
 
+use super::source::Found;
 use crate::cli::{
-    GlobalArgs, PackageCommand, PackageParamsCommand, PackageParamsListArgs, PackageRenderArgs,
+    GlobalArgs, PackageCommand, PackageParamsCommand, PackageRef, PackageRenderArgs,
     PackageVerifyArgs,
 };
 use crate::context::offline_namespace;
@@ -16,8 +17,10 @@ use crate::params;
 use kudo_package::removed_apis::{KubernetesRelease, translate_plan};
 use kudo_package::render::{PlanRenderOptions, format_render_output, render_plan_offline};
 
-fn load(path: &std::path::Path) -> Result<kudo_package::Package> {
-    kudo_package::load(path).map_err(|e| CliError::Package(e.to_string()))
+/// The package PACKAGE names (a folder, archive, repository name or
+/// oci:// reference) and how to call it in messages.
+async fn load(package: &PackageRef) -> Result<super::source::Found> {
+    super::source::locate(&package.package, &package.versions, &package.source).await
 }
 
 /// Runs a `package` subcommand.
@@ -25,23 +28,34 @@ pub async fn run(global: &GlobalArgs, cmd: PackageCommand) -> Result<()> {
     match cmd {
         PackageCommand::Verify(mut args) => {
             super::no_output(global, "package verify")?;
+            let found = load(&args.package).await?;
             if args.kubernetes_version.is_none() {
                 args.kubernetes_version = server_release(global).await;
             }
-            verify(&args)
+            verify(&args, found)
         }
         PackageCommand::Params(PackageParamsCommand::List(args)) => {
-            params_list(&args, super::data_format(global, "package params list")?)
+            let format = super::data_format(global, "package params list")?;
+            params_list(load(&args.package).await?, format)
         }
         PackageCommand::Render(mut args) => {
             // Its output is YAML already.
             if global.output != Some(crate::cli::OutputFormat::Yaml) {
                 super::no_output(global, "package render")?;
             }
+            let found = load(&args.package).await?;
             if args.kubernetes_version.is_none() {
                 args.kubernetes_version = server_release(global).await;
             }
-            render(global, &args)
+            render(global, &args, found)
+        }
+        PackageCommand::Create(args) => {
+            super::no_output(global, "package create")?;
+            super::repo::package_create(&args)
+        }
+        PackageCommand::Push(args) => {
+            super::no_output(global, "package push")?;
+            super::repo::package_push(&args).await
         }
     }
 }
@@ -75,8 +89,9 @@ async fn server_release(global: &GlobalArgs) -> Option<KubernetesRelease> {
     }
 }
 
-fn verify(args: &PackageVerifyArgs) -> Result<()> {
-    let package = load(&args.package)?;
+fn verify(args: &PackageVerifyArgs, found: Found) -> Result<()> {
+    let shown = found.shown;
+    let package = found.located.package;
     let mut report = package.verify();
     if let Some(release) = args.kubernetes_version {
         let apis = package.verify_api_versions(&release, &release.to_string());
@@ -90,17 +105,13 @@ fn verify(args: &PackageVerifyArgs) -> Result<()> {
     }
     if !report.has_errors() {
         outln!(
-            "package {} (operator {} version {}) is valid",
-            args.package.display(),
+            "package {shown} (operator {} version {}) is valid",
             package.operator.name,
             package.operator.operator_version
         );
     }
     if report.has_errors() {
-        return Err(CliError::Package(format!(
-            "package {} has errors",
-            args.package.display()
-        )));
+        return Err(CliError::Package(format!("package {shown} has errors")));
     }
     Ok(())
 }
@@ -124,15 +135,15 @@ pub fn parameter_rows(parameters: &[Parameter]) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn params_list(args: &PackageParamsListArgs, format: Option<DataFormat>) -> Result<()> {
-    let package = load(&args.package)?;
+fn params_list(found: Found, format: Option<DataFormat>) -> Result<()> {
+    let package = found.located.package;
     let ov = package.to_operator_version("default");
     if let Some(format) = format {
         out!("{}", format_data(&ov.spec.parameters, format)?);
         return Ok(());
     }
     if ov.spec.parameters.is_empty() {
-        outln!("Package {} has no parameters.", args.package.display());
+        outln!("Package {} has no parameters.", found.shown);
         return Ok(());
     }
     out!(
@@ -152,18 +163,18 @@ fn params_list(args: &PackageParamsListArgs, format: Option<DataFormat>) -> Resu
     Ok(())
 }
 
-fn render(global: &GlobalArgs, args: &PackageRenderArgs) -> Result<()> {
+fn render(global: &GlobalArgs, args: &PackageRenderArgs, found: Found) -> Result<()> {
     let values = params::collect(&args.params)?;
     // KudoOperator tasks naming a folder beside the package render as the
     // install will write them; those naming an operator stay as written.
-    let package = super::dependencies::resolve_offline(&args.package)?.root;
+    let shown = found.shown;
+    let package = super::dependencies::resolve_offline(found.located)?.root;
     let namespace = offline_namespace(global);
     let ov = package.to_operator_version(&namespace);
     if !ov.spec.plans.contains_key(&args.plan) {
         let known: Vec<&str> = ov.spec.plans.keys().map(String::as_str).collect();
         return Err(CliError::Usage(format!(
-            "package {} has no plan {}; its plans are: {}",
-            args.package.display(),
+            "package {shown} has no plan {}; its plans are: {}",
             args.plan,
             known.join(", ")
         )));

@@ -171,10 +171,11 @@ pub fn pending_pause(instance: &Instance, plan: &str, phase: Option<&str>) -> Op
     ops.iter()
         .enumerate()
         .rev()
-        .filter(|(_, o)| matches!(o.action, PlanAction::Pause | PlanAction::Resume))
-        .filter(|(_, o)| o.phase.as_deref() == phase)
-        .filter(|(_, o)| o.plan.as_deref().is_none_or(|p| p == plan))
-        .next()
+        .find(|(_, o)| {
+            matches!(o.action, PlanAction::Pause | PlanAction::Resume)
+                && o.phase.as_deref() == phase
+                && o.plan.as_deref().is_none_or(|p| p == plan)
+        })
         .filter(|(i, o)| {
             mark.is_none_or(|m| *i > m)
                 && !status.is_some_and(|s| s.operations.iter().any(|r| r.id == o.id))

@@ -11,7 +11,11 @@ use assert_cmd::Command;
 /// user kubeconfig).
 pub fn kudo() -> Command {
     let mut cmd = Command::cargo_bin("kubectl-kudo").unwrap();
+    // No package repositories unless a test configures some.
+    let nowhere = std::env::temp_dir().join(format!("kudo-test-no-home-{}", std::process::id()));
     cmd.env("NO_COLOR", "1")
+        .env("KUDO_HOME", &nowhere)
+        .env("XDG_CACHE_HOME", nowhere.join("cache"))
         .env_remove("KUBECONFIG")
         .env_remove("KUDO_LOG");
     cmd

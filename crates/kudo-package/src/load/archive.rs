@@ -13,7 +13,7 @@ use crate::PackageError;
 
 /// Packages that unpack to more than this are refused (a package is text;
 /// this stops a wrong file or a gzip bomb from filling memory).
-pub(crate) const MAX_PACKAGE_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_PACKAGE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Every file of a gzip-compressed tar, by path inside it, read up to
 /// [`MAX_PACKAGE_BYTES`] unpacked.
