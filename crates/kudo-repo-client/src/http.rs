@@ -318,9 +318,9 @@ fn send_error(error: &reqwest::Error, url: &str) -> ClientError {
             detail: format!("no answer in time ({})", chain(error)),
         };
     }
-    let detail = match io_kind(error) {
-        Some(kind) if error.is_connect() => format!("cannot connect: {kind}"),
-        Some(kind) => format!("the connection failed: {kind}"),
+    let detail = match io_problem(error) {
+        Some(problem) if error.is_connect() => format!("cannot connect: {problem}"),
+        Some(problem) => format!("the connection failed: {problem}"),
         None => chain(error),
     };
     ClientError::Network {
@@ -329,14 +329,20 @@ fn send_error(error: &reqwest::Error, url: &str) -> ClientError {
     }
 }
 
-/// The kind of the innermost IO error (`connection refused`), without the
-/// OS error number.
-fn io_kind(error: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
+/// The innermost IO error: its kind (`connection refused`) when the OS
+/// raised it, without the OS error number; otherwise its own words (a TLS
+/// refusal such as "invalid peer certificate: UnknownIssuer" travels as an
+/// IO error of kind Other).
+fn io_problem(error: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut found = None;
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(s) = source {
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            found = Some(io.kind());
+            found = Some(if io.raw_os_error().is_some() {
+                io.kind().to_string()
+            } else {
+                io.to_string()
+            });
         }
         source = s.source();
     }
