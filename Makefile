@@ -93,7 +93,7 @@ chaos:
 bench:
 	$(CARGO) bench --workspace
 
-# Property-based fuzzing (issue #31, proptest): templates, package archives
+# Property-based fuzzing (proptest): templates, package archives
 # and files, parameter values, AdmissionReview bodies and repository
 # indexes. `make test` runs the same harnesses with a few hundred cases
 # each; this raises every one to

@@ -41,8 +41,8 @@ pub const SKIP_HASH_ANNOTATION: &str = "kudo.dev/skip-hash-calculation";
 pub const LAST_APPLIED_ANNOTATION: &str = "kudo.dev/last-applied-configuration";
 /// Annotation on pipe pods.
 pub const PIPE_POD_ANNOTATION: &str = "kudo.dev/pipepod";
-/// Annotation on a custom resource's CRD or object declaring a readiness rule
-/// (kudo-rs addition, see DESIGN.md section 4).
+/// Annotation on a custom resource declaring its readiness rule (a kudo-rs
+/// addition; the rule's grammar is `kudo_engine::health`'s).
 pub const HEALTH_ANNOTATION: &str = "kudo.dev/health";
 
 /// On a rendered object (the package opts in): an existing object of that

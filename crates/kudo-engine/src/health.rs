@@ -1,7 +1,7 @@
 //! Health of an object as returned by the API server. Pure: it reads the
 //! object and nothing else.
 //!
-//! Rules follow KUDO (kudo-behaviour.md §3.7) with the gaps closed:
+//! Rules follow KUDO's health checks with the gaps closed:
 //! DaemonSets, OnDelete StatefulSets, Jobs with `completions > 1`, child
 //! Instances that failed, and a readiness rule for custom resources in the
 //! annotation [`kudo_api::names::HEALTH_ANNOTATION`].

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-//! Fuzzing the admission webhook's review path (issue #31): every fixture
+//! Fuzzing the admission webhook's review path (proptest): every fixture
 //! AdmissionReview, damaged byte by byte (JSON tokens, escapes, surrogates,
 //! non-UTF-8, cuts, repeats) and edited as JSON (values replaced with
 //! random JSON, deep nesting, huge numbers and strings, keys removed,

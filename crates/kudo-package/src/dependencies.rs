@@ -1,11 +1,11 @@
 //! KudoOperator dependencies, resolved when a package is installed (KUDO's
-//! KEP-29, reference §6). A task's `package` that is a folder or archive
+//! KEP-29). A task's `package` that is a folder or archive
 //! next to its package (inside an archive: inside it) is loaded, its own
 //! dependencies after it, and the task is rewritten to name the loaded
 //! operator and its versions, so the manager finds the OperatorVersion the
 //! installer creates. A bare name with nothing at that path is left for the
-//! caller to find in the cluster ([`Resolved::external`]): kudo-rs has no
-//! package repositories.
+//! caller ([`Resolved::external`]): `kubectl kudo` looks it up in its
+//! package repositories, else in the cluster.
 
 use kudo_api::{Task, TaskKind};
 

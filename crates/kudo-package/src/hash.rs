@@ -1,4 +1,4 @@
-//! The dependencies hash (reference §3.10): a pod template annotation that
+//! The dependencies hash (KUDO's `kudo.dev/dependencies-hash`): a pod template annotation that
 //! changes when a ConfigMap or Secret the pods mount changes, so that the
 //! pods roll. The recipe is KUDO's, byte for byte, because KUDO's tests
 //! assert exact values.
@@ -274,7 +274,7 @@ mod tests {
     use super::*;
 
     /// The sanitized ConfigMap of KUDO's e2e test `dependencies-hash`, as
-    /// yaml.v2 writes it (reference §3.10).
+    /// yaml.v2 writes it, the input KUDO hashes.
     const KUDO_SANITIZED_CONFIGMAP: &str = "object:
   apiVersion: \"\"
   data:

@@ -1,4 +1,4 @@
-//! Parameter values as templates see them (reference §4.3), validation of
+//! Parameter values as templates see them (`.Params`, as KUDO builds it), validation of
 //! user values, and the parameter table of `package params list`.
 //!
 //! For every declared parameter the value is the user's, else the default,

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-//! Fuzzing the package loader and verifier (issue #31).
+//! Fuzzing the package loader and verifier (proptest).
 //!
 //! - Archives: real packages written as tar entries with random names
 //!   (`../`, absolute, drive letters, long GNU/PAX names, non-UTF-8, the

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-//! Fuzzing parameter values (issue #31): random strings and numbers for
+//! Fuzzing parameter values (proptest): random strings and numbers for
 //! typed parameter definitions, through kudo-api's shared validator
 //! (`kudo_package::params::validate_values`), the `.Params` map templates
 //! see (`template_values`), the parameter table and `KEY=VALUE` parsing.

@@ -1,5 +1,5 @@
-//! kube-apiserver's API approval rule for CustomResourceDefinitions
-//! (kubernetes/enhancements#1111): a CRD in a group the Kubernetes project
+//! kube-apiserver's API approval rule for CustomResourceDefinitions (the
+//! Kubernetes project's API review of its own groups): a CRD in a group the Kubernetes project
 //! owns (`k8s.io`, `kubernetes.io` and their subdomains) needs the
 //! annotation `api-approved.kubernetes.io`, a URL of its API review or a
 //! reason beginning with `unapproved`. Checked on create, and on an update

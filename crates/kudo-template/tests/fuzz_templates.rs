@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-//! Fuzzing the template engine (issue #31): templates built from a grammar
+//! Fuzzing the template engine (proptest): templates built from a grammar
 //! of actions, pipelines and the sprig/Go functions, weighted towards the
 //! functions that size memory from an argument (`indent`, `nindent`,
 //! `repeat`, `printf` widths and precisions, `trunc`, `until`, `untilStep`,

@@ -10,7 +10,7 @@
 //!
 //! So "no pod, and every artifact carries this execution's uid" means the
 //! copy already happened: the task is done and the pod is not created again
-//! (KUDO re-created it after a stale reconcile and copied twice, #1116). A
+//! (KUDO re-created it after a stale reconcile and copied twice). A
 //! restart of the step within the same execution therefore keeps the
 //! copied files; delete the artifacts to copy them again.
 

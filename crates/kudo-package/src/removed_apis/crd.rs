@@ -40,8 +40,8 @@ const INT_OR_STRING: &str = "x-kubernetes-int-or-string";
 /// protected group: a URL of the API review, or a reason that begins with
 /// `unapproved`.
 pub(crate) const API_APPROVED: &str = "api-approved.kubernetes.io";
-/// The value Kubernetes documents for an API it has not reviewed
-/// (kubernetes/enhancements#1111).
+/// The value Kubernetes documents for an API it has not reviewed (its API
+/// review rule for the groups the project owns).
 pub(crate) const UNAPPROVED: &str = "unapproved, experimental-only";
 
 pub(super) fn custom_resource_definition(

@@ -1,5 +1,5 @@
-//! KUDO's enhancer (reference §3.5): labels, annotations, namespace and
-//! ownership stamped on every rendered object.
+//! KUDO's enhancer: the labels, annotations, namespace and ownership KUDO
+//! stamps on every rendered object, so tools that read KUDO's labels work.
 
 use std::collections::BTreeMap;
 

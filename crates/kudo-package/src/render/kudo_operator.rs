@@ -1,4 +1,4 @@
-//! KudoOperator tasks (reference §3.4): a child Instance of another
+//! KudoOperator tasks (KUDO's task kind `KudoOperator`): a child Instance of another
 //! operator, owned (not controlled) by the parent Instance.
 
 use std::collections::BTreeMap;

@@ -1,6 +1,7 @@
 //! Rendering a task of an OperatorVersion into what the executor acts on:
 //! enhanced Kubernetes objects to apply or delete, a pipe pod, a child
-//! Instance, or a Dummy outcome (reference §3.4, §3.5, §4.2).
+//! Instance, or a Dummy outcome, for KUDO's task kinds (Apply, Delete,
+//! Toggle, Dummy, Pipe, KudoOperator), enhanced as KUDO enhances them.
 //!
 //! Objects come out in template order (the order of `resources`, then the
 //! order inside each file), with CustomResourceDefinitions and Namespaces
@@ -98,7 +99,8 @@ impl RenderContext {
         }
     }
 
-    /// The top-level template data (reference §4.2).
+    /// The top-level template data: KUDO's names (`.OperatorName`, `.Name`,
+    /// `.Namespace`, ...), `.Params`, `.Pipes` and `.Maintenance`.
     pub fn template_data(&self) -> Value {
         json!({
             "OperatorName": self.operator_name,

@@ -1,8 +1,9 @@
 //! The Namespace `kubectl kudo install --create-namespace` creates from a
-//! package's `namespaceManifest` template (reference §4.4): KUDO renders it
-//! with the instance's names and versions and only the parameter values
-//! given on the command line (no defaults), then names it after the target
-//! namespace and marks it `created-by: kudo-cli`.
+//! package's `namespaceManifest` template, made as KUDO's CLI makes it: the
+//! template is rendered with the instance's names and versions and only the
+//! parameter values given on the command line (no defaults), and the
+//! Namespace is named after the target namespace and marked `created-by:
+//! kudo-cli`.
 
 use std::collections::BTreeMap;
 

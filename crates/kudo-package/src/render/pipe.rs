@@ -1,4 +1,4 @@
-//! Pipe tasks (reference §3.4): a pod writes files into an emptyDir; the
+//! Pipe tasks (KUDO's task kind `Pipe`): a pod writes files into an emptyDir; the
 //! executor copies them into Secrets or ConfigMaps named after the task.
 
 use std::collections::BTreeSet;

@@ -10,7 +10,7 @@ use super::{OPERATOR_FILE, PARAMS_FILE, Report};
 use crate::Package;
 use crate::render::{MAX_OBJECT_BYTES, describe_object, json_size};
 
-/// Top-level fields templates may use (reference §4.2).
+/// Top-level fields templates may use (KUDO's, plus `.Maintenance`).
 pub const ROOT_FIELDS: &[&str] = &[
     "OperatorName",
     "Name",

@@ -1,5 +1,5 @@
 //! YAML with the same bytes as Go's `gopkg.in/yaml.v2` `Marshal`, which
-//! KUDO hashes (dependencies hash, reference §3.10) and uses to wrap map and
+//! KUDO hashes (the dependencies hash) and uses to wrap map and
 //! array parameter values. The emitter lives in `kudo-template` (KUDO's
 //! `toYaml` needs the same bytes); this module names it for this crate.
 
