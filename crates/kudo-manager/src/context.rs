@@ -36,8 +36,6 @@ pub struct Context {
     pub api: ApiCache,
     /// OperatorVersions, kept current by a watch.
     pub operator_versions: Store<OperatorVersion>,
-    /// How long to wait for a CRD applied in a task to be Established.
-    pub crd_timeout: Duration,
     /// Instances as this manager last wrote them, keyed by object, with the
     /// resourceVersions they replaced: a cached copy still at one of those
     /// versions is stale (the watch has not caught up with our writes yet).
@@ -198,7 +196,6 @@ impl Context {
             metrics,
             engine,
             operator_versions,
-            crd_timeout: Duration::from_secs(60),
             written: Mutex::default(),
             running: Mutex::default(),
             own_instance_writes: OwnWrites::default(),

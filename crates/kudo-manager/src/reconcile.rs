@@ -18,7 +18,7 @@ use serde_json::json;
 use tracing::Instrument;
 
 use crate::context::Context;
-use crate::executor::run_task;
+use crate::executor::{PassState, run_task};
 use crate::recovery;
 use crate::status_patch::{StatusPatch, add_finalizer, merge_patch, remove_finalizer};
 use crate::{Error, Result};
@@ -30,6 +30,10 @@ const MAX_ROUNDS: usize = 500;
 /// While a task waits for an object the watches may not cover (cluster-scoped,
 /// not owned), look again after this long.
 const IN_PROGRESS_RECHECK: Duration = Duration::from_secs(10);
+
+/// When a task waits for what no watch reports (a CRD becoming
+/// Established, a new kind being served): usually well under a second.
+const RECHECK_SOON: Duration = Duration::from_secs(1);
 /// A reconcile that keeps running quick steps writes status when this much
 /// time has passed since it started or last wrote, before the next task:
 /// progress shows in `kubectl kudo plan status`, and a crash loses at most
@@ -122,6 +126,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     // (which starts `observed` afresh): each runs at most once per reconcile,
     // so a task that waits for an object ends the reconcile.
     let mut ran: HashSet<TaskKey> = HashSet::new();
+    let mut pass = PassState::default();
     let mut waiting_on_objects = false;
     let mut last_write = Instant::now();
     if let Some(ov) = ov.as_ref().filter(|_| ov_problem.is_none()) {
@@ -166,8 +171,16 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
                     let mut changes = recovery::Changes::default();
                     let told = told_of_maintenance(&inst, &work.status, &key);
                     let inst = told.as_ref().unwrap_or(&inst);
-                    let result =
-                        run_task(ctx, inst, ov, &key, previously_applied, &mut changes).await;
+                    let result = run_task(
+                        ctx,
+                        inst,
+                        ov,
+                        &key,
+                        previously_applied,
+                        &mut changes,
+                        &mut pass,
+                    )
+                    .await;
                     changes.record(key.plan(), &mut book);
                     result
                 };
@@ -212,6 +225,9 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
         (None, true) => Some(IN_PROGRESS_RECHECK),
         (None, false) => None,
     };
+    if pass.recheck_soon && exists {
+        requeue = Some(requeue.map_or(RECHECK_SOON, |d| d.min(RECHECK_SOON)));
+    }
     if (look_again || !ran.is_empty()) && exists && recovery::watching(ctx, &inst, &work.status) {
         requeue = Some(requeue.map_or(DRIFT_RECHECK, |d| d.min(DRIFT_RECHECK)));
     }

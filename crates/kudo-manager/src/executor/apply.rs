@@ -1,8 +1,8 @@
-//! Apply tasks: server-side apply in template order, CRDs waited for until
-//! Established, dependencies hash, health, pruning.
+//! Apply tasks: server-side apply in template order, CRDs waited for (by a
+//! requeue, never in the task) until Established, dependencies hash,
+//! health, pruning.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use kudo_api::AppliedObject;
@@ -22,6 +22,8 @@ use kudo_engine::health::{self, Health};
 use kudo_engine::ownership::{self, Claimant};
 use kudo_engine::recovery_fields::our_fields;
 
+use super::PassState;
+use super::live_names::{LiveNames, Seen};
 use crate::recovery::Changes;
 
 /// Identity of an object as recorded in status.
@@ -44,44 +46,38 @@ fn label(id: &AppliedObject) -> String {
     object_label(&id.kind, id.namespace.as_deref(), &id.name)
 }
 
-/// The dynamic API for an object, resolving its kind (and waiting a little
-/// for a kind whose CRD this task just created).
+/// The dynamic API for an object, resolving its kind. A kind a CRD of
+/// this very step defines may not be served yet: that is waited for by
+/// the caller's requeue, not here.
 async fn api_for(
     ctx: &Context,
     client: &kube::Client,
     id: &AppliedObject,
-    wait: Option<Duration>,
+    defined_here: bool,
 ) -> Result<(Api<DynamicObject>, Resolved), TaskOutcome> {
-    let deadline = tokio::time::Instant::now() + wait.unwrap_or_default();
-    let mut delay = Duration::from_millis(50);
-    loop {
-        match ctx.api.resolve(&id.api_version, &id.kind).await {
-            Ok(Some(resolved)) => {
-                let api = resolved.api(client, id.namespace.as_deref());
-                return Ok((api, resolved));
-            }
-            Ok(None) if tokio::time::Instant::now() < deadline => {}
-            Ok(None) => {
-                return Err(TaskOutcome::Fatal {
-                    message: super::versions::unknown_kind_message(
-                        &label(id),
-                        &id.api_version,
-                        &id.kind,
-                    ),
-                });
-            }
-            Err(e) => {
-                return Err(TaskOutcome::Transient {
-                    message: format!(
-                        "{}: discovery failed: {}",
-                        label(id),
-                        describe_kube_error(&e)
-                    ),
-                });
-            }
+    match ctx.api.resolve(&id.api_version, &id.kind).await {
+        Ok(Some(resolved)) => {
+            let api = resolved.api(client, id.namespace.as_deref());
+            Ok((api, resolved))
         }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(Duration::from_secs(1));
+        Ok(None) if defined_here => Err(TaskOutcome::InProgress {
+            message: format!(
+                "{}: waiting for the API server to serve {} {} (its CRD is in this step)",
+                label(id),
+                id.api_version,
+                id.kind
+            ),
+        }),
+        Ok(None) => Err(TaskOutcome::Fatal {
+            message: super::versions::unknown_kind_message(&label(id), &id.api_version, &id.kind),
+        }),
+        Err(e) => Err(TaskOutcome::Transient {
+            message: format!(
+                "{}: discovery failed: {}",
+                label(id),
+                describe_kube_error(&e)
+            ),
+        }),
     }
 }
 
@@ -92,9 +88,8 @@ pub async fn apply_object(
     ctx: &Context,
     writer: &Writer,
     obj: &Value,
-    wait_for_kind: Option<Duration>,
 ) -> Result<Value, TaskOutcome> {
-    apply_as::<Value>(ctx, writer, obj, wait_for_kind).await
+    apply_as::<Value>(ctx, writer, obj, false).await
 }
 
 /// What an apply response is read into: at least the stored object's
@@ -157,10 +152,10 @@ async fn apply_as<T: StoredObject>(
     ctx: &Context,
     writer: &Writer,
     obj: &Value,
-    wait_for_kind: Option<Duration>,
+    defined_here: bool,
 ) -> Result<T, TaskOutcome> {
     let id = object_identity(obj);
-    let (api, _) = api_for(ctx, &writer.client, &id, wait_for_kind).await?;
+    let (api, _) = api_for(ctx, &writer.client, &id, defined_here).await?;
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let request = kube::core::Request::new(api.resource_url())
         .patch(&id.name, &params, &Patch::Apply(obj))
@@ -174,33 +169,6 @@ async fn apply_as<T: StoredObject>(
             Ok(stored)
         }
         Err(e) => Err(writer.explain(outcome_for(&label(&id), &e), &e)),
-    }
-}
-
-/// Wait until a CRD is Established (it was just applied in this task).
-async fn wait_established(
-    ctx: &Context,
-    id: &AppliedObject,
-    mut current: Value,
-) -> Result<Value, TaskOutcome> {
-    let deadline = tokio::time::Instant::now() + ctx.crd_timeout;
-    let (api, _) = api_for(ctx, &ctx.client, id, None).await?;
-    let mut delay = Duration::from_millis(50);
-    loop {
-        if health::evaluate(&current).is_healthy() {
-            return Ok(current);
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(TaskOutcome::InProgress {
-                message: format!("{}: not Established after {:?}", label(id), ctx.crd_timeout),
-            });
-        }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(Duration::from_millis(500));
-        match api.get(&id.name).await {
-            Ok(obj) => current = serde_json::to_value(&obj).unwrap_or(current),
-            Err(e) => return Err(outcome_for(&label(id), &e)),
-        }
     }
 }
 
@@ -221,7 +189,7 @@ async fn stamp_hash(
             name: r.name.clone(),
         };
         // Read as the Instance's account: the manager needs no Secret access.
-        let (api, _) = api_for(ctx, &writer.client, &id, None).await?;
+        let (api, _) = api_for(ctx, &writer.client, &id, false).await?;
         match api.get_opt(&r.name).await {
             Ok(Some(obj)) => {
                 if let Ok(v) = serde_json::to_value(&obj) {
@@ -246,6 +214,7 @@ pub(super) async fn run(
     objects: Vec<Value>,
     previously_applied: &[AppliedObject],
     changes: &mut Changes,
+    pass: &mut PassState,
 ) -> TaskResult {
     let mut applied = Vec::with_capacity(objects.len());
     let mut notes = Vec::new();
@@ -266,36 +235,53 @@ pub(super) async fn run(
             notes,
         };
     }
-    // Kinds defined by CRDs of this task: objects of those kinds may need to
-    // wait for discovery to catch up.
-    let task_kinds: Vec<(String, String)> = objects
-        .iter()
-        .filter(|o| o.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
-        .filter_map(|crd| {
-            let spec = crd.get("spec")?;
-            Some((
-                spec.get("group")?.as_str()?.to_string(),
-                spec.get("names")?.get("kind")?.as_str()?.to_string(),
-            ))
-        })
-        .collect();
+    // Kinds defined by CRDs of this task: objects of those kinds wait for
+    // their CRD to be Established and served, by a requeue (no watch tells).
+    let task_kinds: Vec<(String, String)> = objects.iter().filter_map(crd_kind).collect();
     let mut waiting = Vec::new();
+    let mut not_established: Vec<(String, String)> = Vec::new();
     for obj in &objects {
         let id = object_identity(obj);
-        let group = kudo_package::render::api_group(&id.api_version).to_string();
-        let wait = task_kinds
-            .contains(&(group, id.kind.clone()))
-            .then_some(ctx.crd_timeout);
+        let group_kind = (
+            kudo_package::render::api_group(&id.api_version).to_string(),
+            id.kind.clone(),
+        );
+        if not_established.contains(&group_kind) {
+            pass.recheck_soon = true;
+            return TaskResult {
+                outcome: TaskOutcome::InProgress {
+                    message: format!(
+                        "{}: waiting for the CRD of {} to be Established",
+                        label(&id),
+                        id.kind
+                    ),
+                },
+                objects: applied,
+                notes,
+            };
+        }
+        let defined_here = task_kinds.contains(&group_kind);
         // What this step applied before is ours; anything else is checked
         // before a forced apply could take it from its owner.
         if !previously_applied.contains(&id) {
-            match check_ownership(ctx, writer, claimant, &id, obj, wait).await {
+            match check_ownership(
+                ctx,
+                writer,
+                claimant,
+                &id,
+                obj,
+                defined_here,
+                Some(&mut pass.live),
+            )
+            .await
+            {
                 Ok(ownership::Write::Apply) => {}
                 Ok(ownership::Write::UseAsIs(note)) => {
                     notes.push(Note::new("ObjectUsedAsIs", note));
                     continue;
                 }
                 Err(outcome) => {
+                    pass.recheck_soon |= defined_here;
                     return TaskResult {
                         outcome,
                         objects: applied,
@@ -306,11 +292,11 @@ pub(super) async fn run(
         }
         // Objects healthy once applied need nothing more from the response.
         let applied_now = if health::depends_on_stored_object(obj) {
-            apply_as::<Value>(ctx, writer, obj, wait)
+            apply_as::<Value>(ctx, writer, obj, defined_here)
                 .await
                 .map(|s| (s.our_fields(), Some(s)))
         } else {
-            apply_as::<StoredIdentity>(ctx, writer, obj, wait)
+            apply_as::<StoredIdentity>(ctx, writer, obj, defined_here)
                 .await
                 .map(|s| (s.our_fields(), None))
         };
@@ -334,6 +320,7 @@ pub(super) async fn run(
                 continue;
             }
             Err(outcome) => {
+                pass.recheck_soon |= defined_here;
                 return TaskResult {
                     outcome,
                     objects: applied,
@@ -342,23 +329,15 @@ pub(super) async fn run(
             }
         };
         applied.push(id.clone());
-        let stored = if id.kind == "CustomResourceDefinition" {
-            match wait_established(ctx, &id, stored).await {
-                Ok(s) => s,
-                Err(outcome) => {
-                    return TaskResult {
-                        outcome,
-                        objects: applied,
-                        notes,
-                    };
-                }
-            }
-        } else {
-            stored
-        };
         match health::evaluate(&stored) {
             Health::Healthy => {}
-            Health::Progressing(msg) => waiting.push(msg),
+            Health::Progressing(msg) => {
+                if let Some(defined) = crd_kind(&stored) {
+                    not_established.push(defined);
+                    pass.recheck_soon = true;
+                }
+                waiting.push(msg);
+            }
             Health::Failed(message) => {
                 return TaskResult {
                     outcome: TaskOutcome::Fatal { message },
@@ -390,6 +369,18 @@ pub(super) async fn run(
     }
 }
 
+/// The (group, kind) a CRD defines; None for any other object.
+fn crd_kind(obj: &Value) -> Option<(String, String)> {
+    if obj.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+        return None;
+    }
+    let spec = obj.get("spec")?;
+    Some((
+        spec.get("group")?.as_str()?.to_string(),
+        spec.get("names")?.get("kind")?.as_str()?.to_string(),
+    ))
+}
+
 /// Re-applies one object exactly as a plan last applied it (recovery):
 /// the same ownership check as a plan's apply, then a forced apply.
 /// Returns the stored object and the fields kudo-manager owns now.
@@ -401,11 +392,11 @@ pub(crate) async fn reapply(
 ) -> Result<(Value, Value), TaskOutcome> {
     let id = object_identity(obj);
     if let ownership::Write::UseAsIs(note) =
-        check_ownership(ctx, writer, claimant, &id, obj, None).await?
+        check_ownership(ctx, writer, claimant, &id, obj, false, None).await?
     {
         return Err(TaskOutcome::Fatal { message: note });
     }
-    let stored = apply_as::<Value>(ctx, writer, obj, None).await?;
+    let stored = apply_as::<Value>(ctx, writer, obj, false).await?;
     if id.namespace.is_none() {
         super::cluster_owned::record_owner(ctx, writer, claimant, &id).await?;
     }
@@ -415,15 +406,43 @@ pub(crate) async fn reapply(
 
 /// Refuses (FATAL) to apply over an existing object that another owner
 /// controls or that kudo-rs did not create, unless adoption was opted into.
+/// A namespaced object is looked up in the pass's listing of its kind when
+/// one is given (see [`LiveNames`]); any verdict but "apply" is confirmed
+/// from the object as it is now.
 async fn check_ownership(
     ctx: &Context,
     writer: &Writer,
     claimant: &Claimant<'_>,
     id: &AppliedObject,
     desired: &Value,
-    wait: Option<Duration>,
+    defined_here: bool,
+    live: Option<&mut LiveNames>,
 ) -> Result<ownership::Write, TaskOutcome> {
-    let (api, _) = api_for(ctx, &writer.client, id, wait).await?;
+    let (api, _) = api_for(ctx, &writer.client, id, defined_here).await?;
+    if let (Some(live), Some(namespace)) = (live, id.namespace.as_deref()) {
+        let seen = live
+            .look_up(
+                writer.user.as_deref(),
+                &api,
+                &id.api_version,
+                &id.kind,
+                namespace,
+                &id.name,
+            )
+            .await
+            .map_err(|e| writer.explain(outcome_for(&label(id), &e), &e))?;
+        match seen {
+            Seen::Absent => return Ok(ownership::Write::Apply),
+            Seen::Present(listed) => {
+                if let Ok(ownership::Write::Apply) =
+                    ownership::may_write(&listed, desired, claimant, &label(id))
+                {
+                    return Ok(ownership::Write::Apply);
+                }
+            }
+            Seen::Unknown => {}
+        }
+    }
     // Metadata is all the decision reads: the object's data stays on the server.
     let live = match api.get_metadata_opt(&id.name).await {
         Ok(Some(live)) => live,
@@ -457,7 +476,7 @@ async fn prune(
             tracing::info!(object = %label(gone), ?released, "let go of a cluster-scoped object the step no longer renders");
             continue;
         }
-        let (api, _) = match api_for(ctx, &writer.client, gone, None).await {
+        let (api, _) = match api_for(ctx, &writer.client, gone, false).await {
             Ok(a) => a,
             // The kind itself is gone (its CRD was removed): nothing to prune.
             Err(TaskOutcome::Fatal { .. }) => continue,

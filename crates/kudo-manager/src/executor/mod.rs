@@ -5,6 +5,7 @@ mod apply;
 mod child;
 mod cluster_owned;
 mod delete;
+mod live_names;
 mod pipe;
 mod pipe_artifact;
 mod pipe_exec;
@@ -30,6 +31,16 @@ pub(crate) use apply::reapply;
 pub use apply::{apply_object, object_identity};
 pub use delete::delete_cluster_scoped;
 
+/// What the executor learns in one reconcile and keeps for the rest of it.
+#[derive(Default)]
+pub struct PassState {
+    /// The takeover check's listings.
+    pub live: live_names::LiveNames,
+    /// A task waits for something no watch reports (a CRD becoming
+    /// Established, the API server serving a new kind): look again soon.
+    pub recheck_soon: bool,
+}
+
 /// Run one task of one step and report what happened.
 pub async fn run_task(
     ctx: &Context,
@@ -38,6 +49,7 @@ pub async fn run_task(
     key: &TaskKey,
     previously_applied: &[AppliedObject],
     changes: &mut Changes,
+    pass: &mut PassState,
 ) -> TaskResult {
     let span = tracing::info_span!(
         "task",
@@ -47,7 +59,7 @@ pub async fn run_task(
         step = %key.step(),
         task = %key.task(),
     );
-    run_task_inner(ctx, inst, ov, key, previously_applied, changes)
+    run_task_inner(ctx, inst, ov, key, previously_applied, changes, pass)
         .instrument(span)
         .await
 }
@@ -59,6 +71,7 @@ async fn run_task_inner(
     key: &TaskKey,
     previously_applied: &[AppliedObject],
     changes: &mut Changes,
+    pass: &mut PassState,
 ) -> TaskResult {
     // The account may be missing while the manager lacks the rights to make
     // it; an administrator can fix that, so it is retried.
@@ -87,6 +100,7 @@ async fn run_task_inner(
                 objects,
                 previously_applied,
                 changes,
+                pass,
             )
             .await
         }

@@ -113,7 +113,7 @@ async fn pass<E: PodExec>(
         artifacts_matter(live.as_ref()) && copied_in(writer, &ns, files, key.uid()).await?;
     let mut action = next_action(live.as_ref(), key.uid(), copied);
     if action == PipeAction::CreatePod {
-        let stored = apply_object(ctx, writer, pod, None).await?;
+        let stored = apply_object(ctx, writer, pod).await?;
         tracing::info!(pod = %label, "created the pipe pod");
         action = next_action(Some(&stored), key.uid(), false);
     }
@@ -182,7 +182,7 @@ async fn store_artifacts(
             message: format!("task {}: {why}", key.task()),
         })?;
         enhance_object(&mut artifact, &rctx, true, EnhanceMode::Apply);
-        apply_object(ctx, writer, &artifact, None).await?;
+        apply_object(ctx, writer, &artifact).await?;
     }
     Ok(())
 }
