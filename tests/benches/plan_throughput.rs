@@ -5,7 +5,9 @@
 //!
 //! Both are timed the same way, end to end: the plan from the Instance
 //! create until a watch sees `deploy` COMPLETE, the bare run from the first
-//! apply until the last response. Before the timed runs, one probe plan
+//! apply until the last response. After each run its objects are removed,
+//! untimed, so every run meets a namespace without thousands of objects of
+//! earlier runs. Before the timed runs, one probe plan
 //! prints what the controller sent per step (API requests by verb and
 //! resource, reconciles, engine decisions), counted by a layer on the
 //! controller's own client, and the process CPU time per plan and per bare
@@ -26,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::client::ClientBuilder;
 use kudo_api::ExecutionStatus;
 use kudo_e2e::{Env, NS, kudo_engine_config, plan_status};
@@ -153,13 +155,60 @@ async fn run_plan(env: &Env, name: &str) {
     .unwrap();
 }
 
+/// Removes a run's objects (not timed), so that every run meets a
+/// namespace as a plan usually does: its own objects, not thousands left
+/// by earlier runs (the takeover check lists a kind once per pass when a
+/// namespace holds at most a page of them, and asks per object beyond).
+async fn clear_plan(env: &Env, name: &str) {
+    env.instances()
+        .delete(name, &Default::default())
+        .await
+        .unwrap();
+    env.wait_gone(name, Duration::from_secs(120)).await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(env.client.clone(), NS);
+    let owned = ListParams::default().labels(&format!("kudo.dev/instance={name}"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !api.list_metadata(&owned).await.unwrap().items.is_empty() {
+        assert!(Instant::now() < deadline, "the ConfigMaps of {name} stay");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn clear_bare(client: &kube::Client, prefix: &str) {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), NS);
+    api.delete_collection(
+        &Default::default(),
+        &ListParams::default().labels(&format!("bench={prefix}")),
+    )
+    .await
+    .unwrap();
+}
+
+/// A plan run's wall time, its objects cleared afterwards.
+async fn timed_plan(env: &Env, name: &str) -> Duration {
+    let start = Instant::now();
+    run_plan(env, name).await;
+    let took = start.elapsed();
+    clear_plan(env, name).await;
+    took
+}
+
+/// A bare run's wall time, its objects cleared afterwards.
+async fn timed_bare(client: &kube::Client, prefix: &str) -> Duration {
+    let start = Instant::now();
+    bare_applies(client, prefix).await;
+    let took = start.elapsed();
+    clear_bare(client, prefix).await;
+    took
+}
+
 /// 100 sequential server-side applies of the same ConfigMaps the plan writes.
 async fn bare_applies(client: &kube::Client, prefix: &str) {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), NS);
     for i in 0..STEPS {
         let name = format!("{prefix}-cm{i}");
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name}, "data": {"step": i.to_string()}});
+            "metadata": {"name": name, "labels": {"bench": prefix}}, "data": {"step": i.to_string()}});
         api.patch(
             &name,
             &PatchParams::apply("bench").force(),
@@ -191,20 +240,28 @@ fn process_cpu() -> Duration {
     Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
-/// Process CPU per plan and per 100 bare applies, averaged over `runs` of each.
+/// Process CPU per plan and per 100 bare applies, averaged over `runs` of
+/// each (each run's objects are cleared after it, outside the count).
 async fn cpu_per_run(env: &Env, runs: u32) {
-    let start = process_cpu();
+    let mut plan = Duration::ZERO;
     for i in 0..runs {
+        let start = process_cpu();
         run_plan(env, &format!("cpu{i}")).await;
+        // Let the plan's trailing watch events and reconcile finish.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        plan += process_cpu() - start;
+        clear_plan(env, &format!("cpu{i}")).await;
     }
-    // Let the last plan's trailing watch events and reconcile finish.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let plan = (process_cpu() - start) / runs;
-    let start = process_cpu();
+    let plan = plan / runs;
+    let mut bare = Duration::ZERO;
     for i in 0..runs {
+        let start = process_cpu();
         bare_applies(&env.client, &format!("cpubare{i}")).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        bare += process_cpu() - start;
+        clear_bare(&env.client, &format!("cpubare{i}")).await;
     }
-    let bare = (process_cpu() - start) / runs;
+    let bare = bare / runs;
     eprintln!(
         "probe: process CPU per run ({runs} runs each): plan {plan:?}, bare {bare:?} ({:.2}x)",
         plan.as_secs_f64() / bare.as_secs_f64().max(f64::MIN_POSITIVE)
@@ -217,16 +274,16 @@ async fn cpu_per_run(env: &Env, runs: u32) {
 async fn alternating_rounds(env: &Env, rounds: usize, runs_per_round: u32) {
     let mut ratios = Vec::new();
     for round in 0..rounds {
-        let start = Instant::now();
+        let mut bare = Duration::ZERO;
         for i in 0..runs_per_round {
-            bare_applies(&env.client, &format!("altbare{round}x{i}")).await;
+            bare += timed_bare(&env.client, &format!("altbare{round}x{i}")).await;
         }
-        let bare = start.elapsed() / runs_per_round;
-        let start = Instant::now();
+        let bare = bare / runs_per_round;
+        let mut plan = Duration::ZERO;
         for i in 0..runs_per_round {
-            run_plan(env, &format!("alt{round}x{i}")).await;
+            plan += timed_plan(env, &format!("alt{round}x{i}")).await;
         }
-        let plan = start.elapsed() / runs_per_round;
+        let plan = plan / runs_per_round;
         let ratio = plan.as_secs_f64() / bare.as_secs_f64();
         eprintln!(
             "probe: round {}: bare {bare:.1?}, plan {plan:.1?} ({ratio:.2}x)",
@@ -266,6 +323,7 @@ async fn probe(env: &Env, counts: &Counts, metrics: &kudo_manager::metrics::Metr
     for (key, n) in &counts {
         eprintln!("probe:   {key:<40} {n:>5} ({:.2}/step)", per_step(*n));
     }
+    clear_plan(env, "probe").await;
 }
 
 fn bench(c: &mut Criterion) {
@@ -311,24 +369,24 @@ fn bench(c: &mut Criterion) {
     group.bench_function("bare_ssa_100_sequential", |b| {
         b.iter_custom(|iters| {
             rt.block_on(async {
-                let start = Instant::now();
+                let mut took = Duration::ZERO;
                 for _ in 0..iters {
                     let run = counter.fetch_add(1, Ordering::Relaxed);
-                    bare_applies(&env.client, &format!("bare{run}")).await;
+                    took += timed_bare(&env.client, &format!("bare{run}")).await;
                 }
-                start.elapsed()
+                took
             })
         });
     });
     group.bench_function("plan_100_serial_steps", |b| {
         b.iter_custom(|iters| {
             rt.block_on(async {
-                let start = Instant::now();
+                let mut took = Duration::ZERO;
                 for _ in 0..iters {
                     let name = format!("h{}", counter.fetch_add(1, Ordering::Relaxed));
-                    run_plan(&env, &name).await;
+                    took += timed_plan(&env, &name).await;
                 }
-                start.elapsed()
+                took
             })
         });
     });

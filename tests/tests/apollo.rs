@@ -3,11 +3,13 @@
 //! controller against the sandbox, in real time.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use kube::api::PostParams;
+use kube::api::{Patch, PatchParams, PostParams};
 use kudo_api::{BlockerKind, ExecutionStatus as S, Instance};
 use kudo_e2e::{Env, fixture, plan_status};
+use kudo_manager::clock::Clock;
+use kudo_manager::controller::ControllerConfig;
 use serde_json::json;
 
 /// Wait budget (longer on a real cluster, see `kudo_e2e::timeout`).
@@ -174,21 +176,22 @@ async fn rollback_to_last_successful_runs_despite_suppression_and_is_recorded() 
 
 #[tokio::test]
 async fn plan_waits_for_the_maintenance_window_and_runs_when_it_opens() {
-    let env = Env::start().await.unwrap();
+    // The manager's clock is set 20 s before a window opens and moved past
+    // the opening once the closed window is seen: no real minute to wait for.
+    let mut env = Env::start_without_controller().await.unwrap();
+    let clock = Clock::settable();
+    let opens: jiff::Timestamp = "2031-03-04T02:00:00Z".parse().unwrap();
+    clock.set(opens - jiff::SignedDuration::from_secs(20));
+    env.start_controller_with(ControllerConfig {
+        engine: kudo_e2e::kudo_engine_config(),
+        book_key_secret: Some((env.ns.clone(), "kudo-manager-render-key".into())),
+        clock: clock.clone(),
+        ..ControllerConfig::default()
+    });
     let ov = env
         .install_operator_version(fixture("e2e-op-v1"))
         .await
         .unwrap();
-    // The next full UTC minute, at least 15 s away so the closed state is observable.
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let mut opens = (now / 60 + 1) * 60;
-    if opens - now < 15 {
-        opens += 60;
-    }
-    let hhmm = |secs: u64| format!("{:02}:{:02}", (secs / 3600) % 24, (secs / 60) % 60);
     let instance: Instance = serde_json::from_value(json!({
         "apiVersion": "kudo.dev/v1beta1",
         "kind": "Instance",
@@ -197,8 +200,8 @@ async fn plan_waits_for_the_maintenance_window_and_runs_when_it_opens() {
             "operatorVersion": {"name": ov},
             "maintenanceWindows": [{
                 "days": "*",
-                "start": hhmm(opens),
-                "end": hhmm(opens + 600),
+                "start": "02:00",
+                "end": "02:10",
                 "timeZone": "UTC",
             }],
         },
@@ -215,12 +218,8 @@ async fn plan_waits_for_the_maintenance_window_and_runs_when_it_opens() {
         })
         .await
         .unwrap();
-    let before = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
     assert!(
-        before < opens,
+        clock.now() < opens,
         "observed the blocker only after the window opened"
     );
     let st = waiting.status.unwrap();
@@ -230,8 +229,8 @@ async fn plan_waits_for_the_maintenance_window_and_runs_when_it_opens() {
         .find(|b| b.kind == BlockerKind::MaintenanceWindow)
         .unwrap();
     assert_eq!(
-        blocker.until.as_ref().map(|t| t.0.as_second()),
-        Some(i64::try_from(opens).unwrap()),
+        blocker.until.as_ref().map(|t| t.0),
+        Some(opens),
         "the blocker names the next opening: {blocker:?}"
     );
     assert_ne!(
@@ -243,19 +242,27 @@ async fn plan_waits_for_the_maintenance_window_and_runs_when_it_opens() {
         Some(S::InProgress)
     );
 
-    let done = env
-        .wait_for(
+    // The window opens; a change to the Instance brings the manager back
+    // before the requeue it chose for the opening would.
+    clock.advance(jiff::SignedDuration::from_secs(25));
+    env.instances()
+        .patch(
             "mw",
-            "deploy COMPLETE after the window opens",
-            kudo_e2e::timeout(Duration::from_secs(150)),
-            |i| plan_status(i, "deploy") == Some(S::Complete),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"example.com/poke": "1"}}})),
         )
+        .await
+        .unwrap();
+    let done = env
+        .wait_for("mw", "deploy COMPLETE after the window opens", t(), |i| {
+            plan_status(i, "deploy") == Some(S::Complete)
+        })
         .await
         .unwrap();
     let deploy = &done.status.as_ref().unwrap().plan_status["deploy"];
     let started = deploy.phases[0].steps[0].started_at.as_ref().unwrap();
     assert!(
-        started.0.as_second() >= i64::try_from(opens).unwrap(),
+        started.0 >= opens,
         "first step started at {started:?}, before the window opened at {opens}"
     );
     assert!(!has_blocker(&done, BlockerKind::MaintenanceWindow));

@@ -66,6 +66,8 @@ pub struct Context {
     /// MaintenanceSchedules, kept current by a watch (empty when the CRD
     /// is not installed).
     pub schedules: Store<kudo_api::MaintenanceSchedule>,
+    /// The time of day windows, suppressions and backoffs are judged by.
+    pub clock: crate::clock::Clock,
 }
 
 /// Object versions this manager wrote itself, so that the watch event each
@@ -209,7 +211,15 @@ impl Context {
             book_key: Arc::new(crate::recovery::BookKey::random()),
             observers: crate::recovery::Observers::default(),
             schedules: kube::runtime::reflector::store().0,
+            clock: crate::clock::Clock::system(),
         }
+    }
+
+    /// Take the time of day from `clock` (tests set it).
+    #[must_use]
+    pub fn with_clock(mut self, clock: crate::clock::Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Read MaintenanceSchedules from this cache.

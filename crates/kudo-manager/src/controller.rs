@@ -54,6 +54,8 @@ pub struct ControllerConfig {
     /// books, made on first start; None: a key in memory (books written
     /// before a restart are not trusted).
     pub book_key_secret: Option<(String, String)>,
+    /// The time of day (tests set it; default: the system's).
+    pub clock: crate::clock::Clock,
 }
 
 /// Fail with a clear message when the kudo.dev CRDs are not installed.
@@ -206,7 +208,8 @@ pub async fn run(
                     .render_deadline
                     .unwrap_or(crate::render_pool::DEFAULT_DEADLINE),
             )
-            .with_observers(observers),
+            .with_observers(observers)
+            .with_clock(config.clock),
     );
     let (instances, instance_writer) = reflector::store::<Instance>();
     // Our own status writes update the cache but trigger nothing. The cache

@@ -13,6 +13,7 @@
 //! ```
 
 pub mod classify;
+pub mod clock;
 pub mod error;
 pub mod identity;
 pub mod webhook;

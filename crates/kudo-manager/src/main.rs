@@ -245,6 +245,7 @@ async fn run(
             render_limits: args.render.limits(),
             render_deadline: Some(args.render.deadline()),
             book_key_secret: Some((key_namespace, args.render_book_key_secret)),
+            clock: kudo_manager::clock::Clock::system(),
         },
     };
     manager::run(client, options, shutdown).await

@@ -23,7 +23,7 @@ pub(crate) async fn workload_condition(
     for object in objects {
         verdicts.push(observe(ctx, object).await?);
     }
-    ready::workload_condition(&status.conditions, &verdicts, jiff::Timestamp::now())
+    ready::workload_condition(&status.conditions, &verdicts, ctx.clock.now())
 }
 
 async fn observe(ctx: &Context, id: &AppliedObject) -> Option<Health> {

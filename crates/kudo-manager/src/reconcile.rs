@@ -325,7 +325,7 @@ fn decide(
         instance: inst,
         operator_version: ov,
         observed,
-        now: jiff::Timestamp::now(),
+        now: ctx.clock.now(),
         config: &ctx.engine,
     };
     let effects = kudo_engine::decide_in_place(input, &mut work.status);

@@ -3,9 +3,11 @@
 //!
 //! Before a forced apply of an object the step has not applied before, the
 //! manager must know whether someone else's object has that name. Asking
-//! per object costs a GET per step; instead the first such object of a kind
-//! in a namespace lists that kind's metadata there once, and the rest of
-//! the reconcile pass reads the listing. Why that is as safe as a GET:
+//! per object costs a GET per step. So the first such object of a kind in
+//! a namespace in a reconcile pass is asked for alone (a pass that applies
+//! one object pays what it always did); at the second, the pass lists that
+//! kind's metadata there once (one page of at most [`MAX_LISTED`]) and
+//! reads the rest from the listing. Why that is as safe as a GET:
 //!
 //! - An object the listing shows is judged as before, and a refusal is
 //!   confirmed with a fresh GET, so a stale listing never refuses.
@@ -17,7 +19,7 @@
 //! - The listing is made as the Instance's writer, so it shows what the
 //!   writer may see; where the writer may not list (403) or the kind has
 //!   more than [`MAX_LISTED`] objects there, objects are asked for one by
-//!   one, as before.
+//!   one, as before: the listing costs one request of bounded size.
 
 use std::collections::HashMap;
 
@@ -25,14 +27,14 @@ use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
 
 /// Above this many objects of one kind in one namespace the listing is
-/// dropped (its memory would outgrow a GET per step).
-pub const MAX_LISTED: usize = 1000;
-
-/// Objects asked for per list request.
-const PAGE: u32 = 250;
+/// not used (one page of metadata; more would cost more than the GETs it
+/// saves in most passes).
+pub const MAX_LISTED: u32 = 250;
 
 /// What is known of one kind in one namespace.
 enum Listing {
+    /// One object was asked for alone; the next one lists.
+    AskedOnce,
     /// Metadata by name.
     Listed(HashMap<String, Value>),
     /// Too many, or not listable: ask per object.
@@ -74,48 +76,49 @@ impl LiveNames {
             kind.to_string(),
             namespace.to_string(),
         );
-        if !self.listings.contains_key(&key) {
-            let listing = list(api).await?;
-            self.listings.insert(key.clone(), listing);
+        match self.listings.get(&key) {
+            None => {
+                self.listings.insert(key, Listing::AskedOnce);
+                return Ok(Seen::Unknown);
+            }
+            Some(Listing::AskedOnce) => {
+                let listing = list(api).await?;
+                self.listings.insert(key.clone(), listing);
+            }
+            Some(_) => {}
         }
         Ok(match self.listings.get(&key) {
             Some(Listing::Listed(names)) => match names.get(name) {
                 Some(meta) => Seen::Present(meta.clone()),
                 None => Seen::Absent,
             },
-            Some(Listing::PerObject) | None => Seen::Unknown,
+            Some(Listing::AskedOnce | Listing::PerObject) | None => Seen::Unknown,
         })
     }
 }
 
-/// Lists metadata page by page, giving up above [`MAX_LISTED`] objects or
-/// when the writer may not list.
+/// Lists the metadata of one page; more objects than fit, or a writer
+/// that may not list, means asking per object.
 async fn list(api: &Api<DynamicObject>) -> Result<Listing, kube::Error> {
-    let mut names = HashMap::new();
-    let mut params = ListParams::default().limit(PAGE);
-    loop {
-        let page = match api.list_metadata(&params).await {
-            Ok(page) => page,
-            Err(kube::Error::Api(s)) if matches!(s.code, 403 | 405) => {
-                return Ok(Listing::PerObject);
-            }
-            Err(e) => return Err(e),
-        };
-        for item in page.items {
-            let Some(name) = item.metadata.name.clone() else {
-                continue;
-            };
-            let meta = serde_json::to_value(&item).unwrap_or_default();
-            names.insert(name, meta);
-        }
-        if names.len() > MAX_LISTED {
-            return Ok(Listing::PerObject);
-        }
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
-            None => return Ok(Listing::Listed(names)),
+    let page = match api
+        .list_metadata(&ListParams::default().limit(MAX_LISTED))
+        .await
+    {
+        Ok(page) => page,
+        Err(kube::Error::Api(s)) if matches!(s.code, 403 | 405) => return Ok(Listing::PerObject),
+        Err(e) => return Err(e),
+    };
+    let more = page.metadata.continue_.is_some_and(|c| !c.is_empty());
+    if more || page.items.len() > MAX_LISTED as usize {
+        return Ok(Listing::PerObject);
+    }
+    let mut names = HashMap::with_capacity(page.items.len());
+    for item in page.items {
+        if let Some(name) = item.metadata.name.clone() {
+            names.insert(name, serde_json::to_value(&item).unwrap_or_default());
         }
     }
+    Ok(Listing::Listed(names))
 }
 
 #[cfg(test)]
