@@ -18,7 +18,7 @@ use crate::context::Context;
 use crate::discovery::Resolved;
 use crate::identity::Writer;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
-use kudo_engine::health::{self, Health};
+use kudo_engine::health;
 use kudo_engine::ownership::{self, Claimant};
 use kudo_engine::recovery_fields::our_fields;
 
@@ -356,12 +356,12 @@ pub(super) async fn run(
         } else {
             stored
         };
-        match health::evaluate(&stored) {
-            Health::Healthy => {}
-            Health::Progressing(msg) => waiting.push(msg),
-            Health::Failed(message) => {
+        match TaskOutcome::from(health::evaluate(&stored)) {
+            TaskOutcome::Done => {}
+            TaskOutcome::InProgress { message } => waiting.push(message),
+            outcome => {
                 return TaskResult {
-                    outcome: TaskOutcome::Fatal { message },
+                    outcome,
                     objects: applied,
                     notes,
                 };
