@@ -310,4 +310,49 @@ mod tests {
         let unknown = TaskKey::new("deploy", "u", "p", "s", "nope");
         assert!(unknown.previously_applied(&status).is_empty());
     }
+
+    #[test]
+    fn a_task_is_a_reapply_a_pod_operation_a_child_instance_or_a_plan_task() {
+        let task = |name: &str, kind: &str| kudo_api::Task {
+            name: name.to_string(),
+            kind: kind.to_string(),
+            spec: Default::default(),
+        };
+        let ov = OperatorVersion::new(
+            "op-1.0",
+            kudo_api::OperatorVersionSpec {
+                tasks: vec![task("child", "KudoOperator"), task("app", "Apply")],
+                ..Default::default()
+            },
+        );
+        let kind =
+            |plan, phase, step, task, ov| TaskKey::new(plan, "u1", phase, step, task).kind(ov);
+        let web = "Deployment ns/web";
+        assert_eq!(
+            kind(RECOVERY_PLAN, web, REAPPLY, REAPPLY, Some(&ov)),
+            TaskKind::Reapply
+        );
+        assert_eq!(
+            kind(RECOVERY_PLAN, "Pod ns/web-0", "restart", "op-7", Some(&ov)),
+            TaskKind::PodOperation
+        );
+        assert_eq!(
+            kind("deploy", "main", "child", "child", Some(&ov)),
+            TaskKind::ChildInstance
+        );
+        assert_eq!(
+            kind("deploy", "main", "app", "app", Some(&ov)),
+            TaskKind::PlanTask
+        );
+        // A task the OperatorVersion does not have, or no OperatorVersion at
+        // all, is run as a plan task (the executor says what is missing).
+        assert_eq!(
+            kind("deploy", "main", "x", "gone", Some(&ov)),
+            TaskKind::PlanTask
+        );
+        assert_eq!(
+            kind("deploy", "main", "child", "child", None),
+            TaskKind::PlanTask
+        );
+    }
 }

@@ -59,7 +59,6 @@
 //! `EngineConfig::default_maintenance_windows` should be checked with
 //! `windows::validate` when the manager starts; an invalid window
 //! holds every step (with a blocker naming it).
-
 //!
 //! The model is the engine's lowest layer: the types that go in and come
 //! out, and small facts about them. It imports nothing else of the crate.

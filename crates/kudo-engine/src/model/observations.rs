@@ -237,4 +237,23 @@ mod tests {
             key(["deploy", "u1", "p", "s", "t3"])
         );
     }
+
+    #[test]
+    fn health_becomes_done_in_progress_or_fatal_with_its_message() {
+        assert_eq!(TaskOutcome::from(Health::Healthy), TaskOutcome::Done);
+        assert_eq!(
+            TaskOutcome::from(Health::Progressing(
+                "Deployment ns/web: 1 of 3 ready".into()
+            )),
+            TaskOutcome::InProgress {
+                message: "Deployment ns/web: 1 of 3 ready".into()
+            }
+        );
+        assert_eq!(
+            TaskOutcome::from(Health::Failed("Job ns/migrate: failed".into())),
+            TaskOutcome::Fatal {
+                message: "Job ns/migrate: failed".into()
+            }
+        );
+    }
 }
