@@ -1,8 +1,8 @@
 //! The plan walk and its rules, the layer above the model: which plan a
 //! spec asks for ([`select`]), the status tree ([`tree`]), walking it in
-//! its strategies ([`walk`]), what holds a start ([`holds`],
+//! its strategies ([`walk`]), what holds a start (`holds`,
 //! [`windows`], [`suppression`]), plan operations ([`operations`]),
-//! starting and finishing a plan ([`lifecycle`]), the Ready condition
+//! starting and finishing a plan (`lifecycle`), the Ready condition
 //! ([`ready`]), parameters, tenancy and object ownership. Imports only
 //! from [`crate::model`].
 
