@@ -64,7 +64,12 @@ crds:
 check-crds:
 	@tmp=$$(mktemp -d); $(CARGO) run -q -p kudo-api --bin crdgen -- $$tmp && diff -ru crds $$tmp && rm -rf $$tmp
 
+# Purity: the pure crates depend on no async runtime, HTTP or kube client.
+# Layering: kudo-engine's modules import only from their own layer or a lower
+# one (model < plan < automatic < decide/admission); the check is the test
+# crates/kudo-engine/tests/layers.rs, run here and again by `make unit`.
 check-pure:
+	$(CARGO) test -q --locked -p kudo-engine --test layers
 	@for c in $(PURE_CRATES); do \
 	  deps=$$($(CARGO) tree -q -p $$c -e normal --prefix none --locked | awk '{print $$1}' | sort -u); \
 	  for bad in $(IMPURE_DEPS); do \

@@ -61,40 +61,37 @@
 //!
 //! `decide` is deterministic, and an Instance with nothing to do gets its
 //! stored status back unchanged, so the manager writes nothing while idle.
+//!
+//! # Layers
+//!
+//! Each module imports only from its own layer or a lower one (the test
+//! `tests/layers.rs` fails on an import that reaches up):
+//!
+//! 0. [`model`]: inputs, observations, actions, task keys, health;
+//! 1. [`plan`]: the plan walk and its rules;
+//! 2. [`automatic`]: recovery, pod operations, node maintenance;
+//! 3. `decide` and [`admission`]: the entry points.
+//!
+//! The modules are also re-exported here by their own names
+//! (`kudo_engine::walk`, `kudo_engine::recovery`, ...).
 
 pub mod admission;
-pub mod decision;
-mod engine;
-pub mod error;
-pub mod facts;
-pub mod health;
-mod holds;
-mod lifecycle;
-pub mod maintenance;
-pub mod operations;
-pub mod outcome;
-pub mod ownership;
-pub mod params;
-pub mod ready;
-pub mod recovery;
-pub mod recovery_fields;
-pub mod recovery_pods;
-pub mod select;
-pub mod suppression;
-mod task_key;
-pub mod tenancy;
-pub mod tree;
-pub mod walk;
-mod walk_output;
-pub mod windows;
+pub mod automatic;
+mod decide;
+pub mod model;
+pub mod plan;
 
-pub use decision::{
-    Action, Decision, Effects, EngineConfig, EventType, Input, Note, Observed, TaskKey,
-    TaskOutcome, TaskResult,
+pub use automatic::{maintenance, recovery, recovery_fields, recovery_pods};
+pub use model::error::EngineError;
+pub use model::{
+    Action, Decision, Effects, EngineConfig, EventType, Input, Note, Observed, TaskKey, TaskKind,
+    TaskOutcome, TaskResult, error, facts, health, outcome,
 };
-pub use error::EngineError;
+pub use plan::{
+    operations, ownership, params, ready, select, suppression, tenancy, tree, walk, windows,
+};
 
-/// Decides what to do next for one Instance (see [`decision`] for the loop
+/// Decides what to do next for one Instance (see [`model`] for the loop
 /// and the crate docs for the rules). Pure and deterministic: the same input
 /// gives the same decision, and an idle Instance gets its stored status back
 /// unchanged.
@@ -102,7 +99,7 @@ pub use error::EngineError;
 /// Copies the stored status (`input.instance.status`) into the Decision:
 /// exactly [`decide_in_place`] on a clone of it.
 pub fn decide(input: Input<'_>) -> Decision {
-    engine::decide(input)
+    decide::decide(input)
 }
 
 /// Decides what to do next for one Instance, updating `status` where it is
@@ -110,13 +107,8 @@ pub fn decide(input: Input<'_>) -> Decision {
 /// of the stored status) and `input.instance.status` is not read. The
 /// returned [`Effects`] carry the actions, the requeue time and whether
 /// `status` changed. Feed the same working copy into every pass of one
-/// reconcile; see [`decision`] for what to do with the Events and actions
+/// reconcile; see [`model`] for what to do with the Events and actions
 /// of each pass.
 pub fn decide_in_place(input: Input<'_>, status: &mut kudo_api::InstanceStatus) -> Effects {
-    engine::decide_in_place(input, status)
-}
-
-/// Wraps a timestamp as a Kubernetes `metav1.Time`.
-pub(crate) fn time(ts: jiff::Timestamp) -> kudo_api::Time {
-    kudo_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(ts)
+    decide::decide_in_place(input, status)
 }

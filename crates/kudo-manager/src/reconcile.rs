@@ -11,9 +11,9 @@ use kube::runtime::controller::Action as Requeue;
 use kube::runtime::events::{Event, EventType as KubeEventType};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use kudo_api::names::{CLEANUP_FINALIZER, RECOVERY_PLAN};
+use kudo_api::names::CLEANUP_FINALIZER;
 use kudo_api::{Instance, InstanceStatus};
-use kudo_engine::{Action, EventType, Input, Observed, TaskKey, TaskOutcome};
+use kudo_engine::{Action, EventType, Input, Observed, TaskKey, TaskKind, TaskOutcome};
 use serde_json::json;
 use tracing::Instrument;
 
@@ -22,7 +22,6 @@ use crate::executor::{PassState, run_task};
 use crate::recovery;
 use crate::status_patch::{StatusPatch, add_finalizer, merge_patch, remove_finalizer};
 use crate::{Error, Result};
-use kudo_engine::recovery::REAPPLY;
 
 /// Upper bound of decide/execute rounds in one reconcile (a plan of many
 /// instantly-done steps advances this many steps per reconcile).
@@ -162,27 +161,29 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
             for key in todo {
                 // The working status holds what the task applied before
                 // (the last pass decided from it).
-                let result = if key.plan() == RECOVERY_PLAN && key.step() != REAPPLY {
-                    recovery::pod_task(ctx, &inst, &key).await
-                } else if key.plan() == RECOVERY_PLAN {
-                    recovery::reapply(ctx, &inst, &work.status, &mut book, &key).await
-                } else {
-                    let previously_applied = key.previously_applied(&work.status);
-                    let mut changes = recovery::Changes::default();
-                    let told = told_of_maintenance(&inst, &work.status, &key);
-                    let inst = told.as_ref().unwrap_or(&inst);
-                    let result = run_task(
-                        ctx,
-                        inst,
-                        ov,
-                        &key,
-                        previously_applied,
-                        &mut changes,
-                        &mut pass,
-                    )
-                    .await;
-                    changes.record(key.plan(), &mut book);
-                    result
+                let result = match key.kind(Some(&**ov)) {
+                    TaskKind::PodOperation => recovery::pod_task(ctx, &inst, &key).await,
+                    TaskKind::Reapply => {
+                        recovery::reapply(ctx, &inst, &work.status, &mut book, &key).await
+                    }
+                    TaskKind::PlanTask | TaskKind::ChildInstance => {
+                        let previously_applied = key.previously_applied(&work.status);
+                        let mut changes = recovery::Changes::default();
+                        let told = told_of_maintenance(&inst, &work.status, &key);
+                        let inst = told.as_ref().unwrap_or(&inst);
+                        let result = run_task(
+                            ctx,
+                            inst,
+                            ov,
+                            &key,
+                            previously_applied,
+                            &mut changes,
+                            &mut pass,
+                        )
+                        .await;
+                        changes.record(key.plan(), &mut book);
+                        result
+                    }
                 };
                 waiting_on_objects |= matches!(result.outcome, TaskOutcome::InProgress { .. });
                 ran.insert(key.clone());

@@ -2,11 +2,11 @@
 //!
 //! KUDO's webhook both validated and *mutated* (it wrote
 //! `spec.planExecution`); kudo-rs only validates, and the controller derives
-//! the plan to run from spec vs status ([`crate::select`]) with the very same
+//! the plan to run from spec vs status ([`crate::plan::select`]) with the very same
 //! functions used here. Rules, in order (first denial wins):
 //!
 //! 1. The OperatorVersion must exist (create and update), in the
-//!    Instance's namespace or in one that shares it ([`crate::tenancy`]).
+//!    Instance's namespace or in one that shares it ([`crate::plan::tenancy`]).
 //! 2. Create: the OperatorVersion needs a `deploy` plan; parameters must be
 //!    defined, valid and present when required.
 //! 3. While being deleted: no parameter change, no upgrade, no manual plan
@@ -48,16 +48,15 @@ use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
 mod parameter_checks;
 mod requests;
 mod spec_checks;
-mod subject;
 mod warnings;
 
 use parameter_checks::check_parameters;
 use requests::{Blocking, Request, in_the_way, new_manual_request};
 use spec_checks::{check_operations, check_windows_and_suppressions};
 
-use crate::params;
+use crate::plan::params;
 
-pub use subject::{Identity, PhaseFacts, PlanFacts, StatusFacts, StepFacts, Subject};
+pub use crate::model::subject::{Identity, PhaseFacts, PlanFacts, StatusFacts, StepFacts, Subject};
 
 /// The webhook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +143,7 @@ fn check(
         return Ok(());
     }
     let name = InstanceName::of(new);
-    crate::tenancy::check_ov_reference(name.namespace, &new.spec.operator_version, new_ov)
+    crate::plan::tenancy::check_ov_reference(name.namespace, &new.spec.operator_version, new_ov)
         .map_err(|e| format!("Instance {name}: {e}"))?;
     let Some(ov) = new_ov else {
         return Err(format!(

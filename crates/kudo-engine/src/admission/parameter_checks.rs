@@ -5,8 +5,8 @@ use kudo_api::OperatorVersion;
 use kudo_api::message::{listed, listed_problems};
 
 use super::InstanceName;
-use crate::params;
-use crate::params::Values;
+use crate::plan::params;
+use crate::plan::params::Values;
 
 /// Parameters: defined, valid, immutability. The pair is the
 /// OperatorVersion before (if found) and after the change.

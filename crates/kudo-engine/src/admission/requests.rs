@@ -8,7 +8,7 @@ use kudo_api::{ExecutionStatus as S, OperatorVersion};
 
 use super::InstanceName;
 use super::{StatusFacts, Subject};
-use crate::select::{self, Selection};
+use crate::plan::select::{self, Selection};
 
 /// The plan a change asks for, and why; written into messages as "an
 /// upgrade to X (plan P)" and the like.

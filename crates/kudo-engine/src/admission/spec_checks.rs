@@ -7,7 +7,7 @@ use kudo_api::{OperatorVersion, PlanAction, PlanOperation, Strategy};
 
 use super::InstanceName;
 use super::{StatusFacts, Subject};
-use crate::windows;
+use crate::plan::windows;
 
 pub(super) fn check_windows_and_suppressions(new: &Subject) -> Result<(), String> {
     let name = InstanceName::of(new);
@@ -129,7 +129,7 @@ fn check_pod_operation(op: &PlanOperation, status: &StatusFacts) -> Result<(), S
     {
         return Err(format!(
             "plan {active:?} is running and owns the workload; {} pod {pod:?} after it ends",
-            crate::recovery_pods::step_name(op.action)
+            crate::automatic::recovery_pods::step_name(op.action)
         ));
     }
     Ok(())

@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use kudo_api::hint::KudoCommand;
 
 use super::{InstanceName, StatusFacts, Subject};
-use crate::{suppression, windows};
+use crate::plan::{suppression, windows};
 
 /// A pause of `plan` holds its next run too: the run starts and waits.
 pub(super) fn paused(

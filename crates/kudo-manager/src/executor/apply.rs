@@ -329,18 +329,19 @@ pub(super) async fn run(
             }
         };
         applied.push(id.clone());
-        match health::evaluate(&stored) {
-            Health::Healthy => {}
-            Health::Progressing(msg) => {
-                if let Some(defined) = crd_kind(&stored) {
-                    not_established.push(defined);
-                    pass.recheck_soon = true;
-                }
-                waiting.push(msg);
-            }
-            Health::Failed(message) => {
+        let evaluated = health::evaluate(&stored);
+        if matches!(evaluated, Health::Progressing(_))
+            && let Some(defined) = crd_kind(&stored)
+        {
+            not_established.push(defined);
+            pass.recheck_soon = true;
+        }
+        match TaskOutcome::from(evaluated) {
+            TaskOutcome::Done => {}
+            TaskOutcome::InProgress { message } => waiting.push(message),
+            outcome => {
                 return TaskResult {
-                    outcome: TaskOutcome::Fatal { message },
+                    outcome,
                     objects: applied,
                     notes,
                 };

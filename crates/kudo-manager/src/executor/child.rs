@@ -19,7 +19,7 @@ use super::apply::object_identity;
 use crate::classify::{object_label, outcome_for};
 use crate::context::Context;
 use crate::identity::Writer;
-use kudo_engine::health::{self, Health};
+use kudo_engine::health;
 
 /// Create or merge-patch the child Instance, then judge its health.
 pub(super) async fn run(
@@ -85,11 +85,7 @@ pub(super) async fn run(
             };
         }
     };
-    let outcome = match health::evaluate(&stored) {
-        Health::Healthy => TaskOutcome::Done,
-        Health::Progressing(message) => TaskOutcome::InProgress { message },
-        Health::Failed(message) => TaskOutcome::Fatal { message },
-    };
+    let outcome = TaskOutcome::from(health::evaluate(&stored));
     TaskResult {
         outcome,
         objects: vec![id],

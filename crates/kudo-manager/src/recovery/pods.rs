@@ -8,7 +8,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, DeleteParams, Preconditions};
 use kudo_api::{Instance, PlanAction};
-use kudo_engine::health::{self, Health};
+use kudo_engine::health;
 use kudo_engine::recovery_pods::{check_belongs, operation_of, replaced_claims, statefulset_of};
 use kudo_engine::{TaskKey, TaskOutcome, TaskResult};
 
@@ -51,13 +51,9 @@ async fn step(ctx: &Context, inst: &Instance, key: &TaskKey) -> Result<TaskOutco
     let instance = inst.metadata.name.as_deref().unwrap_or_default();
     if pod.metadata.uid.as_deref() != Some(uid) {
         // Started again: done when it is ready.
-        return Ok(
-            match health::evaluate(&serde_json::to_value(&pod).unwrap_or_default()) {
-                Health::Healthy => TaskOutcome::Done,
-                Health::Progressing(message) => TaskOutcome::InProgress { message },
-                Health::Failed(message) => TaskOutcome::Fatal { message },
-            },
-        );
+        return Ok(TaskOutcome::from(health::evaluate(
+            &serde_json::to_value(&pod).unwrap_or_default(),
+        )));
     }
     check_belongs(&pod, instance).map_err(fatal)?;
     if op.action == PlanAction::ReplacePod {

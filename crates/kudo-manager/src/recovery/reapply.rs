@@ -2,7 +2,7 @@
 //! named after, exactly as its plan last applied it.
 
 use kudo_api::{Instance, InstanceStatus};
-use kudo_engine::health::{self, Health, object_label};
+use kudo_engine::health::{self, object_label};
 use kudo_engine::{TaskKey, TaskOutcome, TaskResult};
 
 use super::RenderBook;
@@ -63,11 +63,7 @@ pub(crate) async fn run(
         Err(outcome) => return result(outcome, objects),
     };
     book.applied(&entry.plan, object, render, fields);
-    let outcome = match health::evaluate(&stored) {
-        Health::Healthy => TaskOutcome::Done,
-        Health::Progressing(message) => TaskOutcome::InProgress { message },
-        Health::Failed(message) => TaskOutcome::Fatal { message },
-    };
+    let outcome = TaskOutcome::from(health::evaluate(&stored));
     tracing::info!(object = %label, ?outcome, "recovered");
     result(outcome, objects)
 }

@@ -65,8 +65,8 @@ mod tests {
     #[test]
     fn manual_suppression_is_active_between_from_and_until() {
         let s = Suppression {
-            from: Some(crate::time(ts("2026-01-01T10:00:00Z"))),
-            until: Some(crate::time(ts("2026-01-01T12:00:00Z"))),
+            from: Some(crate::model::time(ts("2026-01-01T10:00:00Z"))),
+            until: Some(crate::model::time(ts("2026-01-01T12:00:00Z"))),
             reason: "freeze".into(),
             by: Some("ops".into()),
         };
@@ -80,7 +80,7 @@ mod tests {
         let spec = InstanceSpec {
             suppressions: vec![
                 Suppression {
-                    until: Some(crate::time(ts("2026-01-02T00:00:00Z"))),
+                    until: Some(crate::model::time(ts("2026-01-02T00:00:00Z"))),
                     reason: "short".into(),
                     ..Default::default()
                 },
@@ -99,8 +99,8 @@ mod tests {
     fn automatic_suppression_expires() {
         let status = InstanceStatus {
             auto_suppression: Some(AutoSuppression {
-                since: crate::time(ts("2026-01-01T00:00:00Z")),
-                until: Some(crate::time(ts("2026-01-01T01:00:00Z"))),
+                since: crate::model::time(ts("2026-01-01T00:00:00Z")),
+                until: Some(crate::model::time(ts("2026-01-01T01:00:00Z"))),
                 reason: "deploy failed".into(),
                 plan: None,
                 uid: None,

@@ -15,7 +15,7 @@ use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
 use kudo_api::MaintenanceWindow;
 
-use crate::error::EngineError;
+use crate::model::error::EngineError;
 
 /// How far ahead the next opening is searched.
 const HORIZON_DAYS: i64 = 15;

@@ -8,7 +8,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use jiff::Timestamp;
 use kudo_api::{Blocker, ExecutionStatus as S};
 
-use crate::decision::Action;
+use crate::model::Action;
 
 /// What a walk produced besides the status changes.
 #[derive(Debug, Default)]

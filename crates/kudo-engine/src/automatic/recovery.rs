@@ -18,27 +18,29 @@
 //!   recovery in an hour on each recovery is a Warning Event, so another
 //!   controller fighting kudo-manager over a field never makes a hot loop.
 
-use std::fmt;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use kudo_api::names::RECOVERY_PLAN;
 use kudo_api::{
-    AppliedObject, Blocker, BlockerKind, Instance, InstanceStatus, OperatorVersion, PhaseStatus,
-    Plan, PlanStatus, RecoveryPolicy, RecoveryRecord, StepStatus, TaskStatus,
+    AppliedObject, Blocker, BlockerKind, Instance, InstanceStatus, PhaseStatus, PlanStatus,
+    RecoveryPolicy, RecoveryRecord, StepStatus, TaskStatus,
 };
 
-use crate::decision::{EngineConfig, EventType};
-use crate::facts::event;
-use crate::health::object_label;
-use crate::holds::wake;
-use crate::lifecycle::AutoPlan;
-use crate::select::{Consumes, PlanRequest, Trigger, derived_uid};
-use crate::walk::WalkOutput;
+use crate::model::facts::event;
+use crate::model::health::object_label;
+use crate::model::{EngineConfig, EventType};
+use crate::plan::holds::wake;
+use crate::plan::lifecycle::AutoPlan;
+use crate::plan::select::{Consumes, PlanRequest, Trigger, derived_uid};
+use crate::plan::walk::WalkOutput;
+
+pub use crate::model::{Drift, DriftCause, REAPPLY};
+pub use crate::plan::definition::plan_definition;
 
 /// Default delay after the first recovery of an object in the last hour
-/// ([`crate::EngineConfig::recovery_backoff`]); it doubles with each further one.
-pub const BACKOFF_BASE: Duration = Duration::from_secs(30);
+/// ([`crate::model::EngineConfig::recovery_backoff`]); it doubles with each further one.
+pub const BACKOFF_BASE: Duration = crate::model::RECOVERY_BACKOFF_BASE;
 /// Longest delay between two recoveries of one object.
 pub const BACKOFF_CAP: Duration = Duration::from_secs(3600);
 /// Recoveries of one object within this long count towards its backoff.
@@ -46,49 +48,6 @@ pub const RECENT: Duration = Duration::from_secs(3600);
 /// From this many recoveries of one object within [`RECENT`] on, each one
 /// is a Warning Event.
 pub const WARN_AFTER: usize = 3;
-/// Name of the one step (and task) of each recovery phase.
-pub const REAPPLY: &str = "reapply";
-
-/// An object a plan applied that is no longer as that plan left it, as the
-/// manager observed it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Drift {
-    /// The object, as recorded when it was applied.
-    pub object: AppliedObject,
-    /// What happened to it.
-    pub cause: DriftCause,
-}
-
-/// What happened to a drifted object.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DriftCause {
-    /// It is gone.
-    Deleted,
-    /// Fields kudo-manager owned are now owned by another field manager.
-    Changed {
-        /// The field manager that now owns the first of them, if any does.
-        manager: Option<String>,
-        /// The fields, e.g. `.spec.replicas` (a few, not necessarily all).
-        fields: Vec<String>,
-    },
-}
-
-impl fmt::Display for Drift {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let o = &self.object;
-        let label = object_label(&o.kind, o.namespace.as_deref(), &o.name);
-        match &self.cause {
-            DriftCause::Deleted => write!(f, "{label} deleted"),
-            DriftCause::Changed { manager, fields } => {
-                write!(f, "{label}: {} changed", fields.join(", "))?;
-                match manager {
-                    Some(m) => write!(f, " by {m}"),
-                    None => Ok(()),
-                }
-            }
-        }
-    }
-}
 
 /// Whether drift of this Instance is recovered.
 pub fn enabled(instance: &Instance, config: &EngineConfig) -> bool {
@@ -138,46 +97,6 @@ pub fn object_of<'s>(status: &'s InstanceStatus, phase: &str) -> Option<&'s Appl
         .iter()
         .map(|r| &r.object)
         .find(|o| object_label(&o.kind, o.namespace.as_deref(), &o.name) == phase)
-}
-
-/// The plan the walk runs for a recovery status: its phases in parallel,
-/// each one step of one task.
-pub fn plan_definition(status: &PlanStatus) -> Plan {
-    Plan {
-        strategy: Some("parallel".to_string()),
-        phases: status
-            .phases
-            .iter()
-            .map(|ph| kudo_api::Phase {
-                name: ph.name.clone(),
-                strategy: Some("serial".to_string()),
-                steps: ph
-                    .steps
-                    .iter()
-                    .map(|s| kudo_api::Step {
-                        name: s.name.clone(),
-                        tasks: s.tasks.iter().map(|t| t.name.clone()).collect(),
-                    })
-                    .collect(),
-            })
-            .collect(),
-    }
-}
-
-/// The definition of plan `name`: the OperatorVersion's, or the recovery
-/// plan built from its status.
-pub(crate) fn plan_of<'a>(
-    ov: &'a OperatorVersion,
-    status: &InstanceStatus,
-    name: &str,
-) -> Option<std::borrow::Cow<'a, Plan>> {
-    if let Some(plan) = ov.spec.plan(name) {
-        return Some(std::borrow::Cow::Borrowed(plan));
-    }
-    (name == RECOVERY_PLAN)
-        .then(|| status.plan_status.get(RECOVERY_PLAN))
-        .flatten()
-        .map(|ps| std::borrow::Cow::Owned(plan_definition(ps)))
 }
 
 /// A fresh recovery status: one phase per object, named after it (see
@@ -294,12 +213,12 @@ fn record(st: &mut InstanceStatus, due: &[&Drift], now: Timestamp, out: &mut Wal
     for d in due {
         let recent: Vec<_> = recent_times(&st.recoveries, &d.object, now)
             .into_iter()
-            .map(crate::time)
+            .map(crate::model::time)
             .collect();
         let count = recent.len() + 1;
         st.recoveries.retain(|r| r.object != d.object);
         let mut recovered_at = recent;
-        recovered_at.push(crate::time(now));
+        recovered_at.push(crate::model::time(now));
         st.recoveries.push(RecoveryRecord {
             object: d.object.clone(),
             recovered_at,
@@ -338,7 +257,7 @@ fn blocker(kind: BlockerKind, message: String, until: Option<Timestamp>) -> Bloc
     Blocker {
         kind,
         message,
-        until: until.map(crate::time),
+        until: until.map(crate::model::time),
         plan: Some(RECOVERY_PLAN.to_string()),
         ..Blocker::default()
     }

@@ -27,30 +27,13 @@ use kudo_api::{
 
 pub use validate::{duration, same_machine, validate, validate_name, validate_transition};
 
-use crate::facts::{other, running_plan};
-use crate::holds::wake;
-use crate::lifecycle::AutoPlan;
-use crate::select::{Consumes, PlanRequest, Trigger, derived_uid};
-use crate::walk::WalkOutput;
+pub use crate::model::{Notice, describe_maintenance as describe};
 
-/// What an Instance is told: the scheduled nodes its pods run on, and the
-/// span of their windows.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Notice {
-    /// Node names, sorted.
-    pub nodes: Vec<String>,
-    /// The earliest window start.
-    pub start: Timestamp,
-    /// The latest window end.
-    pub end: Timestamp,
-}
-
-impl Notice {
-    /// `node n1 scheduled for maintenance 2026-11-28T02:00:00Z–03:00:00Z`.
-    pub fn describe(&self) -> String {
-        describe(&self.nodes, self.start, self.end)
-    }
-}
+use crate::model::facts::{other, running_plan};
+use crate::plan::holds::wake;
+use crate::plan::lifecycle::AutoPlan;
+use crate::plan::select::{Consumes, PlanRequest, Trigger, derived_uid};
+use crate::plan::walk::WalkOutput;
 
 /// The notice for Instance `namespace/name` in `schedule`'s status, if its
 /// pods run on scheduled nodes.
@@ -74,15 +57,6 @@ pub fn notice_for(schedule: &MaintenanceSchedule, namespace: &str, name: &str) -
     Some(Notice { nodes, start, end })
 }
 
-/// `node a, b scheduled for maintenance START–END`.
-pub fn describe(nodes: &[String], start: Timestamp, end: Timestamp) -> String {
-    let noun = if nodes.len() == 1 { "node" } else { "nodes" };
-    format!(
-        "{noun} {} scheduled for maintenance {start}–{end}",
-        nodes.join(", ")
-    )
-}
-
 /// Records a new notice, starts the `maintenance` plan when nothing is in
 /// its way, and keeps the answer up to date; whether status changed.
 pub(crate) fn consider(
@@ -103,8 +77,8 @@ pub(crate) fn consider(
     if current.is_none() {
         st.maintenance = Some(InstanceMaintenance {
             nodes: notice.nodes.clone(),
-            start: crate::time(notice.start),
-            end: crate::time(notice.end),
+            start: crate::model::time(notice.start),
+            end: crate::model::time(notice.end),
             response: if has_plan {
                 MaintenanceResponse::Pending
             } else {

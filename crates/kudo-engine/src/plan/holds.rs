@@ -4,10 +4,10 @@
 use jiff::Timestamp;
 use kudo_api::{Blocker, BlockerKind, InstanceStatus};
 
-use crate::facts::other;
-use crate::select::{PlanRequest, Trigger};
-use crate::walk::WalkOutput;
-use crate::{suppression, windows};
+use crate::model::facts::other;
+use crate::plan::select::{PlanRequest, Trigger};
+use crate::plan::walk::WalkOutput;
+use crate::plan::{suppression, windows};
 
 pub(crate) fn wake(out: &mut WalkOutput, at: Timestamp) {
     out.wake_at = Some(out.wake_at.map_or(at, |w| w.min(at)));
@@ -23,7 +23,7 @@ fn suppressed_blocker(s: &kudo_api::Suppression) -> Blocker {
 }
 
 fn window_blocker(
-    window: &Result<windows::WindowState, crate::EngineError>,
+    window: &Result<windows::WindowState, crate::model::error::EngineError>,
     out: &mut WalkOutput,
 ) -> Option<Blocker> {
     match window {
@@ -40,7 +40,7 @@ fn window_blocker(
                              default windows do not overlap in the next two weeks"
                         .to_string(),
                 },
-                until: opens_at.map(crate::time),
+                until: opens_at.map(crate::model::time),
                 ..Default::default()
             })
         }
@@ -53,7 +53,7 @@ fn window_blocker(
 /// Why new steps of the running plan may not start now.
 pub(crate) fn step_hold(
     manual: Option<&kudo_api::Suppression>,
-    window: &Result<windows::WindowState, crate::EngineError>,
+    window: &Result<windows::WindowState, crate::model::error::EngineError>,
     break_glass: bool,
     now: Timestamp,
     out: &mut WalkOutput,
@@ -78,7 +78,7 @@ pub(crate) fn start_hold(
     instance: &kudo_api::Instance,
     st: &InstanceStatus,
     manual: Option<&kudo_api::Suppression>,
-    window: &Result<windows::WindowState, crate::EngineError>,
+    window: &Result<windows::WindowState, crate::model::error::EngineError>,
     now: Timestamp,
     out: &mut WalkOutput,
 ) -> Option<Blocker> {
@@ -104,7 +104,7 @@ pub(crate) fn start_hold(
         }
         return Some(with_plan(Blocker {
             kind: BlockerKind::Suppressed,
-            message: suppression::describe_auto(a, crate::facts::identity_of(instance)),
+            message: suppression::describe_auto(a, crate::model::facts::identity_of(instance)),
             until: a.until.clone(),
             ..Default::default()
         }));

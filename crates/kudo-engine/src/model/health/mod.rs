@@ -380,5 +380,4 @@ fn custom_rule(obj: &Value, rule: &str, label: &str) -> Health {
 }
 
 #[cfg(test)]
-#[path = "health_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@
 use kudo_api::names::{DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
 use kudo_api::{AppliedObject, Condition, ExecutionStatus as S, InstanceStatus};
 
-use crate::health::{Health, health_can_change};
+use crate::model::health::{Health, health_can_change};
 
 const READY_DRIVING_PLANS: [&str; 3] = [DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN];
 
@@ -32,7 +32,7 @@ pub fn ready_condition(
     let previous = current.iter().find(|c| c.type_ == "Ready");
     let since = previous
         .filter(|c| c.status == value)
-        .map_or(crate::time(now), |c| c.last_transition_time.clone());
+        .map_or(crate::model::time(now), |c| c.last_transition_time.clone());
     Some(vec![Condition {
         type_: "Ready".to_string(),
         status: value.to_string(),
@@ -111,7 +111,7 @@ pub fn workload_condition(
     }
     let since = previous
         .filter(|c| c.status == value)
-        .map_or(crate::time(now), |c| c.last_transition_time.clone());
+        .map_or(crate::model::time(now), |c| c.last_transition_time.clone());
     Some(vec![Condition {
         type_: "Ready".to_string(),
         status: value.to_string(),
@@ -162,7 +162,7 @@ mod tests {
             status: value.into(),
             reason: reason.into(),
             message: message.into(),
-            last_transition_time: crate::time(ts(at)),
+            last_transition_time: crate::model::time(ts(at)),
             observed_generation: None,
         }]
     }

@@ -10,7 +10,7 @@ use kudo_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntr
 use kudo_api::names::FIELD_MANAGER;
 use serde_json::Value;
 
-use crate::recovery::{Drift, DriftCause};
+use crate::model::{Drift, DriftCause};
 
 /// Fields named in a drift (the rest are counted, not listed).
 const NAMED_FIELDS: usize = 3;

@@ -15,7 +15,7 @@ use kudo_api::names::{DEPLOY_PLAN, UPDATE_PLAN};
 use kudo_api::{OperatorVersionSpec, ParameterValueError};
 use smallvec::SmallVec;
 
-use crate::error::EngineError;
+use crate::model::error::EngineError;
 
 pub use kudo_api::param_value::parse_go_bool;
 

@@ -27,7 +27,7 @@ use kudo_api::{
     PlanAction, PlanOperation, PlanRun, Strategy,
 };
 
-use crate::tree::{reset_phase, reset_step};
+use crate::plan::tree::{reset_phase, reset_step};
 
 /// Operations kept in `status.operations`.
 pub const KEPT_OPERATIONS: usize = 50;
@@ -79,7 +79,7 @@ pub(crate) fn apply_each(
         status.operations.push(OperationRecord {
             id: op.id.clone(),
             action: op.action,
-            applied_at: crate::time(now),
+            applied_at: crate::model::time(now),
             result,
         });
         any = true;
@@ -218,7 +218,7 @@ fn apply_one(
     let Some(plan_name) = op.plan.clone().or(active.clone()) else {
         return "no-op: no plan has run yet; name the plan".to_string();
     };
-    let Some(plan_def) = crate::recovery::plan_of(ov, status, &plan_name) else {
+    let Some(plan_def) = crate::plan::definition::plan_of(ov, status, &plan_name) else {
         return format!("no-op: plan {plan_name:?} does not exist");
     };
     let is_active = active.as_deref() == Some(plan_name.as_str());
@@ -302,7 +302,7 @@ fn apply_one(
                 s.forced = Some(true);
                 s.message = format!("forced to COMPLETE by {}", who(op));
                 s.next_retry_at = None;
-                s.finished_at = Some(crate::time(now));
+                s.finished_at = Some(crate::model::time(now));
                 forced.push(s.name.clone());
             }
             revive = true;
@@ -346,7 +346,7 @@ fn apply_one(
                 reset_phase(phase);
             }
             ps.status = Some(S::Pending);
-            ps.started_at = Some(crate::time(now));
+            ps.started_at = Some(crate::model::time(now));
             ps.finished_at = None;
             if !is_active && plan_name != CLEANUP_PLAN {
                 let uid = ps.uid.clone().unwrap_or_default();
@@ -361,7 +361,7 @@ fn apply_one(
                     plan: plan_name.clone(),
                     uid,
                     trigger: "manual".to_string(),
-                    started: crate::time(now),
+                    started: crate::model::time(now),
                     finished: None,
                     result: None,
                     message: format!("restarted by {}", who(op)),

@@ -10,7 +10,31 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use kudo_api::{AppliedObject, InstanceStatus};
+use kudo_api::names::RECOVERY_PLAN;
+use kudo_api::{AppliedObject, InstanceStatus, OperatorVersion};
+
+/// Name of the one step (and task) of each recovery phase.
+pub const REAPPLY: &str = "reapply";
+
+/// What kind of work a task is, so that the manager picks the code that
+/// runs it without comparing plan or step names. (kudo-api's `TaskKind`
+/// is the kind a package gives a task; this is the engine's view of a
+/// task it asks to run.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskKind {
+    /// A task of one of the OperatorVersion's plans: rendered and run as
+    /// the package describes it.
+    PlanTask,
+    /// A plan task of kind `KudoOperator`: it creates or updates a child
+    /// Instance.
+    ChildInstance,
+    /// A pod operation (`restartPod`, `replacePod`) in the recovery plan:
+    /// the step names the operation, the task is the operation's id.
+    PodOperation,
+    /// The re-apply of a drifted object in the recovery plan: the phase
+    /// names the object.
+    Reapply,
+}
 
 /// Identifies one task of one step of one plan execution. Ordered, hashed
 /// and compared by its names in the order plan, uid, phase, step, task.
@@ -90,6 +114,30 @@ impl TaskKey {
             .and_then(|phase| phase.steps.iter().find(|s| s.name == self.step()))
             .and_then(|step| step.tasks.iter().find(|t| t.name == self.task()))
             .map_or(&[], |task| task.objects.as_slice())
+    }
+}
+
+impl TaskKey {
+    /// What kind of task this is. `ov` is the OperatorVersion whose plan
+    /// the task belongs to: it says which tasks create child Instances.
+    /// Every task of the plan `recovery` is the engine's own (a re-apply
+    /// or a pod operation).
+    pub fn kind(&self, ov: Option<&OperatorVersion>) -> TaskKind {
+        if self.plan() == RECOVERY_PLAN {
+            return if self.step() == REAPPLY {
+                TaskKind::Reapply
+            } else {
+                TaskKind::PodOperation
+            };
+        }
+        let package_kind = ov
+            .and_then(|ov| ov.spec.task(self.task()))
+            .and_then(kudo_api::Task::task_kind);
+        if package_kind == Some(kudo_api::TaskKind::KudoOperator) {
+            TaskKind::ChildInstance
+        } else {
+            TaskKind::PlanTask
+        }
     }
 }
 
@@ -261,5 +309,50 @@ mod tests {
         assert_eq!(objects[0].name, "cm");
         let unknown = TaskKey::new("deploy", "u", "p", "s", "nope");
         assert!(unknown.previously_applied(&status).is_empty());
+    }
+
+    #[test]
+    fn a_task_is_a_reapply_a_pod_operation_a_child_instance_or_a_plan_task() {
+        let task = |name: &str, kind: &str| kudo_api::Task {
+            name: name.to_string(),
+            kind: kind.to_string(),
+            spec: Default::default(),
+        };
+        let ov = OperatorVersion::new(
+            "op-1.0",
+            kudo_api::OperatorVersionSpec {
+                tasks: vec![task("child", "KudoOperator"), task("app", "Apply")],
+                ..Default::default()
+            },
+        );
+        let kind =
+            |plan, phase, step, task, ov| TaskKey::new(plan, "u1", phase, step, task).kind(ov);
+        let web = "Deployment ns/web";
+        assert_eq!(
+            kind(RECOVERY_PLAN, web, REAPPLY, REAPPLY, Some(&ov)),
+            TaskKind::Reapply
+        );
+        assert_eq!(
+            kind(RECOVERY_PLAN, "Pod ns/web-0", "restart", "op-7", Some(&ov)),
+            TaskKind::PodOperation
+        );
+        assert_eq!(
+            kind("deploy", "main", "child", "child", Some(&ov)),
+            TaskKind::ChildInstance
+        );
+        assert_eq!(
+            kind("deploy", "main", "app", "app", Some(&ov)),
+            TaskKind::PlanTask
+        );
+        // A task the OperatorVersion does not have, or no OperatorVersion at
+        // all, is run as a plan task (the executor says what is missing).
+        assert_eq!(
+            kind("deploy", "main", "x", "gone", Some(&ov)),
+            TaskKind::PlanTask
+        );
+        assert_eq!(
+            kind("deploy", "main", "child", "child", None),
+            TaskKind::PlanTask
+        );
     }
 }

@@ -21,8 +21,10 @@ use std::fmt;
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
 use kudo_api::{AppliedConfig, Instance, InstanceSpec, InstanceStatus, OperatorVersion, Time};
 
-use crate::admission::{Identity, StatusFacts};
-use crate::params;
+use crate::model::subject::NO_PARAMS;
+use crate::model::subject::{Identity, StatusFacts};
+pub use crate::model::subject::{spec_ov_name, spec_params};
+use crate::plan::params;
 
 /// What started a plan (history and `activePlan.trigger`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,18 +118,6 @@ pub enum Selection {
     /// Spec asks for something that cannot start; the message says why.
     Invalid(String),
 }
-
-/// The OperatorVersion name spec asks for ("" when unset).
-pub fn spec_ov_name(spec: &InstanceSpec) -> &str {
-    spec.operator_version.name.as_deref().unwrap_or_default()
-}
-
-/// Spec parameters (empty when unset).
-pub fn spec_params(spec: &InstanceSpec) -> &BTreeMap<String, String> {
-    spec.parameters.as_ref().unwrap_or(&NO_PARAMS)
-}
-
-static NO_PARAMS: BTreeMap<String, String> = BTreeMap::new();
 
 /// Deterministic uid of an execution the controller starts by itself.
 pub fn derived_uid(instance: &Instance, plan: &str, salt: &str) -> String {
@@ -379,7 +369,7 @@ mod tests {
         i.metadata.uid = Some("u".into());
         assert_eq!(derived_uid(&i, "deploy", "g1"), "u-deploy-g1");
         let before = cleanup_uid(&i);
-        i.metadata.deletion_timestamp = Some(crate::time(
+        i.metadata.deletion_timestamp = Some(crate::model::time(
             jiff::Timestamp::from_second(60).unwrap_or_default(),
         ));
         assert_ne!(cleanup_uid(&i), before);

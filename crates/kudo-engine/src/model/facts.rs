@@ -4,7 +4,7 @@
 
 use kudo_api::{AppliedObject, Blocker, BlockerKind, InstanceStatus};
 
-use crate::decision::{Action, EventType};
+use crate::model::{Action, EventType};
 
 /// The active plan, if it is still running.
 pub(crate) fn running_plan(st: &InstanceStatus) -> Option<String> {

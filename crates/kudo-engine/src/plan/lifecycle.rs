@@ -9,13 +9,13 @@ use kudo_api::{
     OperatorVersion, PlanRun, Suppression,
 };
 
-use crate::decision::{EngineConfig, EventType};
-use crate::facts::{event, running_plan};
-use crate::holds::{start_hold, wake};
-use crate::operations;
-use crate::select::{self, Consumes, PlanRequest};
-use crate::tree::reset_plan;
-use crate::walk::WalkOutput;
+use crate::model::facts::{event, running_plan};
+use crate::model::{EngineConfig, EventType};
+use crate::plan::holds::{start_hold, wake};
+use crate::plan::operations;
+use crate::plan::select::{self, Consumes, PlanRequest};
+use crate::plan::tree::reset_plan;
+use crate::plan::walk::WalkOutput;
 
 /// What starting a plan the engine asks for itself (recovery, maintenance)
 /// reads: the Instance, its OperatorVersion and the holds of this pass.
@@ -24,7 +24,7 @@ pub(crate) struct AutoPlan<'a> {
     pub ov: &'a OperatorVersion,
     pub config: &'a EngineConfig,
     pub manual_suppression: Option<&'a Suppression>,
-    pub window: &'a Result<crate::windows::WindowState, crate::EngineError>,
+    pub window: &'a Result<crate::plan::windows::WindowState, crate::model::error::EngineError>,
     pub now: Timestamp,
 }
 
@@ -120,7 +120,7 @@ pub(crate) fn start(
             if let Some(s) = status {
                 ps.status = Some(s);
                 ps.message.clone_from(&message);
-                ps.finished_at = Some(crate::time(now));
+                ps.finished_at = Some(crate::model::time(now));
             }
             // A run the new request replaces ends without a result of its
             // own (history shows it superseded).
@@ -131,7 +131,7 @@ pub(crate) fn start(
     let Some(ps) = st.plan_status.get_mut(&req.plan) else {
         return;
     };
-    reset_plan(ps, &req.uid, crate::time(now));
+    reset_plan(ps, &req.uid, crate::model::time(now));
     match req.consumes {
         Consumes::Everything => {
             st.applied_operator_version = Some(select::spec_ov_name(&inst.spec).to_string());
@@ -160,7 +160,7 @@ pub(crate) fn start(
         plan: req.plan.clone(),
         uid: req.uid.clone(),
         trigger: req.trigger.to_string(),
-        started: crate::time(now),
+        started: crate::model::time(now),
         finished: None,
         result: None,
         message: String::new(),
@@ -187,7 +187,7 @@ pub(crate) fn close_history(
         .rev()
         .find(|r| Some(r.uid.as_str()) == uid && r.finished.is_none())
     {
-        run.finished = Some(crate::time(now));
+        run.finished = Some(crate::model::time(now));
         run.result = result;
         run.message = message.to_string();
     }
@@ -223,7 +223,7 @@ pub(crate) fn finish_active(
     let Some(ps) = st.plan_status.get_mut(&active.name) else {
         return false;
     };
-    ps.finished_at = Some(crate::time(now));
+    ps.finished_at = Some(crate::model::time(now));
     let (uid, message) = (ps.uid.clone(), ps.message.clone());
     close_history(st, uid.as_deref(), Some(result), &message, now);
     out.actions.push(event(
@@ -246,7 +246,7 @@ pub(crate) fn finish_active(
             operator_version: st.applied_operator_version.clone().unwrap_or_default(),
             parameters: st.applied_parameters.clone().unwrap_or_default(),
             plan: Some(active.name.clone()),
-            completed_at: Some(crate::time(now)),
+            completed_at: Some(crate::model::time(now)),
         });
         if active.trigger.as_deref() == Some("rollback") {
             st.auto_suppression = None;
@@ -261,8 +261,8 @@ pub(crate) fn finish_active(
             wake(out, u);
         }
         st.auto_suppression = Some(AutoSuppression {
-            since: crate::time(now),
-            until: until.map(crate::time),
+            since: crate::model::time(now),
+            until: until.map(crate::model::time),
             reason: format!("plan {:?} failed: {message}", active.name),
             plan: Some(active.name.clone()),
             uid,

@@ -16,11 +16,11 @@ use kudo_api::{
     PlanStatus, StepStatus, TaskStatus,
 };
 
-use crate::decision::{EngineConfig, EventType};
-use crate::facts::{event, running_plan};
-use crate::lifecycle::start;
-use crate::select::{Consumes, PlanRequest, Trigger, derived_uid};
-use crate::walk::WalkOutput;
+use crate::model::facts::{event, running_plan};
+use crate::model::{EngineConfig, EventType};
+use crate::plan::lifecycle::start;
+use crate::plan::select::{Consumes, PlanRequest, Trigger, derived_uid};
+use crate::plan::walk::WalkOutput;
 
 /// Step name of a pod operation's phase, and the verb its messages use.
 pub fn step_name(action: PlanAction) -> &'static str {
@@ -55,7 +55,7 @@ pub(crate) fn apply_new(
     out: &mut WalkOutput,
 ) -> bool {
     let wanted = |o: &PlanOperation| o.action.is_pod();
-    crate::operations::apply_each(inst, st, now, wanted, |op, st| {
+    crate::plan::operations::apply_each(inst, st, now, wanted, |op, st| {
         apply_one(inst, op, st, config, now, out)
     })
 }

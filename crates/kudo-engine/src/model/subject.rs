@@ -132,7 +132,7 @@ impl Subject {
 
     /// Spec parameters (empty when unset).
     pub fn params(&self) -> &BTreeMap<String, String> {
-        crate::select::spec_params(&self.spec)
+        spec_params(&self.spec)
     }
 }
 
@@ -270,6 +270,18 @@ impl From<&StepStatus> for StepFacts {
         }
     }
 }
+
+/// The OperatorVersion name spec asks for ("" when unset).
+pub fn spec_ov_name(spec: &InstanceSpec) -> &str {
+    spec.operator_version.name.as_deref().unwrap_or_default()
+}
+
+/// Spec parameters (empty when unset).
+pub fn spec_params(spec: &InstanceSpec) -> &BTreeMap<String, String> {
+    spec.parameters.as_ref().unwrap_or(&NO_PARAMS)
+}
+
+pub(crate) static NO_PARAMS: BTreeMap<String, String> = BTreeMap::new();
 
 #[cfg(test)]
 mod tests {

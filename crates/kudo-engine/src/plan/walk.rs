@@ -20,11 +20,11 @@ use kudo_api::{
     Blocker, BlockerKind, ExecutionStatus as S, PhaseStatus, Plan, PlanStatus, StepStatus, Strategy,
 };
 
-use crate::decision::{Action, EngineConfig, EventType, Observed, TaskOutcome};
-use crate::task_key::TaskKeyRef;
-use crate::tree::aggregate;
-pub use crate::walk_output::WalkOutput;
-use crate::walk_output::{set_message, set_status};
+use crate::model::keys::TaskKeyRef;
+use crate::model::{Action, EngineConfig, EventType, Observed, TaskOutcome};
+use crate::plan::tree::aggregate;
+pub use crate::plan::walk_output::WalkOutput;
+use crate::plan::walk_output::{set_message, set_status};
 
 /// Retry delay after `attempts` failures: initial × 2^(attempts-1), capped.
 pub fn backoff(config: &EngineConfig, attempts: u32) -> std::time::Duration {
@@ -187,7 +187,7 @@ impl Walk<'_> {
                 }
                 step.status = Some(S::InProgress);
                 step.message.clear();
-                step.started_at = Some(crate::time(self.now));
+                step.started_at = Some(crate::model::time(self.now));
                 out.changed = true;
             }
             self.run_step(&phase.name, step, out);
@@ -217,7 +217,7 @@ impl Walk<'_> {
                     step.message,
                     step.attempts.unwrap_or(0) + 1
                 ),
-                until: Some(crate::time(at)),
+                until: Some(crate::model::time(at)),
                 plan: Some(self.plan_name.to_string()),
                 phase: Some(phase.to_string()),
                 step: Some(step.name.clone()),
@@ -289,7 +289,7 @@ impl Walk<'_> {
                     step.status = Some(S::Error);
                     step.message.clone_from(message);
                     step.attempts = Some(attempts);
-                    step.next_retry_at = Some(crate::time(at));
+                    step.next_retry_at = Some(crate::model::time(at));
                     out.changed = true;
                     out.wake(at);
                     out.actions.push(step_failed(
@@ -306,7 +306,7 @@ impl Walk<'_> {
                             step.name,
                             attempts + 1
                         ),
-                        until: Some(crate::time(at)),
+                        until: Some(crate::model::time(at)),
                         plan: Some(self.plan_name.to_string()),
                         phase: Some(phase.to_string()),
                         step: Some(step.name.clone()),
@@ -319,7 +319,7 @@ impl Walk<'_> {
                     step.status = Some(S::FatalError);
                     step.message.clone_from(message);
                     step.next_retry_at = None;
-                    step.finished_at = Some(crate::time(self.now));
+                    step.finished_at = Some(crate::model::time(self.now));
                     out.changed = true;
                     out.actions.push(step_failed(
                         self.plan_name,
@@ -342,7 +342,7 @@ impl Walk<'_> {
             .collect::<Vec<_>>()
             .join("; ");
         step.next_retry_at = None;
-        step.finished_at = Some(crate::time(self.now));
+        step.finished_at = Some(crate::model::time(self.now));
         out.changed = true;
     }
 }

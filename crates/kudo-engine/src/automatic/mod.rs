@@ -1,0 +1,10 @@
+//! The plans the engine starts by itself, above the plan walk: recovery of
+//! drifted objects ([`recovery`], [`recovery_fields`]), pod operations
+//! ([`recovery_pods`]) and node maintenance ([`maintenance`]). Each is
+//! an automatic plan started through `plan::lifecycle`; they
+//! import only from [`crate::plan`] and [`crate::model`].
+
+pub mod maintenance;
+pub mod recovery;
+pub mod recovery_fields;
+pub mod recovery_pods;
