@@ -1,6 +1,7 @@
-//! One reconcile of one Instance: decide → run tasks → decide again until
-//! nothing new is to run → finalizer, status, Events → requeue only when
-//! the decision asks.
+//! One reconcile of one Instance: observe → decide → act (run the tasks
+//! the engine chose, deciding again after each round until nothing new is
+//! to run) → record (status, finalizer and Events in one write) → requeue
+//! only when the decision asks.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -13,15 +14,17 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use kudo_api::names::CLEANUP_FINALIZER;
 use kudo_api::{Instance, InstanceStatus};
-use kudo_engine::{Action, EventType, Input, Observed, TaskKey, TaskKind, TaskOutcome};
+use kudo_engine::{Action, EventType, Input, Observed, TaskKey};
 use serde_json::json;
 use tracing::Instrument;
 
 use crate::context::Context;
-use crate::executor::{PassState, run_task};
-use crate::recovery;
 use crate::status_patch::{StatusPatch, add_finalizer, merge_patch, remove_finalizer};
 use crate::{Error, Result};
+
+#[path = "reconcile_run.rs"]
+mod run;
+use run::Run;
 
 /// Upper bound of decide/execute rounds in one reconcile (a plan of many
 /// instantly-done steps advances this many steps per reconcile).
@@ -94,145 +97,20 @@ fn current_copy(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
 }
 
 async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue> {
-    let mut inst = current_copy(ctx, cached);
-    let ov = ctx.operator_version_of(&inst);
-    let ov_problem = match &ov {
-        Some(ov) => ctx.verified.problem(&ctx.renders, ov).await,
-        None => None,
-    };
-    let notice = ctx.maintenance_notice(&inst);
-    let mut observed = Observed {
-        maintenance: notice.clone(),
-        operator_version_problem: ov_problem.clone(),
-        ..Observed::default()
-    };
-    let mut timing = Timing::default();
-    let mut work = Working::from_stored(&inst);
-    // The account the render book is read as (tasks report a failure).
-    if let Err(e) = ctx.writers.prepare(&ctx.client, &inst).await {
-        tracing::warn!(error = %e, "the Instance's account is not ready");
-    }
-    let book = ctx.books.of(ctx, &inst).await;
-    let mut book = book.lock().await;
-    let mut look_again = false;
-    if recovery::watching(ctx, &inst, &work.status) {
-        let seen = recovery::drift(ctx, &inst, &book).await;
-        observed.drift = seen.drift;
-        look_again = seen.incomplete;
-    }
-    timing.decide(ctx, &inst, ov.as_deref(), &observed, &mut work);
-    // Tasks run in this reconcile, also across a mid-plan status write
-    // (which starts `observed` afresh): each runs at most once per reconcile,
-    // so a task that waits for an object ends the reconcile.
-    let mut ran: HashSet<TaskKey> = HashSet::new();
-    let mut pass = PassState::default();
-    let mut waiting_on_objects = false;
-    let mut last_write = Instant::now();
-    if let Some(ov) = ov.as_ref().filter(|_| ov_problem.is_none()) {
-        for _ in 0..MAX_ROUNDS {
-            let todo = tasks_to_run(&work.actions, &ran);
-            if todo.is_empty() {
-                break;
-            }
-            if last_write.elapsed() >= STATUS_WRITE_INTERVAL {
-                // A long run of quick steps: record progress before going on.
-                let started = Instant::now();
-                recovery::save(ctx, &inst, &mut book).await?;
-                let written = act(ctx, &inst, &work).await?;
-                timing.writing += started.elapsed();
-                let Some(written) = written else {
-                    return Ok(Requeue::await_change());
-                };
-                // The working status is what was just written and its Events
-                // are out; the last pass's tasks still stand (the outcomes
-                // are in the working status), so no new pass is needed.
-                inst = Arc::new(written);
-                work.events.clear();
-                work.changed = false;
-                observed = Observed {
-                    maintenance: notice.clone(),
-                    operator_version_problem: ov_problem.clone(),
-                    ..Observed::default()
-                };
-                last_write = Instant::now();
-            }
-            timing.rounds += 1;
-            let started = Instant::now();
-            for key in todo {
-                // The working status holds what the task applied before
-                // (the last pass decided from it).
-                let result = match key.kind(Some(&**ov)) {
-                    TaskKind::PodOperation => recovery::pod_task(ctx, &inst, &key).await,
-                    TaskKind::Reapply => {
-                        recovery::reapply(ctx, &inst, &work.status, &mut book, &key).await
-                    }
-                    TaskKind::PlanTask | TaskKind::ChildInstance => {
-                        let previously_applied = key.previously_applied(&work.status);
-                        let mut changes = recovery::Changes::default();
-                        let told = told_of_maintenance(&inst, &work.status, &key);
-                        let inst = told.as_ref().unwrap_or(&inst);
-                        let result = run_task(
-                            ctx,
-                            inst,
-                            ov,
-                            &key,
-                            previously_applied,
-                            &mut changes,
-                            &mut pass,
-                        )
-                        .await;
-                        changes.record(key.plan(), &mut book);
-                        result
-                    }
-                };
-                waiting_on_objects |= matches!(result.outcome, TaskOutcome::InProgress { .. });
-                ran.insert(key.clone());
-                observed.tasks.insert(key, result);
-            }
-            timing.executing += started.elapsed();
-            timing.decide(ctx, &inst, Some(ov.as_ref()), &observed, &mut work);
+    let mut run = Run::observe(ctx, current_copy(ctx, cached)).await;
+    run.decide(ctx);
+    // A plan of quick steps advances several steps per reconcile: decide
+    // again after each round of tasks, writing progress now and then.
+    while let Some(tasks) = run.tasks_to_run() {
+        if run.progress_write_due() && !run.record_progress(ctx).await? {
+            return Ok(Requeue::await_change());
         }
+        run.act(ctx, tasks).await;
+        run.decide(ctx);
     }
-    // No plan work this time: Ready follows what the last plan applied.
-    if ran.is_empty()
-        && inst.metadata.deletion_timestamp.is_none()
-        && let Some(conditions) = crate::readiness::workload_condition(ctx, &work.status).await
-    {
-        work.status.conditions = conditions;
-        work.changed = true;
-    }
-    let started = Instant::now();
-    if inst.metadata.deletion_timestamp.is_none() {
-        recovery::save(ctx, &inst, &mut book).await?;
-    }
-    let exists = act(ctx, &inst, &work).await?.is_some();
-    if !exists {
-        ctx.books
-            .forget(inst.metadata.uid.as_deref().unwrap_or_default());
-    }
-    timing.writing += started.elapsed();
-    tracing::debug!(
-        rounds = timing.rounds,
-        tasks = ran.len(),
-        decisions = timing.decisions,
-        deciding = ?timing.deciding,
-        executing = ?timing.executing,
-        writing = ?timing.writing,
-        "decided and executed"
-    );
-    let mut requeue = match (work.requeue_after, waiting_on_objects && exists) {
-        (Some(d), true) => Some(d.min(IN_PROGRESS_RECHECK)),
-        (Some(d), false) => Some(d),
-        (None, true) => Some(IN_PROGRESS_RECHECK),
-        (None, false) => None,
-    };
-    if pass.recheck_soon && exists {
-        requeue = Some(requeue.map_or(RECHECK_SOON, |d| d.min(RECHECK_SOON)));
-    }
-    if (look_again || !ran.is_empty()) && exists && recovery::watching(ctx, &inst, &work.status) {
-        requeue = Some(requeue.map_or(DRIFT_RECHECK, |d| d.min(DRIFT_RECHECK)));
-    }
-    Ok(requeue.map_or_else(Requeue::await_change, Requeue::requeue))
+    run.observe_readiness(ctx).await;
+    let exists = run.record(ctx).await?;
+    Ok(run.requeue(ctx, exists))
 }
 
 /// What the passes of one reconcile have decided so far. The status is a

@@ -1,0 +1,240 @@
+//! The four stages of one reconcile as methods of [`Run`]: observe,
+//! decide, act, record (and when to look again).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use kube::runtime::controller::Action as Requeue;
+use kudo_api::Instance;
+use kudo_engine::{Observed, TaskKey, TaskKind, TaskOutcome};
+
+use super::{
+    DRIFT_RECHECK, IN_PROGRESS_RECHECK, MAX_ROUNDS, RECHECK_SOON, STATUS_WRITE_INTERVAL, Timing,
+    Working, act, tasks_to_run, told_of_maintenance,
+};
+use crate::Result;
+use crate::context::Context;
+use crate::executor::{PassState, run_task};
+use crate::recovery;
+
+/// One reconcile of one Instance: what was observed, what the engine
+/// decided so far, and what the tasks did.
+pub(super) struct Run {
+    inst: Arc<Instance>,
+    ov: Option<Arc<kudo_api::OperatorVersion>>,
+    ov_problem: Option<String>,
+    notice: Option<kudo_engine::maintenance::Notice>,
+    observed: Observed,
+    work: Working,
+    timing: Timing,
+    book: tokio::sync::OwnedMutexGuard<recovery::RenderBook>,
+    /// Drift could not be read whole: look again soon.
+    look_again: bool,
+    /// Tasks run in this reconcile, also across a progress write (which
+    /// starts `observed` afresh): each runs at most once per reconcile, so
+    /// a task that waits for an object ends the reconcile.
+    ran: HashSet<TaskKey>,
+    pass: PassState,
+    waiting_on_objects: bool,
+    last_write: Instant,
+}
+
+impl Run {
+    /// Observe: the OperatorVersion and whether it may be used, node
+    /// maintenance, the render book and drift from it.
+    pub(super) async fn observe(ctx: &Context, inst: Arc<Instance>) -> Self {
+        let ov = ctx.operator_version_of(&inst);
+        let ov_problem = match &ov {
+            Some(ov) => ctx.verified.problem(&ctx.renders, ov).await,
+            None => None,
+        };
+        let notice = ctx.maintenance_notice(&inst);
+        let mut observed = Observed {
+            maintenance: notice.clone(),
+            operator_version_problem: ov_problem.clone(),
+            ..Observed::default()
+        };
+        let work = Working::from_stored(&inst);
+        // The account the render book is read as (tasks report a failure).
+        if let Err(e) = ctx.writers.prepare(&ctx.client, &inst).await {
+            tracing::warn!(error = %e, "the Instance's account is not ready");
+        }
+        let book = ctx.books.of(ctx, &inst).await.lock_owned().await;
+        let mut look_again = false;
+        if recovery::watching(ctx, &inst, &work.status) {
+            let seen = recovery::drift(ctx, &inst, &book).await;
+            observed.drift = seen.drift;
+            look_again = seen.incomplete;
+        }
+        Self {
+            inst,
+            ov,
+            ov_problem,
+            notice,
+            observed,
+            work,
+            timing: Timing::default(),
+            book,
+            look_again,
+            ran: HashSet::new(),
+            pass: PassState::default(),
+            waiting_on_objects: false,
+            last_write: Instant::now(),
+        }
+    }
+
+    /// Decide: one engine pass on the working status.
+    pub(super) fn decide(&mut self, ctx: &Context) {
+        let Self {
+            inst,
+            ov,
+            observed,
+            work,
+            timing,
+            ..
+        } = self;
+        timing.decide(ctx, inst, ov.as_deref(), observed, work);
+    }
+
+    /// The tasks the last decision asks for that have not run yet; None
+    /// when there are none, the OperatorVersion may not be used, or the
+    /// reconcile ran its rounds.
+    pub(super) fn tasks_to_run(&self) -> Option<Vec<TaskKey>> {
+        if self.ov.is_none() || self.ov_problem.is_some() || self.timing.rounds >= MAX_ROUNDS {
+            return None;
+        }
+        let todo = tasks_to_run(&self.work.actions, &self.ran);
+        (!todo.is_empty()).then_some(todo)
+    }
+
+    pub(super) fn progress_write_due(&self) -> bool {
+        self.last_write.elapsed() >= STATUS_WRITE_INTERVAL
+    }
+
+    /// A long run of quick steps records its progress before going on.
+    /// False when the Instance is gone.
+    pub(super) async fn record_progress(&mut self, ctx: &Context) -> Result<bool> {
+        let started = Instant::now();
+        recovery::save(ctx, &self.inst, &mut self.book).await?;
+        let written = act(ctx, &self.inst, &self.work).await?;
+        self.timing.writing += started.elapsed();
+        let Some(written) = written else {
+            return Ok(false);
+        };
+        // The working status is what was just written and its Events are
+        // out; the last pass's tasks still stand (their outcomes are in the
+        // working status), so no new pass is needed.
+        self.inst = Arc::new(written);
+        self.work.events.clear();
+        self.work.changed = false;
+        self.observed = Observed {
+            maintenance: self.notice.clone(),
+            operator_version_problem: self.ov_problem.clone(),
+            ..Observed::default()
+        };
+        self.last_write = Instant::now();
+        Ok(true)
+    }
+
+    /// Act: run the tasks, each by the kind the engine gives it.
+    pub(super) async fn act(&mut self, ctx: &Context, tasks: Vec<TaskKey>) {
+        let Some(ov) = self.ov.clone() else {
+            return;
+        };
+        self.timing.rounds += 1;
+        let started = Instant::now();
+        for key in tasks {
+            // The working status holds what the task applied before (the
+            // last pass decided from it).
+            let result = match key.kind(Some(&*ov)) {
+                TaskKind::PodOperation => recovery::pod_task(ctx, &self.inst, &key).await,
+                TaskKind::Reapply => {
+                    recovery::reapply(ctx, &self.inst, &self.work.status, &mut self.book, &key)
+                        .await
+                }
+                TaskKind::PlanTask | TaskKind::ChildInstance => {
+                    let previously_applied = key.previously_applied(&self.work.status);
+                    let mut changes = recovery::Changes::default();
+                    let told = told_of_maintenance(&self.inst, &self.work.status, &key);
+                    let inst = told.as_ref().unwrap_or(&self.inst);
+                    let result = run_task(
+                        ctx,
+                        inst,
+                        &ov,
+                        &key,
+                        previously_applied,
+                        &mut changes,
+                        &mut self.pass,
+                    )
+                    .await;
+                    changes.record(key.plan(), &mut self.book);
+                    result
+                }
+            };
+            self.waiting_on_objects |= matches!(result.outcome, TaskOutcome::InProgress { .. });
+            self.ran.insert(key.clone());
+            self.observed.tasks.insert(key, result);
+        }
+        self.timing.executing += started.elapsed();
+    }
+
+    /// No plan work this time: Ready follows what the last plan applied.
+    pub(super) async fn observe_readiness(&mut self, ctx: &Context) {
+        if self.ran.is_empty()
+            && self.inst.metadata.deletion_timestamp.is_none()
+            && let Some(conditions) =
+                crate::readiness::workload_condition(ctx, &self.work.status).await
+        {
+            self.work.status.conditions = conditions;
+            self.work.changed = true;
+        }
+    }
+
+    /// Record: the render book, then status, finalizer and Events in one
+    /// write. False when the Instance is gone.
+    pub(super) async fn record(&mut self, ctx: &Context) -> Result<bool> {
+        let started = Instant::now();
+        if self.inst.metadata.deletion_timestamp.is_none() {
+            recovery::save(ctx, &self.inst, &mut self.book).await?;
+        }
+        let exists = act(ctx, &self.inst, &self.work).await?.is_some();
+        if !exists {
+            ctx.books
+                .forget(self.inst.metadata.uid.as_deref().unwrap_or_default());
+        }
+        self.timing.writing += started.elapsed();
+        tracing::debug!(
+            rounds = self.timing.rounds,
+            tasks = self.ran.len(),
+            decisions = self.timing.decisions,
+            deciding = ?self.timing.deciding,
+            executing = ?self.timing.executing,
+            writing = ?self.timing.writing,
+            "decided and executed"
+        );
+        Ok(exists)
+    }
+
+    /// When to look again: what the engine asked for, sooner while a task
+    /// waits for objects or for what no watch reports, and after a plan
+    /// to see drift that happened while it ran.
+    pub(super) fn requeue(&self, ctx: &Context, exists: bool) -> Requeue {
+        let mut requeue = match (self.work.requeue_after, self.waiting_on_objects && exists) {
+            (Some(d), true) => Some(d.min(IN_PROGRESS_RECHECK)),
+            (Some(d), false) => Some(d),
+            (None, true) => Some(IN_PROGRESS_RECHECK),
+            (None, false) => None,
+        };
+        if self.pass.recheck_soon && exists {
+            requeue = Some(requeue.map_or(RECHECK_SOON, |d| d.min(RECHECK_SOON)));
+        }
+        if (self.look_again || !self.ran.is_empty())
+            && exists
+            && recovery::watching(ctx, &self.inst, &self.work.status)
+        {
+            requeue = Some(requeue.map_or(DRIFT_RECHECK, |d| d.min(DRIFT_RECHECK)));
+        }
+        requeue.map_or_else(Requeue::await_change, Requeue::requeue)
+    }
+}
