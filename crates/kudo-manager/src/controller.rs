@@ -221,6 +221,9 @@ pub async fn run(
     )
     .inspect_ok(synced.marker(Cache::Instances))
     .default_backoff()
+    // Nothing reads an Instance's field managers; at scale they are a
+    // good part of the cache.
+    .modify(|i| i.managed_fields_mut().clear())
     .reflect(instance_writer)
     .applied_objects()
     .map_ok({
@@ -236,6 +239,11 @@ pub async fn run(
                         OWN_WRITE_WAIT,
                     )
                     .await;
+                if own {
+                    // The cache has our write now (it is updated before
+                    // this filter).
+                    crate::reconcile::caught_up(&ctx, &i);
+                }
                 Ok((!own).then_some(i))
             }
         }

@@ -344,6 +344,22 @@ fn record_own_write(ctx: &Context, written: &Instance) {
     );
 }
 
+/// The cache holds `inst` at this version now: a copy kept of our own
+/// write at that version is no longer needed (so the copies kept are the
+/// writes the cache has not caught up with, not one per Instance).
+pub(crate) fn caught_up(ctx: &Context, inst: &Instance) {
+    let Ok(mut written) = ctx.written.lock() else {
+        return;
+    };
+    let key = ObjectRef::from_obj(inst);
+    let fresh_rv = written
+        .get(&key)
+        .and_then(|(_, fresh)| fresh.resource_version());
+    if fresh_rv.is_some() && fresh_rv == inst.resource_version() {
+        written.remove(&key);
+    }
+}
+
 fn remember_write(ctx: &Context, before: &Instance, after: &Instance) {
     let (Some(rv), Ok(mut written)) = (before.resource_version(), ctx.written.lock()) else {
         return;
