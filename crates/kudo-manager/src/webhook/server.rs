@@ -198,9 +198,9 @@ pub async fn serve_listener<S: OperatorVersionSource>(
 /// which no request head arrived (`started` counts them): this closes
 /// connections that never finish a request head (slowloris) and idle
 /// keep-alive ones, on HTTP/1.1 and HTTP/2 alike, after one to two periods.
-/// Dropping the connection closes its socket. One timer per period, not
-/// one per request: hyper's own header timeout re-arms on every request,
-/// and it does not cover HTTP/2 or the protocol sniffing before HTTP/1.1.
+/// Dropping the connection closes its socket. hyper's own header timeout
+/// would not do: it covers neither HTTP/2 nor the read of the first bytes
+/// that tells the two protocols apart.
 async fn until_idle<F: Future>(
     connection: F,
     started: &AtomicU64,
