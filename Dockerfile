@@ -5,7 +5,8 @@
 FROM rust:1.95.0-slim-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked -p kudo-manager --bin kudo-manager
+# Without the default `dev` feature: no in-process API server in the image.
+RUN cargo build --release --locked -p kudo-manager --no-default-features --bin kudo-manager
 
 # glibc and libgcc only (rustls, no OpenSSL); runs as the non-root user
 # the Deployment asks for (65532), on a read-only root file system.

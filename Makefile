@@ -11,7 +11,7 @@ IMPURE_DEPS := tokio hyper kube-client kube-runtime warp
 # The manager image `kubectl kudo init` deploys by default.
 IMAGE ?= kudo-rs/kudo-manager:0.1.0
 
-.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure unit chaos bench fuzz build tools image test-deps
+.PHONY: help run test lint fmt fmt-check clippy crds check-crds check-pure check-no-sandbox unit chaos bench fuzz build tools image test-deps
 
 help:
 	@echo "make run        start the manager + webhook on the embedded sandbox and run an example plan"
@@ -32,7 +32,7 @@ run: build
 image:
 	docker build -t $(IMAGE) .
 
-test: test-deps fmt-check clippy check-pure unit
+test: test-deps fmt-check clippy check-pure check-no-sandbox unit
 
 # The OCI tests run Debian's docker-registry (the distribution registry) on
 # loopback; installed here when missing (the only system package the tests need).
@@ -76,6 +76,13 @@ check-pure:
 	    if grep -qx "$$bad" <<<"$$deps"; then echo "$$c must stay pure but depends on $$bad"; exit 1; fi; \
 	  done; \
 	done; echo "pure crates are pure: $(PURE_CRATES)"
+
+# The image's manager (`--no-default-features`, see the Dockerfile) must not
+# carry the sandbox API server: it comes only with the `dev` feature.
+check-no-sandbox:
+	@if $(CARGO) tree -q -p kudo-manager --no-default-features -e normal --prefix none --locked | grep -q '^kudo-sandbox '; then \
+	  echo "kudo-manager without default features depends on kudo-sandbox"; exit 1; \
+	fi; echo "kudo-manager --no-default-features carries no sandbox"
 
 unit:
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \

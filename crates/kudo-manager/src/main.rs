@@ -7,7 +7,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use kudo_manager::controller::ControllerConfig;
-use kudo_manager::dev::{self, DevOptions};
 use kudo_manager::identity::WriteAs;
 use kudo_manager::leader::{LeaderConfig, LeaderFlags};
 use kudo_manager::logging::{self, LogFormat};
@@ -130,7 +129,9 @@ impl WriteAsFlags {
     }
 }
 
+/// Read only by builds with the `dev` feature.
 #[derive(clap::Args, Debug)]
+#[cfg_attr(not(feature = "dev"), allow(dead_code))]
 struct DevArgs {
     /// Where to write the kubeconfig for kubectl and kubectl-kudo.
     #[arg(long)]
@@ -172,24 +173,7 @@ fn main() -> ExitCode {
         let shutdown = manager::shutdown_on_signals();
         match cli.command {
             Command::Run(args) => run(args, shutdown).await,
-            Command::Dev(args) => {
-                let engine = args.engine.engine_config()?;
-                let kubeconfig_out = args
-                    .kubeconfig_out
-                    .unwrap_or_else(|| std::env::temp_dir().join("kudo-dev").join("kubeconfig"));
-                let options = DevOptions {
-                    kubeconfig_out,
-                    admin_addr: args.admin_addr,
-                    port: args.port,
-                    install: args.install_package,
-                    webhook: !args.no_webhook,
-                    engine,
-                    render_limits: args.render.limits(),
-                    render_deadline: Some(args.render.deadline()),
-                    write_as: args.write_as.write_as()?,
-                };
-                dev::run(options, shutdown).await
-            }
+            Command::Dev(args) => dev(args, shutdown).await,
         }
     });
     match result {
@@ -249,4 +233,41 @@ async fn run(
         },
     };
     manager::run(client, options, shutdown).await
+}
+
+#[cfg(feature = "dev")]
+async fn dev(
+    args: DevArgs,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> kudo_manager::Result<()> {
+    let engine = args.engine.engine_config()?;
+    let kubeconfig_out = args
+        .kubeconfig_out
+        .unwrap_or_else(|| std::env::temp_dir().join("kudo-dev").join("kubeconfig"));
+    let options = kudo_manager::dev::DevOptions {
+        kubeconfig_out,
+        admin_addr: args.admin_addr,
+        port: args.port,
+        install: args.install_package,
+        webhook: !args.no_webhook,
+        engine,
+        render_limits: args.render.limits(),
+        render_deadline: Some(args.render.deadline()),
+        write_as: args.write_as.write_as()?,
+    };
+    kudo_manager::dev::run(options, shutdown).await
+}
+
+/// A production build (`--no-default-features`) has no API server of its own.
+#[cfg(not(feature = "dev"))]
+async fn dev(
+    _args: DevArgs,
+    _shutdown: tokio_util::sync::CancellationToken,
+) -> kudo_manager::Result<()> {
+    Err(kudo_manager::Error::Config(
+        "this kudo-manager build has no dev server (it was built without the `dev` feature); \
+         run `kudo-manager run` against a cluster, or build with the default features \
+         (`cargo run -p kudo-manager -- dev`, `make run`)"
+            .to_string(),
+    ))
 }

@@ -39,34 +39,22 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-/// What the YAML fast path saves per rendered document: a ConfigMap as the
+/// What reading one rendered document costs: a ConfigMap as the
 /// plan-throughput bench applies it, and a StatefulSet-sized manifest.
-fn yaml_fast_path(c: &mut Criterion) {
+fn yaml_parse(c: &mut Criterion) {
     let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-42\n  namespace: default\ndata:\n  key: \"value-42\"\n";
     let statefulset = std::fs::read_to_string(zookeeper_dir().join("templates/statefulset.yaml"))
         .unwrap_or_default();
-    let full = |text: &str| {
-        serde_saphyr::from_str_with_options::<serde_json::Value>(
-            text,
-            kudo_package::yaml::parse_options(),
-        )
-    };
-    c.bench_function("yaml ConfigMap: parse_value (fast path)", |b| {
+    c.bench_function("yaml ConfigMap: parse_value", |b| {
         b.iter(|| kudo_package::yaml::parse_value(black_box(configmap)).unwrap())
     });
-    c.bench_function("yaml ConfigMap: full parser", |b| {
-        b.iter(|| full(black_box(configmap)).unwrap())
-    });
     // The template itself is not rendered YAML; only time it if it parses.
-    if full(&statefulset).is_ok() {
+    if kudo_package::yaml::parse_value(&statefulset).is_ok() {
         c.bench_function("yaml StatefulSet template: parse_value", |b| {
             b.iter(|| kudo_package::yaml::parse_value(black_box(&statefulset)))
-        });
-        c.bench_function("yaml StatefulSet template: full parser", |b| {
-            b.iter(|| full(black_box(&statefulset)))
         });
     }
 }
 
-criterion_group!(package, benches, yaml_fast_path);
+criterion_group!(package, benches, yaml_parse);
 criterion_main!(package);

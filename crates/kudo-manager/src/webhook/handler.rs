@@ -13,7 +13,6 @@ use kudo_api::names::WEBHOOK_PATH;
 use tokio::sync::Semaphore;
 
 use super::answer::ReviewVerdict;
-use super::lazy_timeout::lazy_timeout;
 use super::ov_source::OperatorVersionSource;
 use super::review::Reviewer;
 use crate::metrics::Metrics;
@@ -81,7 +80,7 @@ impl<S: OperatorVersionSource> Handler<S> {
                         Err(_) => (busy(), ReviewVerdict::Failed),
                         Ok(_in_flight) => {
                             let handled = self.review(length, request.into_body());
-                            lazy_timeout(self.request_timeout, handled)
+                            tokio::time::timeout(self.request_timeout, handled)
                                 .await
                                 .unwrap_or_else(|_| {
                                     let response = plain(

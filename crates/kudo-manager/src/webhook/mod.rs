@@ -21,11 +21,10 @@
 
 mod answer;
 mod cert_files;
+mod config;
 mod decode;
 mod error;
 mod handler;
-mod idle_watch;
-mod lazy_timeout;
 mod limits;
 mod ov_cache;
 mod ov_source;
@@ -37,6 +36,9 @@ mod tls;
 
 pub use answer::ReviewVerdict;
 pub use cert_files::PrivateCertDir;
+pub use config::{
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REVIEWS, MAX_BODY_BYTES, Observers, WebhookConfig,
+};
 pub use error::WebhookError;
 pub use ov_cache::CachedOperatorVersions;
 pub use ov_source::{
@@ -47,8 +49,5 @@ pub use register::{
     unregister_local_webhook, write_local_tls,
 };
 pub use review::Reviewer;
-pub use server::{
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REVIEWS, MAX_BODY_BYTES, Observers, WebhookConfig, serve,
-    serve_listener,
-};
+pub use server::{serve, serve_listener};
 pub use tls::{ReloadingCertResolver, server_config};

@@ -13,7 +13,8 @@ use tokio::net::TcpListener;
 
 use super::WebhookError;
 use super::cert_files::{PrivateCertDir, write_new_private_file};
-use super::server::{Observers, WebhookConfig, serve_listener};
+use super::config::{Observers, WebhookConfig};
+use super::server::serve_listener;
 use kudo_certs::{
     CertificateAuthority, LOCAL_WEBHOOK_CONFIGURATION_NAME, WebhookTarget, local_sans,
     webhook_configuration,

@@ -21,7 +21,6 @@ use kudo_package::render::RenderLimits;
 
 use super::answer::{Answer, ReviewVerdict};
 use super::decode::{Objects, OvRef, Request, Reviewed, decode, instance_namespace, ov_ref};
-use super::lazy_timeout::lazy_timeout;
 use super::ov_source::OperatorVersionSource;
 use super::schedule;
 use crate::render_pool::RenderPool;
@@ -219,7 +218,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         let Some((namespace, name)) = reference else {
             return Ok(None);
         };
-        match lazy_timeout(self.read_timeout, self.source.get(namespace, name)).await {
+        match tokio::time::timeout(self.read_timeout, self.source.get(namespace, name)).await {
             Ok(Ok(ov)) => Ok(ov),
             Ok(Err(err)) => Err(Failure::Internal(format!(
                 "cannot read OperatorVersion {namespace}/{name}: {err}; the change was not \

@@ -7,7 +7,6 @@ use std::borrow::Cow;
 use kudo_package::render::RenderContext;
 
 use super::super::answer::Answer;
-use super::super::lazy_timeout::lazy_timeout;
 use super::super::ov_source::{OperatorVersionSource, PodLookup};
 use super::{Failure, Pending, Reviewer, Versions, instance_namespace};
 
@@ -136,7 +135,8 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                     "pod {pod} in namespace {namespace} is not a pod of Instance {instance}"
                 ))
             };
-            let looked = lazy_timeout(self.read_timeout, self.source.pod(namespace, pod)).await;
+            let looked =
+                tokio::time::timeout(self.read_timeout, self.source.pod(namespace, pod)).await;
             match looked {
                 Ok(Ok(PodLookup::Unchecked)) => {}
                 Ok(Ok(PodLookup::Missing)) => return Err(not_ours()),

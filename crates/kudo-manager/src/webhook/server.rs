@@ -10,12 +10,12 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use http::Request;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -24,150 +24,13 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 
+use super::config::WebhookConfig;
 use super::handler::Handler;
-use super::idle_watch::{IDLE_PERIOD, RequestCount, watch_idle};
 use super::limits::{Backoff, WarnLimiter};
 use super::ov_source::OperatorVersionSource;
 use super::review::Reviewer;
 use super::{WebhookError, tls};
 use crate::admin::Readiness;
-use crate::metrics::Metrics;
-
-/// Largest request body accepted (the API server's own limit for an object
-/// is about 1.5 MiB; an AdmissionReview carries two of them).
-pub const MAX_BODY_BYTES: u64 = 3 * 1024 * 1024;
-
-/// Connections served at once by default: the API server keeps a few per
-/// replica; each idle TLS connection costs about 11 KB.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
-
-/// Reviews in flight at once by default: each may hold a body of up to
-/// [`MAX_BODY_BYTES`], so bodies take at most 192 MiB.
-pub const DEFAULT_MAX_REVIEWS: usize = 64;
-
-/// How the webhook server runs.
-#[derive(Clone, Debug)]
-pub struct WebhookConfig {
-    /// Address to listen on, e.g. `0.0.0.0:9443` in a Pod, `127.0.0.1:P` locally.
-    pub addr: SocketAddr,
-    /// PEM certificate chain (`tls.crt` of the mounted Secret).
-    pub cert_path: PathBuf,
-    /// PEM private key (`tls.key`).
-    pub key_path: PathBuf,
-    /// Bodies larger than this are refused with 413.
-    pub max_body_bytes: u64,
-    /// Budget for reading OperatorVersions in one review.
-    pub read_timeout: Duration,
-    /// Budget for one whole request; well under the API server's wait
-    /// (`timeoutSeconds: 5`, at most 10 s).
-    pub request_timeout: Duration,
-    /// How long open connections may finish after shutdown is requested.
-    pub shutdown_grace: Duration,
-    /// A connection that starts no request (completes no request head) for
-    /// this long is closed, and at the latest after twice this long. Idle
-    /// keep-alive time counts: keep it above the API server's 90 s.
-    pub idle_period: Duration,
-    /// Connections open at once (TLS handshakes included); a connection
-    /// accepted beyond it is closed at once.
-    pub max_connections: usize,
-    /// Reviews in flight at once; one more is answered 503 with
-    /// `Retry-After`.
-    pub max_reviews: usize,
-    /// A TLS handshake that takes longer is abandoned (its connection
-    /// closed).
-    pub handshake_timeout: Duration,
-    /// PEM CA certificate(s) of the clients served: when set, a client must
-    /// present a certificate signed by one of them (the API server's, see
-    /// the README); when `None`, any client is served.
-    pub client_ca_path: Option<PathBuf>,
-    /// Where reviews are counted and timed (the manager's `/metrics`).
-    pub metrics: Option<Metrics>,
-    /// Told when the server serves (certificate loaded, listening) and stops.
-    pub readiness: Option<Readiness>,
-    /// Budgets of the renders that check new parameter values (the
-    /// manager's own).
-    pub render_limits: kudo_package::render::RenderLimits,
-}
-
-/// Who watches the webhook server: metrics and `/readyz`.
-#[derive(Clone, Default)]
-pub struct Observers {
-    /// Where reviews are counted and timed.
-    pub metrics: Option<Metrics>,
-    /// Told when the server serves and stops.
-    pub readiness: Option<Readiness>,
-}
-
-impl WebhookConfig {
-    /// Defaults: 3 MiB bodies, 3 s to read OperatorVersions, 4 s per
-    /// request, connections closed after 2-4 minutes without a request,
-    /// [`DEFAULT_MAX_CONNECTIONS`] connections and [`DEFAULT_MAX_REVIEWS`]
-    /// reviews at once, 10 s per TLS handshake, no client certificates.
-    pub fn new(
-        addr: SocketAddr,
-        cert_path: impl Into<PathBuf>,
-        key_path: impl Into<PathBuf>,
-    ) -> Self {
-        Self {
-            addr,
-            cert_path: cert_path.into(),
-            key_path: key_path.into(),
-            max_body_bytes: MAX_BODY_BYTES,
-            read_timeout: Duration::from_secs(3),
-            request_timeout: Duration::from_secs(4),
-            shutdown_grace: Duration::from_secs(5),
-            idle_period: IDLE_PERIOD,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            max_reviews: DEFAULT_MAX_REVIEWS,
-            handshake_timeout: Duration::from_secs(10),
-            client_ca_path: None,
-            metrics: None,
-            readiness: None,
-            render_limits: kudo_package::render::RenderLimits::default(),
-        }
-    }
-
-    /// Check new parameter values within these render budgets.
-    #[must_use]
-    pub fn with_render_limits(mut self, limits: kudo_package::render::RenderLimits) -> Self {
-        self.render_limits = limits;
-        self
-    }
-
-    /// Serve at most `max` connections at once (at least one).
-    #[must_use]
-    pub fn with_max_connections(mut self, max: usize) -> Self {
-        self.max_connections = max.max(1);
-        self
-    }
-
-    /// Serve only clients with a certificate signed by the CA in `path`.
-    #[must_use]
-    pub fn with_client_ca(mut self, path: impl Into<PathBuf>) -> Self {
-        self.client_ca_path = Some(path.into());
-        self
-    }
-
-    /// Count and time reviews in `metrics`.
-    #[must_use]
-    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
-        self.metrics = Some(metrics);
-        self
-    }
-
-    /// Tell `readiness` when the server serves and when it stops.
-    #[must_use]
-    pub fn with_readiness(mut self, readiness: Readiness) -> Self {
-        self.readiness = Some(readiness);
-        self
-    }
-
-    /// `tls.crt` and `tls.key` in `dir` (the layout of a mounted
-    /// `kubernetes.io/tls` Secret).
-    pub fn from_cert_dir(addr: SocketAddr, dir: &Path) -> Self {
-        Self::new(addr, dir.join("tls.crt"), dir.join("tls.key"))
-    }
-}
 
 /// Binds `config.addr` and serves until `shutdown` completes, then lets open
 /// connections finish (up to `shutdown_grace`).
@@ -243,7 +106,7 @@ pub async fn serve_listener<S: OperatorVersionSource>(
     let mut accept_failures = WarnLimiter::new(Duration::from_secs(1));
     let mut refusals = WarnLimiter::new(Duration::from_secs(1));
     let mut backoff = Backoff::new(Duration::from_millis(10), Duration::from_secs(1));
-    // No hyper timer: slow or idle connections are closed by `watch_idle`.
+    // No hyper timer: slow and idle connections are closed by `until_idle`.
     let http = auto::Builder::new(TokioExecutor::new());
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -287,17 +150,10 @@ pub async fn serve_listener<S: OperatorVersionSource>(
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
         let handler = handler.clone();
-        let requests = RequestCount::default();
-        let counted = requests.clone();
-        let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-            counted.started();
-            let handler = handler.clone();
-            async move { Ok::<_, Infallible>(handler.respond(request).await) }
-        });
         let http = http.clone();
         let watcher = graceful.watcher();
-        let handshake_timeout = config.handshake_timeout;
-        let connection = tokio::spawn(async move {
+        let (handshake_timeout, idle_period) = (config.handshake_timeout, config.idle_period);
+        tokio::spawn(async move {
             let _slot = slot;
             let tls = match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
                 Ok(Ok(tls)) => tls,
@@ -310,14 +166,22 @@ pub async fn serve_listener<S: OperatorVersionSource>(
                     return;
                 }
             };
-            let connection = http
-                .serve_connection(TokioIo::new(tls), service)
-                .into_owned();
-            if let Err(err) = watcher.watch(connection).await {
-                tracing::debug!(%peer, error = %err, "webhook connection ended with an error");
+            let started = Arc::new(AtomicU64::new(0));
+            let counted = started.clone();
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                counted.fetch_add(1, Ordering::Relaxed);
+                let handler = handler.clone();
+                async move { Ok::<_, Infallible>(handler.respond(request).await) }
+            });
+            let connection = watcher.watch(http.serve_connection(TokioIo::new(tls), service));
+            match until_idle(connection, &started, idle_period).await {
+                Some(Err(err)) => {
+                    tracing::debug!(%peer, error = %err, "webhook connection ended with an error");
+                }
+                None => tracing::debug!(%peer, "closing an idle webhook connection"),
+                Some(Ok(())) => {}
             }
         });
-        watch_idle(connection, requests, config.idle_period);
     }
     drop(listener);
     tracing::info!("admission webhook stopping");
@@ -328,4 +192,94 @@ pub async fn serve_listener<S: OperatorVersionSource>(
         tracing::warn!("webhook connections still open after the shutdown grace period");
     }
     Ok(())
+}
+
+/// Runs `connection` until it ends, or until a whole `idle_period` passes in
+/// which no request head arrived (`started` counts them): this closes
+/// connections that never finish a request head (slowloris) and idle
+/// keep-alive ones, on HTTP/1.1 and HTTP/2 alike, after one to two periods.
+/// Dropping the connection closes its socket. hyper's own header timeout
+/// would not do: it covers neither HTTP/2 nor the read of the first bytes
+/// that tells the two protocols apart.
+async fn until_idle<F: Future>(
+    connection: F,
+    started: &AtomicU64,
+    idle_period: Duration,
+) -> Option<F::Output> {
+    let mut connection = std::pin::pin!(connection);
+    let mut seen = 0;
+    loop {
+        match tokio::time::timeout(idle_period, connection.as_mut()).await {
+            Ok(output) => return Some(output),
+            Err(_) => {
+                let now = started.load(Ordering::Relaxed);
+                if now == seen {
+                    return None;
+                }
+                seen = now;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PERIOD: Duration = Duration::from_secs(120);
+
+    /// A connection that never ends by itself, served under `until_idle`
+    /// on a task that has armed its timer; `started` is its request count.
+    async fn serve_forever() -> (tokio::task::JoinHandle<Option<()>>, Arc<AtomicU64>) {
+        let started = Arc::new(AtomicU64::new(0));
+        let counted = started.clone();
+        let task = tokio::spawn(async move {
+            until_idle(std::future::pending::<()>(), &counted, PERIOD).await
+        });
+        settle().await;
+        (task, started)
+    }
+
+    /// Lets the spawned task run.
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// Moves the paused clock and lets the task see it.
+    async fn advance(by: Duration) {
+        tokio::time::advance(by).await;
+        settle().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_that_never_starts_a_request_is_closed_after_one_period() {
+        let (task, _started) = serve_forever().await;
+        advance(PERIOD - Duration::from_secs(1)).await;
+        assert!(!task.is_finished());
+        advance(Duration::from_secs(2)).await;
+        assert!(task.is_finished());
+        assert_eq!(task.await.unwrap(), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_with_a_request_every_period_stays_open_until_it_goes_idle() {
+        let (task, started) = serve_forever().await;
+        for _ in 0..5 {
+            started.fetch_add(1, Ordering::Relaxed);
+            advance(PERIOD).await;
+            assert!(!task.is_finished());
+        }
+        // No request since the last check: the next one closes it.
+        advance(PERIOD).await;
+        assert!(task.is_finished());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_that_ends_is_done_at_once() {
+        let started = AtomicU64::new(0);
+        let output = until_idle(async { 7 }, &started, PERIOD).await;
+        assert_eq!(output, Some(7));
+    }
 }

@@ -3,7 +3,6 @@
 //! as Kubernetes tooling does); [`v2`] writes YAML exactly as Go's
 //! `gopkg.in/yaml.v2` does, which the dependencies hash needs.
 
-mod fast;
 pub mod v2;
 
 use serde_json::Value;
@@ -18,9 +17,6 @@ pub fn parse_options() -> serde_saphyr::Options {
 pub fn parse_value(text: &str) -> Result<Value, String> {
     if is_blank_document(text) {
         return Ok(Value::Null);
-    }
-    if let Some(value) = fast::parse(text) {
-        return Ok(value);
     }
     serde_saphyr::from_str_with_options::<Value>(text, parse_options()).map_err(|e| e.to_string())
 }
