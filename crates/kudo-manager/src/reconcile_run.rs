@@ -199,7 +199,16 @@ impl Run {
             recovery::save(ctx, &self.inst, &mut self.book).await?;
         }
         let exists = act(ctx, &self.inst, &self.work).await?.is_some();
-        if !exists {
+        // An Instance with nothing to run keeps no render book in memory
+        // (it is saved): the next reconcile reads it from its Secret.
+        let idle = self.ran.is_empty()
+            && self.inst.metadata.deletion_timestamp.is_none()
+            && !self
+                .work
+                .actions
+                .iter()
+                .any(|a| matches!(a, kudo_engine::Action::RunTask { .. }));
+        if !exists || idle {
             ctx.books
                 .forget(self.inst.metadata.uid.as_deref().unwrap_or_default());
         }

@@ -111,7 +111,8 @@ impl Books {
         }
     }
 
-    /// Forgets the book of a deleted Instance.
+    /// Forgets the book of a deleted or idle Instance (an idle one's is
+    /// read from its Secret again when needed).
     pub fn forget(&self, uid: &str) {
         if let Ok(mut m) = self.loaded.lock() {
             m.remove(uid);
