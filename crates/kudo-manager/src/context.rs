@@ -56,7 +56,7 @@ pub struct Context {
     /// `package verify` of the OperatorVersions in use.
     pub verified: crate::ov_verify::VerifiedOperatorVersions,
     /// Notes already published as Events: `instance uid/plan uid/note`.
-    said: Mutex<HashSet<String>>,
+    said: Mutex<HashMap<String, Vec<String>>>,
     /// Render books of the Instances (what recovery re-applies).
     pub books: crate::recovery::Books,
     /// Signs render books; a book without its signature is not trusted.
@@ -76,7 +76,8 @@ pub struct Context {
 /// Keyed by `(uid, resourceVersion)`; an entry goes when its event arrives.
 #[derive(Debug, Default)]
 pub struct OwnWrites {
-    versions: Mutex<HashSet<(String, String)>>,
+    /// Versions by object uid.
+    versions: Mutex<HashMap<String, Vec<String>>>,
     /// Objects (by uid) with a write under way: the API server may send the
     /// write's watch event before its response has been recorded.
     in_flight: Mutex<HashMap<String, Arc<Notify>>>,
@@ -107,9 +108,14 @@ impl Drop for WriteUnderWay<'_> {
     }
 }
 
-/// Entries kept at most; events that never come (a relist skipped them)
-/// would otherwise pile up. Forgetting only costs an extra reconcile.
-const OWN_WRITES_LIMIT: usize = 10_000;
+/// Versions kept per object at most: their events normally take them away
+/// at once, but one a relist skipped never comes. Forgetting one only
+/// costs an extra reconcile.
+const OWN_WRITES_PER_OBJECT: usize = 8;
+
+/// Notes remembered per Instance at most (a plan rarely has more than a
+/// few); past it the oldest are forgotten and may be published again.
+const NOTES_PER_INSTANCE: usize = 256;
 
 impl OwnWrites {
     /// Remember that this manager wrote `uid` at `resource_version`.
@@ -118,10 +124,11 @@ impl OwnWrites {
             return;
         };
         if let Ok(mut versions) = self.versions.lock() {
-            if versions.len() >= OWN_WRITES_LIMIT {
-                versions.clear();
+            let of_object = versions.entry(uid.to_string()).or_default();
+            if of_object.len() >= OWN_WRITES_PER_OBJECT {
+                of_object.remove(0);
             }
-            versions.insert((uid.to_string(), rv.to_string()));
+            of_object.push(rv.to_string());
         }
     }
 
@@ -173,9 +180,20 @@ impl OwnWrites {
         let (Some(uid), Some(rv)) = (uid, resource_version) else {
             return false;
         };
-        self.versions
-            .lock()
-            .is_ok_and(|mut v| v.remove(&(uid.to_string(), rv.to_string())))
+        let Ok(mut versions) = self.versions.lock() else {
+            return false;
+        };
+        let Some(of_object) = versions.get_mut(uid) else {
+            return false;
+        };
+        let Some(at) = of_object.iter().position(|v| v == rv) else {
+            return false;
+        };
+        of_object.remove(at);
+        if of_object.is_empty() {
+            versions.remove(uid);
+        }
+        true
     }
 }
 
@@ -212,6 +230,17 @@ impl Context {
             observers: crate::recovery::Observers::default(),
             schedules: kube::runtime::reflector::store().0,
             clock: crate::clock::Clock::system(),
+        }
+    }
+
+    /// Forgets what is kept for an Instance that is gone: its published
+    /// notes and the copy of its last write.
+    pub fn forget_instance(&self, inst: &Instance) {
+        if let (Some(uid), Ok(mut said)) = (inst.metadata.uid.as_deref(), self.said.lock()) {
+            said.remove(uid);
+        }
+        if let Ok(mut written) = self.written.lock() {
+            written.remove(&ObjectRef::from_obj(inst));
         }
     }
 
@@ -263,11 +292,17 @@ impl Context {
             inst.metadata.uid.as_deref().unwrap_or_default(),
             key.uid()
         );
+        let instance = inst.metadata.uid.clone().unwrap_or_default();
         let first = self.said.lock().is_ok_and(|mut said| {
-            if said.len() >= OWN_WRITES_LIMIT {
-                said.clear();
+            let of_instance = said.entry(instance).or_default();
+            if of_instance.contains(&id) {
+                return false;
             }
-            said.insert(id)
+            if of_instance.len() >= NOTES_PER_INSTANCE {
+                of_instance.remove(0);
+            }
+            of_instance.push(id);
+            true
         });
         if first {
             crate::reconcile::publish(self, inst, kudo_engine::EventType::Warning, reason, note)
@@ -400,12 +435,22 @@ mod tests {
     }
 
     #[test]
-    fn recorded_writes_are_bounded() {
+    fn recorded_writes_are_bounded_per_object_and_others_are_kept() {
         let own = OwnWrites::default();
-        for i in 0..=OWN_WRITES_LIMIT {
+        own.record(Some("other"), Some("1"));
+        for i in 0..=OWN_WRITES_PER_OBJECT {
             own.record(Some("u"), Some(&i.to_string()));
         }
-        assert!(own.is_own(Some("u"), Some(&OWN_WRITES_LIMIT.to_string())));
-        assert!(!own.is_own(Some("u"), Some("0")), "cleared when full");
+        assert!(own.is_own(Some("u"), Some(&OWN_WRITES_PER_OBJECT.to_string())));
+        assert!(!own.is_own(Some("u"), Some("0")), "the oldest went");
+        assert!(own.is_own(Some("u"), Some("1")));
+        assert!(
+            own.is_own(Some("other"), Some("1")),
+            "another object's stays"
+        );
+        assert!(
+            !own.is_own(Some("other"), Some("1")),
+            "each version matches once"
+        );
     }
 }

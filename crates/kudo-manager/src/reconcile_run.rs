@@ -212,6 +212,9 @@ impl Run {
             ctx.books
                 .forget(self.inst.metadata.uid.as_deref().unwrap_or_default());
         }
+        if !exists {
+            ctx.forget_instance(&self.inst);
+        }
         self.timing.writing += started.elapsed();
         tracing::debug!(
             rounds = self.timing.rounds,
