@@ -55,7 +55,7 @@ pub struct Context {
     pub renders: crate::render_pool::RenderPool,
     /// `package verify` of the OperatorVersions in use.
     pub verified: crate::ov_verify::VerifiedOperatorVersions,
-    /// Notes already published as Events: `instance uid/plan uid/note`.
+    /// Notes already published as Events, by Instance uid: `plan uid/note`.
     said: Mutex<HashMap<String, Vec<String>>>,
     /// Render books of the Instances (what recovery re-applies).
     pub books: crate::recovery::Books,
@@ -233,10 +233,12 @@ impl Context {
         }
     }
 
-    /// Forgets what is kept for an Instance that is gone: its published
-    /// notes and the copy of its last write.
+    /// Forgets what is kept for an Instance that is gone: its render book,
+    /// its published notes and the copy of its last write.
     pub fn forget_instance(&self, inst: &Instance) {
-        if let (Some(uid), Ok(mut said)) = (inst.metadata.uid.as_deref(), self.said.lock()) {
+        let uid = inst.metadata.uid.as_deref().unwrap_or_default();
+        self.books.forget(uid);
+        if let Ok(mut said) = self.said.lock() {
             said.remove(uid);
         }
         if let Ok(mut written) = self.written.lock() {
@@ -287,11 +289,7 @@ impl Context {
         reason: &str,
         note: &str,
     ) {
-        let id = format!(
-            "{}/{}/{note}",
-            inst.metadata.uid.as_deref().unwrap_or_default(),
-            key.uid()
-        );
+        let id = format!("{}/{note}", key.uid());
         let instance = inst.metadata.uid.clone().unwrap_or_default();
         let first = self.said.lock().is_ok_and(|mut said| {
             let of_instance = said.entry(instance).or_default();

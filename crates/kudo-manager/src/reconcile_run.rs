@@ -208,12 +208,11 @@ impl Run {
                 .actions
                 .iter()
                 .any(|a| matches!(a, kudo_engine::Action::RunTask { .. }));
-        if !exists || idle {
-            ctx.books
-                .forget(self.inst.metadata.uid.as_deref().unwrap_or_default());
-        }
         if !exists {
             ctx.forget_instance(&self.inst);
+        } else if idle {
+            ctx.books
+                .forget(self.inst.metadata.uid.as_deref().unwrap_or_default());
         }
         self.timing.writing += started.elapsed();
         tracing::debug!(
