@@ -372,14 +372,8 @@ pub(super) async fn run(
 
 /// The (group, kind) a CRD defines; None for any other object.
 fn crd_kind(obj: &Value) -> Option<(String, String)> {
-    if obj.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
-        return None;
-    }
-    let spec = obj.get("spec")?;
-    Some((
-        spec.get("group")?.as_str()?.to_string(),
-        spec.get("names")?.get("kind")?.as_str()?.to_string(),
-    ))
+    kudo_package::render::crd_defined_kind(obj)
+        .map(|(group, kind, _)| (group.to_string(), kind.to_string()))
 }
 
 /// Re-applies one object exactly as a plan last applied it (recovery):

@@ -104,6 +104,20 @@ pub fn api_group(api_version: &str) -> &str {
         .map_or("", |(group, _version)| group)
 }
 
+/// The kind a CustomResourceDefinition defines: its group, its kind and
+/// whether its objects are namespaced (anything but scope `Cluster`);
+/// None for any other object or a CRD without group or kind.
+pub fn crd_defined_kind(obj: &Value) -> Option<(&str, &str, bool)> {
+    if obj.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+        return None;
+    }
+    let spec = obj.get("spec")?;
+    let group = spec.get("group")?.as_str()?;
+    let kind = spec.get("names")?.get("kind")?.as_str()?;
+    let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
+    Some((group, kind, namespaced))
+}
+
 impl Default for StaticDiscovery {
     fn default() -> Self {
         let kinds = BUILT_IN
@@ -136,21 +150,9 @@ impl StaticDiscovery {
     /// Adds the kinds that CustomResourceDefinitions among `objects`
     /// define, with their scope (anything but `Cluster` is namespaced).
     pub fn learn_crds<'a>(&mut self, objects: impl IntoIterator<Item = &'a Value>) -> &mut Self {
-        for crd in objects {
-            if crd.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
-                continue;
-            }
-            let spec = crd.get("spec");
-            let field = |path: &[&str]| {
-                path.iter()
-                    .try_fold(spec?, |v, k| v.get(k))
-                    .and_then(Value::as_str)
-            };
-            if let (Some(group), Some(kind)) = (field(&["group"]), field(&["names", "kind"])) {
-                let namespaced = field(&["scope"]) != Some("Cluster");
-                self.kinds
-                    .insert((group.to_string(), kind.to_string()), namespaced);
-            }
+        for (group, kind, namespaced) in objects.into_iter().filter_map(crd_defined_kind) {
+            self.kinds
+                .insert((group.to_string(), kind.to_string()), namespaced);
         }
         self
     }

@@ -98,14 +98,8 @@ fn check_namespace(
 fn crd_scopes(objects: &[Value]) -> BTreeMap<(String, String), bool> {
     objects
         .iter()
-        .filter(|o| str_at(o, "kind") == "CustomResourceDefinition")
-        .filter_map(|crd| {
-            let spec = crd.get("spec")?;
-            let group = spec.get("group")?.as_str()?.to_string();
-            let kind = spec.get("names")?.get("kind")?.as_str()?.to_string();
-            let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
-            Some(((group, kind), namespaced))
-        })
+        .filter_map(super::discovery::crd_defined_kind)
+        .map(|(group, kind, namespaced)| ((group.to_string(), kind.to_string()), namespaced))
         .collect()
 }
 

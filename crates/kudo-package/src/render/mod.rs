@@ -35,7 +35,7 @@ pub use budget::{
     DEFAULT_MAX_TEMPLATE_VALUES, MAX_OBJECT_BYTES, RenderLimits, json_size,
 };
 pub(crate) use budget::{StepBudget, describe_object};
-pub use discovery::{AssumeNamespaced, Discovery, StaticDiscovery, api_group};
+pub use discovery::{AssumeNamespaced, Discovery, StaticDiscovery, api_group, crd_defined_kind};
 pub use enhance::{EnhanceMode, enhance_object};
 pub(crate) use enhance::{
     object_field as object_field_mut, pod_template as pod_template_of,
