@@ -251,10 +251,13 @@ thread_local! {
 fn compress(entries: &[Entry]) -> Vec<u8> {
     #[cfg(test)]
     COMPRESSIONS.with(|c| c.set(c.get() + 1));
-    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-    // Writing JSON into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut gz, entries);
-    let _ = gz.flush();
+    // The JSON goes to the encoder in one write: serde_json writes each
+    // token separately, and flate2 zero-fills its output buffer on every
+    // write it is given, which cost more than the compression itself.
+    let json = serde_json::to_vec(entries).unwrap_or_default();
+    let mut gz = GzEncoder::new(Vec::with_capacity(json.len() / 4), Compression::default());
+    // Writing into a Vec cannot fail.
+    let _ = gz.write_all(&json);
     gz.finish().unwrap_or_default()
 }
 
