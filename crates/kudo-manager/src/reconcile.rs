@@ -55,9 +55,7 @@ fn told_of_maintenance(
     key: &TaskKey,
 ) -> Option<Arc<Instance>> {
     let stored = inst.status.as_ref().and_then(|s| s.maintenance.as_ref());
-    if key.plan() != kudo_api::maintenance::MAINTENANCE_PLAN
-        || stored == working.maintenance.as_ref()
-    {
+    if !key.reads_maintenance_notice() || stored == working.maintenance.as_ref() {
         return None;
     }
     let mut told = (**inst).clone();

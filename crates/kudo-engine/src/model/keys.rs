@@ -118,6 +118,13 @@ impl TaskKey {
 }
 
 impl TaskKey {
+    /// Whether the task's templates read the maintenance notice
+    /// (`.Maintenance`): those of the maintenance plan, which the manager
+    /// starts when it tells the Instance of a node's maintenance.
+    pub fn reads_maintenance_notice(&self) -> bool {
+        self.plan() == kudo_api::maintenance::MAINTENANCE_PLAN
+    }
+
     /// What kind of task this is. `ov` is the OperatorVersion whose plan
     /// the task belongs to: it says which tasks create child Instances.
     /// Every task of the plan `recovery` is the engine's own (a re-apply
