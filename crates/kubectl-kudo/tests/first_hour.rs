@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use common::{run_with, stderr, stdout, transcript};
+use common::{ok, stderr, stdout, transcript};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use kudo_api::Instance;
@@ -26,21 +26,8 @@ fn operator(name: &str) -> String {
         .to_string()
 }
 
-fn ok(kubeconfig: &Path, args: &[&str]) -> Output {
-    let output = run_with(kubeconfig, args);
-    assert!(output.status.success(), "{args:?}: {}", transcript(&output));
-    output
-}
-
 fn fails(kubeconfig: &Path, args: &[&str]) -> Output {
-    let output = run_with(kubeconfig, args);
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{args:?}: {}",
-        transcript(&output)
-    );
-    output
+    common::fails(kubeconfig, args, 1)
 }
 
 /// The sandbox with the CRDs, and the manager serving it.

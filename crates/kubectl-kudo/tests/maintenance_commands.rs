@@ -6,10 +6,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{run_with, stdout, transcript};
+use common::{fails_text as fails, ok_text as ok, run_with, stdout, transcript};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use kudo_api::{Instance, InstanceSpec, Machine, MaintenanceSchedule};
@@ -17,23 +17,6 @@ use kudo_sandbox::Sandbox;
 use serde_json::json;
 
 const START: &str = "2030-11-28T02:00:00Z";
-
-fn ok(kubeconfig: &Path, args: &[&str]) -> String {
-    let output = run_with(kubeconfig, args);
-    assert!(output.status.success(), "{args:?}: {}", transcript(&output));
-    transcript(&output)
-}
-
-fn fails(kubeconfig: &Path, args: &[&str], code: i32) -> String {
-    let output = run_with(kubeconfig, args);
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "{args:?}: {}",
-        transcript(&output)
-    );
-    transcript(&output)
-}
 
 fn name(n: &str) -> Machine {
     Machine {

@@ -7,31 +7,12 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{fixture_arg, run_with, transcript};
+use common::{fails_text as fails, fixture_arg, ok_text as ok};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use kudo_api::Instance;
 use kudo_sandbox::Sandbox;
 use serde_json::json;
-
-fn ok(kubeconfig: &Path, args: &[&str]) -> String {
-    let output = run_with(kubeconfig, args);
-    assert!(output.status.success(), "{args:?}: {}", transcript(&output));
-    transcript(&output)
-}
-
-fn fails(kubeconfig: &Path, args: &[&str], code: i32) -> String {
-    let output = run_with(kubeconfig, args);
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "{args:?}: {}",
-        transcript(&output)
-    );
-    transcript(&output)
-}
 
 async fn write_status(sandbox: &Sandbox, namespace: &str, name: &str, status: serde_json::Value) {
     let api: Api<Instance> = Api::namespaced(sandbox.client().unwrap(), namespace);

@@ -36,6 +36,36 @@ pub fn run_with(kubeconfig: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs against a kubeconfig and asserts that the command succeeded
+/// (the transcript shows why not).
+pub fn ok(kubeconfig: &Path, args: &[&str]) -> Output {
+    let output = run_with(kubeconfig, args);
+    assert!(output.status.success(), "{args:?}: {}", transcript(&output));
+    output
+}
+
+/// Runs against a kubeconfig and asserts the exit code.
+pub fn fails(kubeconfig: &Path, args: &[&str], code: i32) -> Output {
+    let output = run_with(kubeconfig, args);
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        transcript(&output)
+    );
+    output
+}
+
+/// [`ok`]'s transcript.
+pub fn ok_text(kubeconfig: &Path, args: &[&str]) -> String {
+    transcript(&ok(kubeconfig, args))
+}
+
+/// [`fails`]'s transcript.
+pub fn fails_text(kubeconfig: &Path, args: &[&str], code: i32) -> String {
+    transcript(&fails(kubeconfig, args, code))
+}
+
 /// stdout as text.
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
