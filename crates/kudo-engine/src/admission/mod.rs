@@ -168,6 +168,7 @@ fn check(
     if let Some(plan) = manual {
         check_plan_exists(ov, plan, name, ov_name)?;
         check_execution_parameters(new, ov, plan, name)?;
+        warnings::inherited_execution_values(old, new, warnings);
     }
 
     check_operations(old, new, ov, status)?;

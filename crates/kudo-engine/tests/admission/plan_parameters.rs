@@ -135,3 +135,19 @@ fn plan_parameters_on_create_are_checked_too() {
     let verdict = review(None, &new, None, Some(&typed_ov("foo-operator")));
     assert!(denied(&verdict).contains("nope"), "{verdict:?}");
 }
+
+#[test]
+fn a_new_run_left_with_the_last_runs_values_is_allowed_with_a_warning() {
+    let old = with(&idle(), manual_with("update", "u1", &[("size", "3")]));
+    let new = with(&old, manual_with("update", "u2", &[("size", "3")]));
+    let verdict = typed_update(&old, &new);
+    let said = warnings(&verdict);
+    assert!(
+        said.iter()
+            .any(|w| w.contains("the run of uid u1 was given") && w.contains("null")),
+        "{said:?}"
+    );
+    let fresh = with(&old, manual_with("update", "u2", &[("size", "1")]));
+    let verdict = typed_update(&old, &fresh);
+    assert!(!warnings(&verdict).iter().any(|w| w.contains("was given")));
+}
