@@ -141,17 +141,18 @@ fn plan_definition<'a>(
         .then(|| std::borrow::Cow::Owned(kudo_engine::recovery::plan_definition(plan)))
 }
 
-/// The values given to one execution as `K=V, K2=V2`: plain when short and
-/// printable, else quoted and cut as messages show values (a table cell
-/// stays one line). Shown as plainly as `spec.parameters`, which anyone who
-/// can read the Instance reads already.
+/// The values given to one execution as `K=V, K2=V2`: plain when at most
+/// 100 characters without control characters (history already keeps a
+/// long value as its preview), else quoted and cut as messages show values,
+/// so a table cell stays one line. Shown as plainly as `spec.parameters`,
+/// which anyone who can read the Instance reads already.
 pub fn execution_values_text(values: &std::collections::BTreeMap<String, String>) -> String {
     let mut out = String::new();
     for (i, (name, value)) in values.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let plain = value.len() <= 40 && !value.chars().any(|c| c.is_control() || c == ' ');
+        let plain = value.chars().nth(100).is_none() && !value.chars().any(char::is_control);
         if plain && !value.is_empty() {
             let _ = write!(out, "{name}={value}");
         } else {

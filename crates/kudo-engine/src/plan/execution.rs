@@ -19,6 +19,28 @@ pub fn overlay(instance: &Values, execution: Option<&Values>) -> Values {
     values
 }
 
+/// The values as a history entry keeps them: a long value as its preview
+/// (first characters and length), so twenty runs of large values do not
+/// grow the status towards the API server's object size limit. The plan
+/// status keeps them whole for the renders.
+pub fn for_history(values: &Values) -> Values {
+    values
+        .iter()
+        .map(|(k, v)| {
+            let shown = if v
+                .chars()
+                .nth(kudo_api::param_value::PREVIEW_MAX_CHARS)
+                .is_some()
+            {
+                kudo_api::preview(v).to_string()
+            } else {
+                v.clone()
+            };
+            (k.clone(), shown)
+        })
+        .collect()
+}
+
 /// Why `execution` cannot be given to a run of `plan`: a name the
 /// OperatorVersion does not declare, or a value that is not valid for its
 /// parameter (type, enum; required ones must not be emptied). `instance`
@@ -117,6 +139,18 @@ mod tests {
         );
         let err = check(&spec(), "backup", &instance, &values(&[("COPIES", "two")])).unwrap_err();
         assert!(err.contains("COPIES") && err.contains("backup"), "{err}");
+    }
+
+    #[test]
+    fn history_keeps_short_values_whole_and_long_ones_as_a_preview() {
+        let long = "a".repeat(5000);
+        let kept = for_history(&values(&[("S", "short"), ("L", &long)]));
+        assert_eq!(kept["S"], "short");
+        assert!(
+            kept["L"].len() < 100 && kept["L"].contains("5000"),
+            "{}",
+            kept["L"]
+        );
     }
 
     #[test]

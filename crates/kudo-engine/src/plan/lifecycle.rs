@@ -167,7 +167,7 @@ pub(crate) fn start(
         finished: None,
         result: None,
         message: String::new(),
-        parameters: req.parameters.clone(),
+        parameters: crate::plan::execution::for_history(&req.parameters),
     });
     let excess = st.history.len().saturating_sub(config.history_limit);
     st.history.drain(..excess);

@@ -366,7 +366,7 @@ fn apply_one(
                     result: None,
                     message: format!("restarted by {}", who(op)),
                     // The same execution again, with its own values.
-                    parameters: ps.parameters.clone(),
+                    parameters: crate::plan::execution::for_history(&ps.parameters),
                 });
             }
             return format!("plan {plan_name:?} restarted");
