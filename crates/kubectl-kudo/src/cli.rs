@@ -106,6 +106,27 @@ pub struct ParamArgs {
     pub parameter_files: Vec<PathBuf>,
 }
 
+/// `plan trigger -p/-P`: values for one run, which leave the Instance's
+/// parameters as they are.
+#[derive(Debug, Clone, Args)]
+pub struct RunParamArgs {
+    /// Parameter value KEY=VALUE for this run only; the Instance's parameters do not change (repeatable; overrides -P files)
+    #[arg(short = 'p', long = "parameter", value_name = "KEY=VALUE")]
+    pub parameters: Vec<String>,
+    /// YAML file of parameter values for this run only (repeatable; later files win)
+    #[arg(short = 'P', long = "parameter-file", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    pub parameter_files: Vec<PathBuf>,
+}
+
+impl From<&RunParamArgs> for ParamArgs {
+    fn from(run: &RunParamArgs) -> Self {
+        Self {
+            parameters: run.parameters.clone(),
+            parameter_files: run.parameter_files.clone(),
+        }
+    }
+}
+
 /// All commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -374,6 +395,9 @@ pub struct PlanTriggerArgs {
     /// Ignore maintenance windows for this execution
     #[arg(long)]
     pub break_glass: bool,
+    /// Values for this run only
+    #[command(flatten)]
+    pub params: RunParamArgs,
     /// Waiting for the plan
     #[command(flatten)]
     pub wait: WaitArgs,

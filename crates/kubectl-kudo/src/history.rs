@@ -36,6 +36,7 @@ pub fn runs(status: &InstanceStatus) -> Vec<PlanRun> {
                 }),
                 result: status.is_terminal().then_some(status),
                 message: p.message.clone(),
+                parameters: p.parameters.clone(),
             })
         })
         .collect()
@@ -71,10 +72,18 @@ pub fn render(instance: &str, namespace: &str, status: &InstanceStatus) -> Strin
             vec![
                 run.plan.clone(),
                 run.uid.clone(),
-                if run.trigger.is_empty() {
-                    "-".into()
-                } else {
-                    run.trigger.clone()
+                match (run.trigger.is_empty(), run.parameters.is_empty()) {
+                    (true, true) => "-".into(),
+                    (false, true) => run.trigger.clone(),
+                    (_, false) => format!(
+                        "{} ({})",
+                        if run.trigger.is_empty() {
+                            "-"
+                        } else {
+                            &run.trigger
+                        },
+                        crate::plan_tree::execution_values_text(&run.parameters)
+                    ),
                 },
                 format_time(&run.started),
                 run.finished
@@ -121,6 +130,7 @@ mod tests {
                     finished: Some(time("2026-11-21T10:01:00Z")),
                     result: Some(ExecutionStatus::Complete),
                     message: String::new(),
+                    parameters: BTreeMap::new(),
                 },
                 PlanRun {
                     plan: "update".into(),
@@ -130,6 +140,7 @@ mod tests {
                     finished: None,
                     result: None,
                     message: String::new(),
+                    parameters: BTreeMap::new(),
                 },
             ],
             ..Default::default()
@@ -142,6 +153,32 @@ deploy   u1    create               2026-11-21 10:00:00   2026-11-21 10:01:00   
 update   u2    parameter REPLICAS   2026-11-21 11:00:00   -                     running
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn a_run_given_values_shows_them_beside_its_trigger_on_one_line() {
+        let status = InstanceStatus {
+            history: vec![PlanRun {
+                plan: "backup".into(),
+                uid: "u3".into(),
+                trigger: "manual".into(),
+                started: time("2026-11-21T12:00:00Z"),
+                finished: None,
+                result: None,
+                message: String::new(),
+                parameters: BTreeMap::from([
+                    ("BUCKET".to_string(), "x".to_string()),
+                    ("NOTE".to_string(), "two\nlines".to_string()),
+                ]),
+            }],
+            ..Default::default()
+        };
+        let text = render("app", "default", &status);
+        let row = text.lines().nth(2).unwrap();
+        assert!(
+            row.contains(r#"manual (BUCKET=x, NOTE="two\nlines")"#),
+            "{text}"
+        );
     }
 
     #[test]
@@ -178,6 +215,7 @@ update   u2    parameter REPLICAS   2026-11-21 11:00:00   -                     
             finished: finished.map(time),
             result,
             message: "restarted by a new request (parameter A)".into(),
+            parameters: BTreeMap::new(),
         };
         let done = Some("2026-11-21T11:01:00Z");
         assert_eq!(result_text(&run(done, None)), "SUPERSEDED");

@@ -30,15 +30,22 @@ pub fn upgrade(operator_version: &str, values: &BTreeMap<String, String>) -> Val
     json!({ "spec": spec })
 }
 
-/// `plan trigger`: request a run of `plan` with a fresh uid.
-pub fn trigger(plan: &str, uid: &str, break_glass: bool) -> Value {
-    let mut execution = Map::new();
-    execution.insert("planName".into(), json!(plan));
-    execution.insert("uid".into(), json!(uid));
-    if break_glass {
-        execution.insert("breakGlass".into(), json!(true));
-    }
-    json!({ "spec": { "planExecution": execution } })
+/// `plan trigger`: request a run of `plan` with a fresh uid, with
+/// `parameters` for that run only. The whole of `planExecution` is
+/// replaced (`null` clears what an earlier request set), so the values of
+/// one run never carry over to the next.
+pub fn trigger(
+    plan: &str,
+    uid: &str,
+    break_glass: bool,
+    parameters: &BTreeMap<String, String>,
+) -> Value {
+    json!({ "spec": { "planExecution": {
+        "planName": plan,
+        "uid": uid,
+        "breakGlass": if break_glass { json!(true) } else { Value::Null },
+        "parameters": if parameters.is_empty() { Value::Null } else { json!(parameters) },
+    } } })
 }
 
 /// The list of plan operations with `new` appended, keeping the last
@@ -139,14 +146,25 @@ mod tests {
     }
 
     #[test]
-    fn trigger_sets_plan_and_uid_and_break_glass_only_when_asked() {
+    fn trigger_sets_plan_and_uid_and_clears_what_an_earlier_run_was_given() {
         assert_eq!(
-            trigger("backup", "u1", false),
-            json!({"spec": {"planExecution": {"planName": "backup", "uid": "u1"}}})
+            trigger("backup", "u1", false, &BTreeMap::new()),
+            json!({"spec": {"planExecution": {
+                "planName": "backup", "uid": "u1", "breakGlass": null, "parameters": null
+            }}})
         );
         assert_eq!(
-            trigger("backup", "u1", true)["spec"]["planExecution"]["breakGlass"],
+            trigger("backup", "u1", true, &BTreeMap::new())["spec"]["planExecution"]["breakGlass"],
             json!(true)
+        );
+    }
+
+    #[test]
+    fn trigger_carries_the_values_of_the_run() {
+        let values = BTreeMap::from([("BUCKET".to_string(), "x".to_string())]);
+        assert_eq!(
+            trigger("backup", "u1", false, &values)["spec"]["planExecution"]["parameters"],
+            json!({"BUCKET": "x"})
         );
     }
 

@@ -141,6 +141,27 @@ fn plan_definition<'a>(
         .then(|| std::borrow::Cow::Owned(kudo_engine::recovery::plan_definition(plan)))
 }
 
+/// The values given to one execution as `K=V, K2=V2`: plain when at most
+/// 100 characters without control characters (history already keeps a
+/// long value as its preview), else quoted and cut as messages show values,
+/// so a table cell stays one line. Shown as plainly as `spec.parameters`,
+/// which anyone who can read the Instance reads already.
+pub fn execution_values_text(values: &std::collections::BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    for (i, (name, value)) in values.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let plain = value.chars().nth(100).is_none() && !value.chars().any(char::is_control);
+        if plain && !value.is_empty() {
+            let _ = write!(out, "{name}={value}");
+        } else {
+            let _ = write!(out, "{name}={}", kudo_api::preview(value));
+        }
+    }
+    out
+}
+
 fn live_plan_tree(
     name: &str,
     plan: &PlanStatus,
@@ -157,6 +178,13 @@ fn live_plan_tree(
     );
     if plan.paused == Some(true) {
         line.push_str(", paused");
+    }
+    if !plan.parameters.is_empty() {
+        let _ = write!(
+            line,
+            ", run with {}",
+            execution_values_text(&plan.parameters)
+        );
     }
     if let Some(updated) = &plan.last_updated_timestamp {
         let _ = write!(line, ", last updated {}", format_time(updated));

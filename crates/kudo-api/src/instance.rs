@@ -96,6 +96,12 @@ pub struct PlanExecution {
     /// Run this execution outside maintenance windows (kudo-rs addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub break_glass: Option<bool>,
+    /// Parameter values for this execution only, encoded as in
+    /// `spec.parameters`: the plan's templates see them in `.Params` over
+    /// the Instance's own; they never become the Instance's (kudo-rs
+    /// addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<BTreeMap<String, String>>,
 }
 
 /// Status of an [`Instance`].
@@ -204,6 +210,10 @@ pub struct PlanStatus {
     /// When this execution reached COMPLETE or FATAL_ERROR.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<Time>,
+    /// Parameter values given for this execution (`spec.planExecution.parameters`
+    /// when it started): its renders read them over the Instance's own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, String>,
 }
 
 impl PlanStatus {
@@ -430,6 +440,9 @@ pub struct PlanRun {
     /// Final message, e.g. the error.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// Parameter values given for this execution only.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, String>,
 }
 
 /// How often the `recovery` plan re-applied one object lately.

@@ -46,6 +46,17 @@ pub enum ParameterValueError {
     },
 }
 
+impl ParameterValueError {
+    /// The parameter it is about.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Missing { name }
+            | Self::WrongType { name, .. }
+            | Self::NotInEnum { name, .. } => name,
+        }
+    }
+}
+
 /// Values longer than this many characters are shown in messages as a
 /// prefix of [`PREVIEW_PREFIX_CHARS`] characters and their total length.
 pub const PREVIEW_MAX_CHARS: usize = 80;

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::Result;
 use crate::context::Context;
-use crate::executor::{PassState, run_task};
+use crate::executor::{PassState, Recorded, run_task};
 use crate::recovery;
 
 /// One reconcile of one Instance: what was observed, what the engine
@@ -154,20 +154,13 @@ impl Run {
                         .await
                 }
                 TaskKind::PlanTask | TaskKind::ChildInstance => {
-                    let previously_applied = key.previously_applied(&self.work.status);
+                    let recorded = Recorded::of(&key, &self.work.status);
                     let mut changes = recovery::Changes::default();
                     let told = told_of_maintenance(&self.inst, &self.work.status, &key);
                     let inst = told.as_ref().unwrap_or(&self.inst);
-                    let result = run_task(
-                        ctx,
-                        inst,
-                        &ov,
-                        &key,
-                        previously_applied,
-                        &mut changes,
-                        &mut self.pass,
-                    )
-                    .await;
+                    let result =
+                        run_task(ctx, inst, &ov, &key, recorded, &mut changes, &mut self.pass)
+                            .await;
                     changes.record(key.plan(), &mut self.book);
                     result
                 }

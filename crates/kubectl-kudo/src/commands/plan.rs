@@ -139,25 +139,57 @@ pub(super) fn check_plan_exists(ov: &OperatorVersion, plan: &str) -> Result<()> 
     )))
 }
 
+/// The values of a run must be declared parameters with valid values (the
+/// webhook checks the same; this answers before anything is written).
+pub(super) fn check_execution_values(
+    ov: &OperatorVersion,
+    instance: &Instance,
+    plan: &str,
+    values: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
+    kudo_engine::execution::check(
+        &ov.spec,
+        plan,
+        kudo_engine::select::spec_params(&instance.spec),
+        values,
+    )
+    .map_err(|problem| {
+        CliError::Parameters(vec![format!(
+            "operatorversion {}: {problem}",
+            ov.name_any()
+        )])
+    })
+}
+
 /// `plan trigger --name P`.
 pub async fn trigger(ctx: &KubeContext, args: &PlanTriggerArgs) -> Result<()> {
     let instance = get_instance(ctx, &args.instance).await?;
+    let values = crate::params::collect(&(&args.params).into())?;
     let ov = get_operator_version(ctx, &instance).await?;
     check_plan_exists(&ov, &args.name)?;
+    check_execution_values(&ov, &instance, &args.name, &values)?;
     let baseline = Baseline::from_status(instance.status.as_ref(), Some(args.name.clone()));
     let uid = new_id();
     let triggered = merge_patch(
         ctx,
         &args.instance,
-        &patch::trigger(&args.name, &uid, args.break_glass),
+        &patch::trigger(&args.name, &uid, args.break_glass, &values),
         &format!("triggering plan {}", args.name),
     )
     .await?;
     outln!(
-        "triggered plan {} for instance {}/{}{}",
+        "triggered plan {} for instance {}/{}{}{}",
         args.name,
         ctx.namespace,
         args.instance,
+        if values.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " with {} for this run only",
+                kudo_api::message::listed(&values.keys().collect::<Vec<_>>())
+            )
+        },
         if args.break_glass {
             " (break-glass: maintenance windows ignored)"
         } else {

@@ -14,7 +14,9 @@
 //! 4. Unknown parameters, invalid values, changed immutable parameters (and
 //!    KEP-30's upgrade rules) are refused.
 //! 5. A manual `cleanup`, a manual plan that does not exist, or a
-//!    `planName` change without a new `uid` are refused.
+//!    `planName` change without a new `uid` are refused; so are
+//!    `planExecution.parameters` without a plan and uid, changed without a
+//!    new uid, or not declared and valid (type, enum, required).
 //! 6. Several changes at once are refused when they would start different
 //!    plans: upgrade + manual plan, upgrade + parameters triggering another
 //!    plan than the upgrade's, parameters + manual plan, parameters
@@ -165,6 +167,8 @@ fn check(
     let manual = new_manual_request(old, new)?;
     if let Some(plan) = manual {
         check_plan_exists(ov, plan, name, ov_name)?;
+        check_execution_parameters(new, ov, plan, name)?;
+        warnings::inherited_execution_values(old, new, warnings);
     }
 
     check_operations(old, new, ov, status)?;
@@ -318,6 +322,26 @@ fn check_plan_exists(
     ))
 }
 
+/// The values of a manual run (`spec.planExecution.parameters`) must be
+/// declared parameters with valid values, as the Instance's own.
+fn check_execution_parameters(
+    new: &Subject,
+    ov: &OperatorVersion,
+    plan: &str,
+    name: InstanceName<'_>,
+) -> Result<(), String> {
+    let Some(values) = new
+        .spec
+        .plan_execution
+        .as_ref()
+        .and_then(|pe| pe.parameters.as_ref())
+    else {
+        return Ok(());
+    };
+    crate::plan::execution::check(&ov.spec, plan, new.params(), values)
+        .map_err(|e| format!("Instance {name}: {e}"))
+}
+
 fn check_create(
     new: &Subject,
     ov: &OperatorVersion,
@@ -345,6 +369,16 @@ fn check_create(
         ));
     }
     if let Some(pe) = new.spec.plan_execution.as_ref()
+        && pe.parameters.as_ref().is_some_and(|v| !v.is_empty())
+        && (pe.plan_name.as_deref().unwrap_or("").is_empty()
+            || pe.uid.as_deref().unwrap_or("").is_empty())
+    {
+        return Err(format!(
+            "cannot create Instance {name}: spec.planExecution.parameters are given without a plan \
+             and uid; they apply to one run only (put lasting values in spec.parameters)"
+        ));
+    }
+    if let Some(pe) = new.spec.plan_execution.as_ref()
         && let Some(plan) = pe.plan_name.as_deref().filter(|p| !p.is_empty())
     {
         if plan == CLEANUP_PLAN {
@@ -353,6 +387,7 @@ fn check_create(
             ));
         }
         check_plan_exists(ov, plan, name, ov_name)?;
+        check_execution_parameters(new, ov, plan, name)?;
         warnings.push(format!(
             "spec.planExecution ({plan}) is ignored on create: deploy runs first"
         ));

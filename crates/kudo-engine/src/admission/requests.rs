@@ -74,11 +74,30 @@ pub(super) fn new_manual_request<'v>(
     let uid = pe.uid.as_deref().filter(|u| !u.is_empty());
     let old_uid = old_pe.and_then(|p| p.uid.as_deref());
     let old_plan = old_pe.and_then(|p| p.plan_name.as_deref()).unwrap_or("");
+    let values = pe.parameters.as_ref().filter(|v| !v.is_empty());
     if uid.is_none() || uid == old_uid {
         if plan != old_plan && !plan.is_empty() {
             return Err(format!(
                 "Instance {name}: spec.planExecution.planName changed to {plan:?} without a new uid; \
                  set a new spec.planExecution.uid to request a run (kubectl kudo plan trigger does this)"
+            ));
+        }
+        // Values belong to one run: without a uid there is none, and the
+        // run of an unchanged uid started with the values it had then.
+        if uid.is_none() && values.is_some() {
+            return Err(format!(
+                "Instance {name}: spec.planExecution.parameters are given without a plan to run; \
+                 they apply to one run only: set planName and a new uid with them \
+                 (kubectl kudo plan trigger -p does this), or put lasting values in spec.parameters"
+            ));
+        }
+        if values.is_some() && values != old_pe.and_then(|p| p.parameters.as_ref()) {
+            return Err(format!(
+                "Instance {name}: spec.planExecution.parameters changed without a new uid; \
+                 the run of uid {} keeps the values it started with. Set a new \
+                 spec.planExecution.uid to run the plan with these values \
+                 (kubectl kudo plan trigger -p does this)",
+                uid.unwrap_or_default()
             ));
         }
         return Ok(None);

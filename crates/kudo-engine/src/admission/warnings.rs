@@ -86,3 +86,34 @@ pub(super) fn time(
         });
     }
 }
+
+/// A new run whose values are those of the run before it: what a merge
+/// patch of only `planName` and `uid` leaves behind. Allowed (running again
+/// with the same values is legitimate), but said, with how to run without.
+pub(super) fn inherited_execution_values(old: &Subject, new: &Subject, warnings: &mut Vec<String>) {
+    let values = |s: &Subject| {
+        s.spec
+            .plan_execution
+            .as_ref()
+            .and_then(|pe| pe.parameters.as_ref())
+            .filter(|v| !v.is_empty())
+            .cloned()
+    };
+    let Some(given) = values(new) else {
+        return;
+    };
+    if values(old).as_ref() != Some(&given) {
+        return;
+    }
+    let old_uid = old
+        .spec
+        .plan_execution
+        .as_ref()
+        .and_then(|pe| pe.uid.as_deref())
+        .unwrap_or_default();
+    warnings.push(format!(
+        "spec.planExecution.parameters are the values the run of uid {old_uid} was given \
+         (a merge patch of planName and uid keeps them); this run gets them too. To run \
+         without them set spec.planExecution.parameters to null (kubectl kudo plan trigger does)"
+    ));
+}

@@ -191,6 +191,7 @@ pub(crate) fn consider(
         trigger: Trigger::Recovery(cause.clone()),
         break_glass: false,
         consumes: Consumes::Nothing,
+        parameters: Default::default(),
     };
     if cx.held(&req, st, out) {
         return false;

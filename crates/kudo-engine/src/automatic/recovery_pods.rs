@@ -127,6 +127,7 @@ fn apply_one(
         trigger: Trigger::Recovery(cause.clone()),
         break_glass: false,
         consumes: Consumes::Nothing,
+        parameters: Default::default(),
     };
     start(inst, st, &req, config, now, out);
     out.actions

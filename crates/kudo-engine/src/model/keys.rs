@@ -6,6 +6,7 @@
 
 use std::borrow::Borrow;
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -114,6 +115,23 @@ impl TaskKey {
             .and_then(|phase| phase.steps.iter().find(|s| s.name == self.step()))
             .and_then(|step| step.tasks.iter().find(|t| t.name == self.task()))
             .map_or(&[], |task| task.objects.as_slice())
+    }
+
+    /// The parameter values given for this task's execution
+    /// (`spec.planExecution.parameters` when it started), as recorded in
+    /// `status`; None when the plan status belongs to another execution or
+    /// none were given. Renders read these, not spec, so a run keeps its
+    /// values across manager restarts and later spec changes.
+    pub fn execution_parameters<'s>(
+        &self,
+        status: &'s InstanceStatus,
+    ) -> Option<&'s BTreeMap<String, String>> {
+        status
+            .plan_status
+            .get(self.plan())
+            .filter(|plan| plan.uid.as_deref() == Some(self.uid()))
+            .map(|plan| &plan.parameters)
+            .filter(|values| !values.is_empty())
     }
 }
 

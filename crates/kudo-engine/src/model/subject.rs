@@ -224,6 +224,7 @@ impl From<&PlanStatus> for PlanFacts {
             paused,
             started_at: _,
             finished_at: _,
+            parameters: _,
         } = plan;
         Self {
             status: *status,

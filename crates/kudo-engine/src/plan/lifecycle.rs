@@ -132,6 +132,9 @@ pub(crate) fn start(
         return;
     };
     reset_plan(ps, &req.uid, crate::model::time(now));
+    // The run's own values, read by its renders from here on: a later change
+    // of spec.planExecution without a new uid does not reach this run.
+    ps.parameters.clone_from(&req.parameters);
     match req.consumes {
         Consumes::Everything => {
             st.applied_operator_version = Some(select::spec_ov_name(&inst.spec).to_string());
@@ -164,6 +167,7 @@ pub(crate) fn start(
         finished: None,
         result: None,
         message: String::new(),
+        parameters: crate::plan::execution::for_history(&req.parameters),
     });
     let excess = st.history.len().saturating_sub(config.history_limit);
     st.history.drain(..excess);

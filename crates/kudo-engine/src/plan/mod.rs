@@ -3,10 +3,12 @@
 //! its strategies ([`walk`]), what holds a start (`holds`,
 //! [`windows`], [`suppression`]), plan operations ([`operations`]),
 //! starting and finishing a plan (`lifecycle`), the Ready condition
-//! ([`ready`]), parameters, tenancy and object ownership. Imports only
+//! ([`ready`]), parameters and an execution's own ([`execution`]),
+//! tenancy and object ownership. Imports only
 //! from [`crate::model`].
 
 pub(crate) mod definition;
+pub mod execution;
 pub(crate) mod holds;
 pub(crate) mod lifecycle;
 pub mod operations;

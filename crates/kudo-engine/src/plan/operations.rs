@@ -365,6 +365,8 @@ fn apply_one(
                     finished: None,
                     result: None,
                     message: format!("restarted by {}", who(op)),
+                    // The same execution again, with its own values.
+                    parameters: crate::plan::execution::for_history(&ps.parameters),
                 });
             }
             return format!("plan {plan_name:?} restarted");

@@ -104,6 +104,8 @@ pub struct PlanRequest {
     pub break_glass: bool,
     /// What to record as consumed when it starts.
     pub consumes: Consumes,
+    /// Parameter values for this execution only (`spec.planExecution.parameters`).
+    pub parameters: BTreeMap<String, String>,
 }
 
 /// Result of plan selection.
@@ -213,6 +215,7 @@ pub fn select(
             trigger,
             break_glass: false,
             consumes,
+            parameters: BTreeMap::new(),
         })
     };
 
@@ -231,6 +234,7 @@ pub fn select(
             trigger: Trigger::Cleanup,
             break_glass: true,
             consumes: Consumes::Nothing,
+            parameters: BTreeMap::new(),
         });
     }
 
@@ -320,6 +324,7 @@ fn manual(wanted: &InstanceSpec, ov: &OperatorVersion, consumed: Consumed<'_>) -
         trigger: Trigger::Manual,
         break_glass: pe.break_glass.unwrap_or(false),
         consumes: Consumes::ExecutionUid,
+        parameters: pe.parameters.clone().unwrap_or_default(),
     })
 }
 

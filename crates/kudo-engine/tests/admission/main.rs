@@ -5,6 +5,7 @@
 mod advice;
 mod kudo_ported;
 mod kudo_rs_rules;
+mod plan_parameters;
 #[path = "../support/mod.rs"]
 mod support;
 mod tenant_input;

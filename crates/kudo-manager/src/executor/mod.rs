@@ -12,6 +12,7 @@ mod pipe_exec;
 mod pipe_state;
 mod versions;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kudo_api::{AppliedObject, Instance, OperatorVersion};
@@ -41,13 +42,34 @@ pub struct PassState {
     pub recheck_soon: bool,
 }
 
+/// What the working status records of a task's run: read from it, not from
+/// the stored Instance, which is behind it within a reconcile.
+#[derive(Clone, Copy, Default)]
+pub struct Recorded<'s> {
+    /// The objects the task applied before (pruning input).
+    pub previously_applied: &'s [AppliedObject],
+    /// The values given to this execution (`spec.planExecution.parameters`
+    /// when it started), laid over the Instance's in `.Params`.
+    pub execution_parameters: Option<&'s BTreeMap<String, String>>,
+}
+
+impl<'s> Recorded<'s> {
+    /// What `status` records of `key`'s run.
+    pub fn of(key: &TaskKey, status: &'s kudo_api::InstanceStatus) -> Self {
+        Self {
+            previously_applied: key.previously_applied(status),
+            execution_parameters: key.execution_parameters(status),
+        }
+    }
+}
+
 /// Run one task of one step and report what happened.
 pub async fn run_task(
     ctx: &Context,
     inst: &Instance,
     ov: &Arc<OperatorVersion>,
     key: &TaskKey,
-    previously_applied: &[AppliedObject],
+    recorded: Recorded<'_>,
     changes: &mut Changes,
     pass: &mut PassState,
 ) -> TaskResult {
@@ -59,7 +81,7 @@ pub async fn run_task(
         step = %key.step(),
         task = %key.task(),
     );
-    run_task_inner(ctx, inst, ov, key, previously_applied, changes, pass)
+    run_task_inner(ctx, inst, ov, key, recorded, changes, pass)
         .instrument(span)
         .await
 }
@@ -69,7 +91,7 @@ async fn run_task_inner(
     inst: &Instance,
     ov: &Arc<OperatorVersion>,
     key: &TaskKey,
-    previously_applied: &[AppliedObject],
+    recorded: Recorded<'_>,
     changes: &mut Changes,
     pass: &mut PassState,
 ) -> TaskResult {
@@ -82,7 +104,14 @@ async fn run_task_inner(
         Ok(w) => w,
         Err(message) => return result(TaskOutcome::Fatal { message }, Vec::new()),
     };
-    let rendered = match render(ctx, inst, ov, key).await {
+    let rctx = match render_context(inst, ov, key, recorded.execution_parameters) {
+        Ok(rctx) => Arc::new(RenderContext {
+            limits: ctx.render_limits,
+            ..rctx
+        }),
+        Err(outcome) => return result(outcome, Vec::new()),
+    };
+    let rendered = match render(ctx, ov, key, &rctx).await {
         Ok(r) => r,
         Err(outcome) => return result(outcome, Vec::new()),
     };
@@ -98,7 +127,7 @@ async fn run_task_inner(
                 &writer,
                 &claimant,
                 objects,
-                previously_applied,
+                recorded.previously_applied,
                 changes,
                 pass,
             )
@@ -124,9 +153,7 @@ async fn run_task_inner(
             let parent = cluster_owned::claimant_of(inst);
             child::run(ctx, &writer, &parent, instance).await
         }
-        RenderedTask::Pipe { pod, files } => {
-            pipe::run(ctx, &writer, inst, ov, key, pod, files).await
-        }
+        RenderedTask::Pipe { pod, files } => pipe::run(ctx, &writer, &rctx, key, pod, files).await,
     };
     for note in &res.notes {
         ctx.say_once(inst, key, note.reason, &note.message).await;
@@ -170,14 +197,18 @@ fn dummy_outcome(want_err: bool, fatal: bool, done: bool, task: &str) -> TaskOut
 }
 
 /// The render context of a task (names, `.Params`, `.Pipes`, and
-/// `.Maintenance` from the Instance's `status.maintenance`).
+/// `.Maintenance` from the Instance's `status.maintenance`). `.Params` are
+/// the Instance's values with `execution`'s, the values given to this
+/// execution alone, over them.
 pub fn render_context(
     inst: &Instance,
     ov: &OperatorVersion,
     key: &TaskKey,
+    execution: Option<&BTreeMap<String, String>>,
 ) -> Result<RenderContext, TaskOutcome> {
     let name = inst.metadata.name.clone().unwrap_or_default();
-    let values = inst.spec.parameters.clone().unwrap_or_default();
+    let values =
+        kudo_engine::execution::overlay(kudo_engine::select::spec_params(&inst.spec), execution);
     let params = kudo_package::params::template_values(&ov.spec, &values).map_err(|e| {
         TaskOutcome::Fatal {
             message: format!("parameters of Instance {name}: {e}"),
@@ -205,16 +236,11 @@ pub fn render_context(
 /// Render, resolving kinds the discovery cache does not know yet.
 async fn render(
     ctx: &Context,
-    inst: &Instance,
     ov: &Arc<OperatorVersion>,
     key: &TaskKey,
+    rctx: &Arc<RenderContext>,
 ) -> Result<RenderedTask, TaskOutcome> {
-    let rctx = RenderContext {
-        limits: ctx.render_limits,
-        ..render_context(inst, ov, key)?
-    };
     let mut asked = Vec::new();
-    let rctx = Arc::new(rctx);
     loop {
         let (ov, rctx, api) = (ov.clone(), rctx.clone(), ctx.api.clone());
         let task = key.task().to_string();
@@ -278,7 +304,7 @@ mod tests {
         let ov = OperatorVersion::new("op-0.1.0", Default::default());
         let key = TaskKey::new("maintenance", "u", "p", "s", "t");
         let mut inst = Instance::new("zk", Default::default());
-        let outside = render_context(&inst, &ov, &key).unwrap();
+        let outside = render_context(&inst, &ov, &key, None).unwrap();
         assert_eq!(outside.maintenance, MaintenanceContext::default());
         inst.status = Some(kudo_api::InstanceStatus {
             maintenance: Some(kudo_api::InstanceMaintenance {
@@ -291,7 +317,9 @@ mod tests {
             }),
             ..Default::default()
         });
-        let data = render_context(&inst, &ov, &key).unwrap().template_data();
+        let data = render_context(&inst, &ov, &key, None)
+            .unwrap()
+            .template_data();
         assert_eq!(
             data["Maintenance"],
             serde_json::json!({
@@ -299,6 +327,26 @@ mod tests {
                 "Start": "2024-05-01T02:00:00Z",
                 "End": "2024-05-01T03:00:00Z",
             })
+        );
+    }
+
+    #[test]
+    fn render_context_lays_the_executions_values_over_the_instances() {
+        let ov: OperatorVersion = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "op-0.1.0"},
+            "spec": {"parameters": [{"name": "BUCKET", "default": "main"}, {"name": "KEEP"}]}
+        }))
+        .unwrap();
+        let key = TaskKey::new("backup", "u", "p", "s", "t");
+        let mut inst = Instance::new("zk", Default::default());
+        inst.spec.parameters = Some(BTreeMap::from([("KEEP".into(), "7".into())]));
+        let own = render_context(&inst, &ov, &key, None).unwrap().params;
+        assert_eq!(own["BUCKET"], "main");
+        let run = BTreeMap::from([("BUCKET".to_string(), "x".to_string())]);
+        let params = render_context(&inst, &ov, &key, Some(&run)).unwrap().params;
+        assert_eq!(
+            (params["BUCKET"].as_str(), params["KEEP"].as_str()),
+            (Some("x"), Some("7"))
         );
     }
 }

@@ -8,9 +8,9 @@
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::api::{Api, DeleteParams};
-use kudo_api::{AppliedObject, Instance, OperatorVersion};
+use kudo_api::AppliedObject;
 use kudo_engine::{TaskKey, TaskOutcome, TaskResult};
-use kudo_package::render::{EnhanceMode, PipeFile, enhance_object};
+use kudo_package::render::{EnhanceMode, PipeFile, RenderContext, enhance_object};
 use serde_json::Value;
 
 use super::apply::{apply_object, object_identity};
@@ -25,8 +25,7 @@ use crate::identity::Writer;
 pub(super) async fn run(
     ctx: &Context,
     writer: &Writer,
-    inst: &Instance,
-    ov: &OperatorVersion,
+    rctx: &RenderContext,
     key: &TaskKey,
     pod: Value,
     files: Vec<PipeFile>,
@@ -35,7 +34,7 @@ pub(super) async fn run(
     let exec = KubeExec::new(writer.client.clone());
     let pod_id = object_identity(&pod);
     let artifacts = artifact_ids(&pod_id, &files);
-    match pass(ctx, writer, &exec, inst, ov, key, &pod, &files).await {
+    match pass(ctx, writer, &exec, rctx, key, &pod, &files).await {
         Ok(Progress::Done) => TaskResult {
             outcome: TaskOutcome::Done,
             objects: artifacts,
@@ -88,13 +87,11 @@ fn artifact_ids(pod: &AppliedObject, files: &[PipeFile]) -> Vec<AppliedObject> {
         .collect()
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn pass<E: PodExec>(
     ctx: &Context,
     writer: &Writer,
     exec: &E,
-    inst: &Instance,
-    ov: &OperatorVersion,
+    rctx: &RenderContext,
     key: &TaskKey,
     pod: &Value,
     files: &[PipeFile],
@@ -128,7 +125,7 @@ async fn pass<E: PodExec>(
         }
         PipeAction::Copy => {
             let contents = copy_files(exec, &ns, &id.name, files).await?;
-            store_artifacts(ctx, writer, inst, ov, key, files, contents).await?;
+            store_artifacts(ctx, writer, rctx, key, files, contents).await?;
             delete_pod(&writer_pods, &id.name, &label).await?;
             tracing::info!(pod = %label, files = files.len(), "copied the pipe files and deleted the pipe pod");
             Ok(Progress::Done)
@@ -170,18 +167,16 @@ async fn copied_in(
 async fn store_artifacts(
     ctx: &Context,
     writer: &Writer,
-    inst: &Instance,
-    ov: &OperatorVersion,
+    rctx: &RenderContext,
     key: &TaskKey,
     files: &[PipeFile],
     contents: Vec<Vec<u8>>,
 ) -> Result<(), TaskOutcome> {
-    let rctx = super::render_context(inst, ov, key)?;
     for (file, content) in files.iter().zip(contents) {
         let mut artifact = build_artifact(file, &content).map_err(|why| TaskOutcome::Fatal {
             message: format!("task {}: {why}", key.task()),
         })?;
-        enhance_object(&mut artifact, &rctx, true, EnhanceMode::Apply);
+        enhance_object(&mut artifact, rctx, true, EnhanceMode::Apply);
         apply_object(ctx, writer, &artifact).await?;
     }
     Ok(())

@@ -48,8 +48,10 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     /// New parameter values (or a new OperatorVersion) are rendered into
     /// every template, as the steps will: a value that would add YAML to an
     /// object, or push a render over its budget, is refused now rather than
-    /// failing a step later. A render that does not finish in time admits
-    /// the change (the step checks it again).
+    /// failing a step later. The values of a new manual run
+    /// (`spec.planExecution.parameters`) are rendered the same way, over
+    /// the Instance's. A render that does not finish in time admits the
+    /// change (the step checks it again).
     pub(super) async fn check_values(
         &self,
         pending: &Pending<'_>,
@@ -60,11 +62,11 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         };
         let new = &pending.new;
         let namespace = instance_namespace(new, pending.context.namespace.as_deref());
+        let old_spec = pending.old.as_ref().map(|old| &old.spec);
+        let execution = new_execution_values(old_spec, &new.spec);
         let unchanged = pending.same_ov
-            && pending
-                .old
-                .as_ref()
-                .is_some_and(|old| old.spec.parameters == new.spec.parameters);
+            && execution.is_none()
+            && old_spec.is_some_and(|old| old.parameters == new.spec.parameters);
         // Nothing of an OperatorVersion the rules refuse to share is rendered.
         let foreign = kudo_engine::tenancy::check_ov_reference(
             namespace,
@@ -74,7 +76,8 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         if unchanged || foreign.is_err() || new.metadata.deletion_timestamp.is_some() {
             return Ok(());
         }
-        let values = new.spec.parameters.clone().unwrap_or_default();
+        let values =
+            kudo_engine::execution::overlay(kudo_engine::select::spec_params(&new.spec), execution);
         // Invalid values are the rules' to refuse, with their own message.
         let Ok(params) = kudo_package::params::template_values(&ov.spec, &values) else {
             return Ok(());
@@ -158,6 +161,24 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         }
         Ok(())
     }
+}
+
+/// The values of a manual run this change asks for: a new
+/// `spec.planExecution.uid` with parameters. (The rules refuse values
+/// changed without a new uid.)
+fn new_execution_values<'s>(
+    old: Option<&kudo_api::InstanceSpec>,
+    new: &'s kudo_api::InstanceSpec,
+) -> Option<&'s std::collections::BTreeMap<String, String>> {
+    let pe = new.plan_execution.as_ref()?;
+    let uid = pe.uid.as_deref().filter(|u| !u.is_empty())?;
+    let old_uid = old
+        .and_then(|o| o.plan_execution.as_ref())
+        .and_then(|p| p.uid.as_deref());
+    if old_uid == Some(uid) {
+        return None;
+    }
+    pe.parameters.as_ref().filter(|v| !v.is_empty())
 }
 
 /// Why a change the rules admit is refused after a read or a render.

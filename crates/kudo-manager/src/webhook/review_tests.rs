@@ -428,3 +428,52 @@ async fn an_instance_of_an_operator_version_that_fails_package_verify_is_refused
         "{message}"
     );
 }
+
+/// An update of `inject_ov`'s Instance asking for a run of deploy with
+/// `values` for that run only.
+fn run_with(values: serde_json::Value) -> Vec<u8> {
+    let mut new = with_greeting("hello");
+    new["spec"]["planExecution"] =
+        serde_json::json!({"planName": "deploy", "uid": "r1", "parameters": values});
+    let mut body: serde_json::Value = serde_json::from_slice(&review_json("UPDATE", new)).unwrap();
+    body["request"]["oldObject"] = with_greeting("hello");
+    serde_json::to_vec(&body).unwrap()
+}
+
+#[tokio::test]
+async fn a_plan_parameter_is_rendered_and_refused_like_an_instance_parameter() {
+    let reviewer = Reviewer::new(
+        StaticOperatorVersions::from_iter([inject_ov()]),
+        Duration::from_secs(1),
+    );
+    let review = reviewer
+        .review_bytes(&run_with(
+            serde_json::json!({"GREETING": "x\nkind: Secret"}),
+        ))
+        .await;
+    assert!(
+        refusal(&review, 403).contains("parameter GREETING adds"),
+        "{:?}",
+        response(&review)
+    );
+    let review = reviewer
+        .review_bytes(&run_with(serde_json::json!({"GREETING": "hello world"})))
+        .await;
+    assert!(response(&review).allowed, "{:?}", response(&review));
+}
+
+#[tokio::test]
+async fn an_undeclared_plan_parameter_is_refused_at_admission() {
+    let reviewer = Reviewer::new(
+        StaticOperatorVersions::from_iter([inject_ov()]),
+        Duration::from_secs(1),
+    );
+    let review = reviewer
+        .review_bytes(&run_with(serde_json::json!({"GREETNG": "x"})))
+        .await;
+    let message = refusal(&review, 403);
+    assert!(
+        message.contains("GREETNG") && message.contains("not declared"),
+        "{message}"
+    );
+}

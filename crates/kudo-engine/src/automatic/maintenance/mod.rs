@@ -174,6 +174,7 @@ fn try_start(
         trigger: Trigger::Maintenance(notice.describe()),
         break_glass: false,
         consumes: Consumes::Nothing,
+        parameters: Default::default(),
     };
     if cx.held(&req, st, out) {
         return false;
