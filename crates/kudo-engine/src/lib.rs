@@ -88,7 +88,8 @@ pub use model::{
     TaskOutcome, TaskResult, error, facts, health, outcome,
 };
 pub use plan::{
-    operations, ownership, params, ready, select, suppression, tenancy, tree, walk, windows,
+    assets, blocked, operations, ownership, params, ready, select, suppression, tenancy, tree,
+    walk, windows,
 };
 
 /// Decides what to do next for one Instance (see [`model`] for the loop

@@ -6,6 +6,8 @@
 //! ([`ready`]), parameters, tenancy and object ownership. Imports only
 //! from [`crate::model`].
 
+pub mod assets;
+pub mod blocked;
 pub(crate) mod definition;
 pub(crate) mod holds;
 pub(crate) mod lifecycle;
