@@ -141,7 +141,7 @@ fn other_conditions_are_kept() {
     };
     let b = held_since("2026-11-24T10:00:00Z", "closed");
     let v = judge(
-        &[ready.clone()],
+        std::slice::from_ref(&ready),
         &b,
         None,
         FOUR_HOURS,
