@@ -297,6 +297,11 @@ async fn restarted_manager_finishes_the_plan_without_redoing_completed_steps() {
     })
     .await
     .unwrap();
+    // Recovery would undo the edit below beside the running plan; this
+    // test is about the plan alone.
+    env.patch_spec("k", json!({"recovery": "Disabled"}))
+        .await
+        .unwrap();
     env.stop_controller().await.unwrap();
     // An edit by hand that re-applying the completed step would undo (a
     // re-apply of unchanged content would not show in resourceVersion).

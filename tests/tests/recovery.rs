@@ -1,8 +1,8 @@
 //! Recovery of drift: objects a plan applied that are deleted, or whose
 //! fields kudo-manager owns are changed by another field manager, are
 //! re-applied by the `recovery` plan from the stored render; fields it does
-//! not own are left alone; recovery waits for a running plan and backs off
-//! from a fighting controller.
+//! not own are left alone; recovery backs off from a fighting controller.
+//! Recovery beside a running plan: `side_by_side.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Duration;
@@ -144,56 +144,6 @@ async fn a_changed_owned_field_is_restored_and_an_unowned_field_is_left_alone() 
         cm.metadata.labels.unwrap().get("team").map(String::as_str),
         Some("blue"),
         "the unowned label stays"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn recovery_waits_while_a_plan_runs_and_repairs_after_it() {
-    let env = Env::start().await.unwrap();
-    if env.is_remote() {
-        return; // the stuck rollout is simulated by the sandbox
-    }
-    deployed(&env, "wait").await;
-    // deploy runs again and waits on a Deployment that does not become ready.
-    let stuck = json!({"metadata": {"annotations": {"sandbox.kudo.dev/fail": "true"}}});
-    env.api::<Deployment>()
-        .patch("wait-app", &PatchParams::default(), &Patch::Merge(stuck))
-        .await
-        .unwrap();
-    env.patch_spec("wait", json!({"parameters": {"REPLICAS": "2"}}))
-        .await
-        .unwrap();
-    env.wait_for("wait", "deploy waiting on the app", T, |i| {
-        plan_status(i, "deploy") == Some(S::InProgress)
-            && kudo_e2e::step_status(i, "deploy", "main", "config") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
-    env.api::<ConfigMap>()
-        .delete("wait-config", &DeleteParams::default())
-        .await
-        .unwrap();
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let inst = env.instances().get("wait").await.unwrap();
-    assert!(
-        recoveries(&inst).is_empty(),
-        "deploy owns the objects while it runs"
-    );
-    assert!(greeting(&env, "wait-config").await.is_none());
-
-    let healthy = json!({"metadata": {"annotations": {"sandbox.kudo.dev/fail": null}}});
-    env.api::<Deployment>()
-        .patch("wait-app", &PatchParams::default(), &Patch::Merge(healthy))
-        .await
-        .unwrap();
-    env.wait_for("wait", "recovery after deploy", T, |i| {
-        plan_status(i, "deploy") == Some(S::Complete) && completed_recoveries(i) == 1
-    })
-    .await
-    .unwrap();
-    assert_eq!(
-        greeting(&env, "wait-config").await.as_deref(),
-        Some("hello")
     );
 }
 

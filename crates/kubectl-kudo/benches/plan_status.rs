@@ -52,6 +52,7 @@ fn big_plan() -> (Instance, OperatorVersionSpec) {
                     .collect(),
             })
             .collect(),
+        downtime: None,
     };
     let ov = OperatorVersionSpec {
         plans: BTreeMap::from([

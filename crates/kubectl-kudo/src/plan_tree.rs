@@ -19,9 +19,18 @@ pub fn format_time(time: &Time) -> String {
     time.0.strftime("%Y-%m-%d %H:%M:%S").to_string()
 }
 
-/// The plan to show live statuses for: the running one, else the one the
+/// The plan to show live statuses for: the active one while it runs (a
+/// recovery may run beside it), else a running one, else the one the
 /// manager reports as active, else the most recently updated.
 pub fn active_plan_name(status: &InstanceStatus) -> Option<String> {
+    if let Some(active) = &status.active_plan
+        && status
+            .plan_status
+            .get(&active.name)
+            .is_some_and(|p| p.status().is_running())
+    {
+        return Some(active.name.clone());
+    }
     if let Some((name, _)) = status
         .plan_status
         .iter()

@@ -21,6 +21,7 @@ fn ov() -> OperatorVersionSpec {
                 tasks: vec![],
             }],
         }],
+        downtime: None,
     };
     OperatorVersionSpec {
         plans: BTreeMap::from([
@@ -131,6 +132,29 @@ fn running_plan_wins_over_a_more_recently_updated_one() {
         },
     );
     assert_eq!(active_plan_name(&status).as_deref(), Some("validate"));
+}
+
+#[test]
+fn with_a_recovery_running_beside_it_the_active_plan_is_shown_and_both_run() {
+    let running = || PlanStatus {
+        status: Some(ExecutionStatus::InProgress),
+        uid: Some("u".into()),
+        ..Default::default()
+    };
+    let mut status = failed_deploy();
+    status.plan_status.insert("validate".into(), running());
+    status.plan_status.insert("recovery".into(), running());
+    status.active_plan = Some(kudo_api::ActivePlan {
+        name: "validate".into(),
+        status: ExecutionStatus::InProgress,
+        ..Default::default()
+    });
+    assert_eq!(active_plan_name(&status).as_deref(), Some("validate"));
+    let text = render(&instance(Some(status)), Some(&ov()), false);
+    assert!(text.contains("Active-Plan: \"validate\""), "{text}");
+    assert!(text.contains("Plan validate"), "{text}");
+    assert!(text.contains("Plan recovery"), "{text}");
+    assert_eq!(text.matches("IN_PROGRESS").count(), 2, "{text}");
 }
 
 #[test]

@@ -394,6 +394,10 @@ pub struct Blocker {
     /// Step it concerns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
+    /// For a window or a suppression: since when the plan it concerns has
+    /// been held by one without a break.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Time>,
 }
 
 /// Kinds of [`Blocker`].

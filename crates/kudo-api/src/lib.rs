@@ -36,7 +36,7 @@ pub use maintenance::{
     MaintenanceResponse, MaintenanceSchedule, MaintenanceScheduleSpec, MaintenanceScheduleStatus,
     NodeMaintenance, NodeWindow, PodPlacement, Unavailability,
 };
-pub use operations::{MaintenanceWindow, PlanAction, PlanOperation, Suppression};
+pub use operations::{MaintenanceWindow, PlanAction, PlanOperation, Suppression, WindowKind};
 pub use operator::{Maintainer, Operator, OperatorSpec};
 pub use operator_version::{
     OperatorVersion, OperatorVersionSpec, Parameter, ParameterType, Phase, PipeSpec, Plan, Step,

@@ -116,6 +116,32 @@ pub struct MaintenanceWindow {
     /// IANA time zone; UTC when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
+    /// Which plans the window is for (Apollo): `NoDowntime` (unset) for
+    /// every plan, `Downtime` only for plans that declare `downtime: true`,
+    /// which also need a no-downtime window to be open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<WindowKind>,
+}
+
+/// Which plans a maintenance window is for: `NoDowntime` (the default)
+/// every plan, `Downtime` only plans that declare `downtime: true` (which
+/// need a no-downtime window open too).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum WindowKind {
+    /// A window for plans that keep the service up (the default).
+    #[default]
+    NoDowntime,
+    /// A window for plans that take the service down.
+    Downtime,
+}
+
+impl std::fmt::Display for WindowKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::NoDowntime => "no-downtime",
+            Self::Downtime => "downtime",
+        })
+    }
 }
 
 /// A manual suppression window: while active, no plan starts automatically

@@ -88,6 +88,11 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("nullable" = true))]
     pub phases: Vec<Phase>,
+    /// kudo-rs: the plan takes the service down, so it starts and starts
+    /// steps only inside the Instance's downtime windows (KUDO's package
+    /// reader does not read this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downtime: Option<bool>,
 }
 
 /// A phase: steps run by a strategy.

@@ -88,8 +88,8 @@ pub use model::{
     TaskOutcome, TaskResult, error, facts, health, outcome,
 };
 pub use plan::{
-    execution, operations, ownership, params, ready, select, suppression, tenancy, tree, walk,
-    windows,
+    assets, blocked, execution, operations, ownership, params, ready, select, suppression, tenancy,
+    tree, walk, windows,
 };
 
 /// Decides what to do next for one Instance (see [`model`] for the loop

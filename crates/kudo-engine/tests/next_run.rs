@@ -45,6 +45,7 @@ fn nightly() -> MaintenanceWindow {
         start: "22:00".into(),
         end: "04:00".into(),
         time_zone: Some("UTC".into()),
+        kind: None,
     }
 }
 

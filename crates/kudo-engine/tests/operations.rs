@@ -238,6 +238,7 @@ fn nightly() -> MaintenanceWindow {
         start: "22:00".into(),
         end: "04:00".into(),
         time_zone: Some("UTC".into()),
+        kind: None,
     }
 }
 
@@ -287,6 +288,7 @@ fn manager_default_windows_intersect_with_the_instance_windows() {
             start: "01:00".into(),
             end: "02:00".into(),
             time_zone: Some("UTC".into()),
+            kind: None,
         });
     let d = sim.all_done();
     assert!(run_keys(&d).is_empty());

@@ -28,6 +28,11 @@ pub struct EngineFlags {
     /// with `spec.recovery: Disabled`).
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub recovery: bool,
+    /// A plan held by a maintenance window or a suppression for this long
+    /// gets a `PlanBlockedTooLong` Warning Event and the condition
+    /// `Blocked` naming what holds it (0 = never).
+    #[arg(long, value_name = "DURATION", default_value = "4h", value_parser = parse_duration)]
+    pub blocked_warning_after: Duration,
 }
 
 impl EngineFlags {
@@ -44,6 +49,8 @@ impl EngineFlags {
             auto_suppress_on_failure: self.auto_suppress_on_failure,
             auto_suppression_duration: self.auto_suppression_duration,
             recovery: self.recovery,
+            blocked_warning_after: (!self.blocked_warning_after.is_zero())
+                .then_some(self.blocked_warning_after),
             ..EngineConfig::default()
         })
     }
@@ -151,6 +158,7 @@ pub fn parse_maintenance_window(s: &str) -> std::result::Result<MaintenanceWindo
         start: start.to_string(),
         end: end.to_string(),
         time_zone: tz,
+        kind: None,
     };
     kudo_engine::windows::validate(std::slice::from_ref(&window)).map_err(|e| match e {
         kudo_engine::EngineError::InvalidWindow {
@@ -215,6 +223,7 @@ mod tests {
             start: start.into(),
             end: end.into(),
             time_zone: tz.map(String::from),
+            kind: None,
         }
     }
 
@@ -307,9 +316,16 @@ mod tests {
             auto_suppress_on_failure: false,
             auto_suppression_duration: Some(Duration::from_secs(60)),
             recovery: false,
+            blocked_warning_after: Duration::from_secs(3600),
         };
         let c = flags.engine_config().unwrap();
         assert!(!c.recovery);
+        assert_eq!(c.blocked_warning_after, Some(Duration::from_secs(3600)));
+        let off = EngineFlags {
+            blocked_warning_after: Duration::ZERO,
+            ..flags.clone()
+        };
+        assert_eq!(off.engine_config().unwrap().blocked_warning_after, None);
         assert_eq!(c.default_maintenance_windows, flags.maintenance_windows);
         assert!(!c.auto_suppress_on_failure);
         assert_eq!(c.auto_suppression_duration, Some(Duration::from_secs(60)));
@@ -322,6 +338,7 @@ mod tests {
             auto_suppress_on_failure: true,
             auto_suppression_duration: None,
             recovery: true,
+            blocked_warning_after: Duration::from_secs(4 * 3600),
         };
         let e = flags.engine_config().unwrap_err().to_string();
         assert!(

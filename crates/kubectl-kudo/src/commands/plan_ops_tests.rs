@@ -24,6 +24,7 @@ fn ov() -> OperatorVersion {
                             tasks: vec![],
                         }],
                     }],
+                    downtime: None,
                 },
             )]),
             ..Default::default()

@@ -71,7 +71,12 @@ pub(super) fn check_operations(
             }
             None => {}
         }
-        check_operation(op, ov, status).map_err(|e| {
+        let namespace = new
+            .metadata
+            .namespace
+            .as_deref()
+            .or(old.metadata.namespace.as_deref());
+        check_operation(op, ov, namespace, status).map_err(|e| {
             format!(
                 "Instance {name}: plan operation {:?} ({}): {e}",
                 op.id, op.action
@@ -103,9 +108,15 @@ fn check_order(old: &[PlanOperation], new: &[PlanOperation]) -> Result<(), Strin
 }
 
 /// A pod operation names its pod (and that pod's uid, so it acts once), no
-/// plan, phase or step, and waits for no plan but recovery. Whether the pod
-/// belongs to the Instance is checked where pods can be read.
-fn check_pod_operation(op: &PlanOperation, status: &StatusFacts) -> Result<(), String> {
+/// plan, phase or step, and waits only for a running plan that works on
+/// the pod's workload. Whether the pod belongs to the Instance is checked
+/// where pods can be read.
+fn check_pod_operation(
+    op: &PlanOperation,
+    ov: &OperatorVersion,
+    namespace: Option<&str>,
+    status: &StatusFacts,
+) -> Result<(), String> {
     let Some(pod) = op.pod.as_deref().filter(|p| !p.is_empty()) else {
         return Err("name the pod (spec.planOperations[].pod)".to_string());
     };
@@ -126,9 +137,12 @@ fn check_pod_operation(op: &PlanOperation, status: &StatusFacts) -> Result<(), S
             .plan_status
             .get(active)
             .is_some_and(|p| p.status().is_running())
+        && let Some(claim) =
+            crate::plan::assets::Dirtied::of_facts(ov, active, status).claim_pod(namespace, pod)
     {
         return Err(format!(
-            "plan {active:?} is running and owns the workload; {} pod {pod:?} after it ends",
+            "plan {active:?} is working on the workload of pod {pod:?} ({claim}); {} the pod \
+             after the plan ends",
             crate::automatic::recovery_pods::step_name(op.action)
         ));
     }
@@ -159,19 +173,21 @@ fn recovery_definition(status: &StatusFacts) -> kudo_api::Plan {
                     .collect(),
             })
             .collect(),
+        downtime: None,
     }
 }
 
 fn check_operation(
     op: &PlanOperation,
     ov: &OperatorVersion,
+    namespace: Option<&str>,
     status: &StatusFacts,
 ) -> Result<(), String> {
     if op.action == PlanAction::ClearSuppression {
         return Ok(());
     }
     if op.action.is_pod() {
-        return check_pod_operation(op, status);
+        return check_pod_operation(op, ov, namespace, status);
     }
     let plans: Vec<&str> = ov.spec.plans.keys().map(String::as_str).collect();
     let Some(plan_name) = op

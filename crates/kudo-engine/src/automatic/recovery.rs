@@ -8,9 +8,13 @@
 //! - recovery is on unless `spec.recovery: Disabled` or the manager runs
 //!   with recovery off, and never while the Instance is being deleted or an
 //!   OperatorVersion defines its own plan called `recovery`;
-//! - it starts only while no plan runs and no plan is asked for: a running
-//!   plan owns the objects, and recovery of the rest waits until it ends;
-//!   any new plan request overrides a running recovery;
+//! - while no plan runs and none is asked for, every drifted object is
+//!   recovered; while a plan runs, objects its current and remaining steps
+//!   do not touch (DC/OS' dirtied assets, [`crate::plan::assets`]) are
+//!   recovered at once, beside it, and the others wait for it (it
+//!   re-applies them anyway); the running plan stays the active one;
+//! - any plan started overrides a running recovery, active or beside;
+//! - drift found while recovery runs waits until that recovery ends;
 //! - it is an automatic plan: suppressions, maintenance windows, pause and
 //!   cancel hold it as any other;
 //! - an object recovered within the last hour waits 30 s, 60 s, 2 min, ...
@@ -27,11 +31,12 @@ use kudo_api::{
     RecoveryPolicy, RecoveryRecord, StepStatus, TaskStatus,
 };
 
-use crate::model::facts::event;
+use crate::model::facts::{event, recovery_running, running_plan};
 use crate::model::health::object_label;
 use crate::model::{EngineConfig, EventType};
+use crate::plan::assets::Dirtied;
 use crate::plan::holds::wake;
-use crate::plan::lifecycle::AutoPlan;
+use crate::plan::lifecycle::{AutoPlan, start_beside};
 use crate::plan::select::{Consumes, PlanRequest, Trigger, derived_uid};
 use crate::plan::walk::WalkOutput;
 
@@ -128,12 +133,58 @@ fn fresh_status(objects: &[&Drift]) -> PlanStatus {
     }
 }
 
-/// Starts the recovery plan for the drifted objects whose backoff has
-/// passed, when nothing else runs; whether the status changed. The caller
-/// has checked that no plan runs or was asked for.
-pub(crate) fn consider(
+/// Recovery in one decide pass: nothing while recovery runs; every
+/// drifted object while no plan runs and none is asked for (`asked`);
+/// beside a running plan, the objects it does not touch.
+pub(crate) fn consider_in_pass(
     cx: &AutoPlan<'_>,
     drift: &[Drift],
+    asked: bool,
+    st: &mut InstanceStatus,
+    out: &mut WalkOutput,
+) -> bool {
+    if drift.is_empty() || recovery_running(st) {
+        return false;
+    }
+    match running_plan(st) {
+        None if !asked => consider(cx, drift, None, st, out),
+        None => false,
+        Some(plan) => {
+            let claims: Vec<Option<String>> = {
+                let dirtied = Dirtied::of_status(cx.ov, &plan, st);
+                drift
+                    .iter()
+                    .map(|d| dirtied.claim(&d.object).map(ToString::to_string))
+                    .collect()
+            };
+            let running = Running {
+                plan: &plan,
+                claims: &claims,
+            };
+            consider(cx, drift, Some(&running), st, out)
+        }
+    }
+}
+
+/// The plan running while drift is considered, and which of its steps
+/// claims each drifted object.
+struct Running<'d> {
+    /// Its name.
+    plan: &'d str,
+    /// For each drifted object, in order, the step that works on it
+    /// ([`Dirtied::claim`]).
+    claims: &'d [Option<String>],
+}
+
+/// Starts the recovery plan for the drifted objects whose backoff has
+/// passed; whether the status changed. The caller has checked that
+/// recovery does not run and that either no plan runs and none was asked
+/// for, or `running` is the plan that runs: then only objects it does not
+/// touch are recovered, beside it.
+fn consider(
+    cx: &AutoPlan<'_>,
+    drift: &[Drift],
+    running: Option<&Running<'_>>,
     st: &mut InstanceStatus,
     out: &mut WalkOutput,
 ) -> bool {
@@ -156,7 +207,20 @@ pub(crate) fn consider(
         return false;
     }
     let mut due = Vec::new();
-    for d in drift {
+    for (i, d) in drift.iter().enumerate() {
+        if let Some(r) = running
+            && let Some(Some(claim)) = r.claims.get(i)
+        {
+            out.push_blocker(blocker(
+                BlockerKind::Other,
+                format!(
+                    "{d}; recovery waits for plan {:?}, which works on it ({claim})",
+                    r.plan
+                ),
+                None,
+            ));
+            continue;
+        }
         match next_allowed(
             &st.recoveries,
             &d.object,
@@ -198,7 +262,10 @@ pub(crate) fn consider(
     }
     st.plan_status
         .insert(RECOVERY_PLAN.to_string(), fresh_status(&due));
-    cx.start(st, &req, out);
+    match running {
+        Some(_) => start_beside(cx.instance, st, &req, cx.config, cx.now, out),
+        None => cx.start(st, &req, out),
+    }
     out.actions.push(event(
         EventType::Normal,
         "DriftDetected",

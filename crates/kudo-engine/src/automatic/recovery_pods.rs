@@ -5,20 +5,23 @@
 //! names (by uid, so only once) and is done when its controller has
 //! started it again and it is ready; the phase shows until then.
 //!
-//! A pod operation joins a running recovery plan, or starts a new one. It
-//! is refused (recorded as a no-op) while another plan runs: that plan
-//! owns the workload.
+//! A pod operation joins a running recovery plan, or starts a new one
+//! (beside a running plan, which stays the active one). It is refused
+//! (recorded as a no-op) when the running plan's current or remaining
+//! steps touch the pod's workload ([`crate::plan::assets`]): that plan
+//! replaces its pods itself.
 
 use jiff::Timestamp;
 use kudo_api::names::RECOVERY_PLAN;
 use kudo_api::{
-    ExecutionStatus as S, Instance, InstanceStatus, PhaseStatus, PlanAction, PlanOperation,
-    PlanStatus, StepStatus, TaskStatus,
+    ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion, PhaseStatus, PlanAction,
+    PlanOperation, PlanStatus, StepStatus, TaskStatus,
 };
 
-use crate::model::facts::{event, running_plan};
+use crate::model::facts::{event, recovery_running, running_plan};
 use crate::model::{EngineConfig, EventType};
-use crate::plan::lifecycle::start;
+use crate::plan::assets::Dirtied;
+use crate::plan::lifecycle::{start, start_beside};
 use crate::plan::select::{Consumes, PlanRequest, Trigger, derived_uid};
 use crate::plan::walk::WalkOutput;
 
@@ -49,6 +52,7 @@ pub fn operation_of<'i>(instance: &'i Instance, task: &str) -> Option<&'i PlanOp
 /// changed.
 pub(crate) fn apply_new(
     inst: &Instance,
+    ov: &OperatorVersion,
     st: &mut InstanceStatus,
     config: &EngineConfig,
     now: Timestamp,
@@ -56,12 +60,13 @@ pub(crate) fn apply_new(
 ) -> bool {
     let wanted = |o: &PlanOperation| o.action.is_pod();
     crate::plan::operations::apply_each(inst, st, now, wanted, |op, st| {
-        apply_one(inst, op, st, config, now, out)
+        apply_one(inst, ov, op, st, config, now, out)
     })
 }
 
 fn apply_one(
     inst: &Instance,
+    ov: &OperatorVersion,
     op: &PlanOperation,
     st: &mut InstanceStatus,
     config: &EngineConfig,
@@ -71,13 +76,17 @@ fn apply_one(
     let (Some(pod), Some(_)) = (op.pod.as_deref(), op.pod_uid.as_deref()) else {
         return format!("no-op: {} needs the pod's name and uid", op.action);
     };
-    if let Some(running) = running_plan(st).filter(|p| p != RECOVERY_PLAN) {
+    let namespace = inst.metadata.namespace.as_deref().unwrap_or("default");
+    let running = running_plan(st).filter(|p| p != RECOVERY_PLAN);
+    if let Some(running) = &running
+        && let Some(claim) = Dirtied::of_status(ov, running, st).claim_pod(Some(namespace), pod)
+    {
         return format!(
-            "no-op: plan {running:?} is running; {} pod {pod} after it ends",
+            "no-op: plan {running:?} is working on pod {pod}'s workload ({claim}); {} it after \
+             the plan ends",
             step_name(op.action)
         );
     }
-    let namespace = inst.metadata.namespace.as_deref().unwrap_or("default");
     let phase = PhaseStatus {
         name: phase_name(namespace, pod),
         status: Some(S::Pending),
@@ -101,7 +110,7 @@ fn apply_one(
             .unwrap_or_default()
     );
     let cause = format!("pod {pod}: {} requested by {who}", step_name(op.action));
-    if running_plan(st).is_some()
+    if recovery_running(st)
         && let Some(ps) = st.plan_status.get_mut(RECOVERY_PLAN)
     {
         // Joins the running recovery plan.
@@ -129,7 +138,10 @@ fn apply_one(
         consumes: Consumes::Nothing,
         parameters: Default::default(),
     };
-    start(inst, st, &req, config, now, out);
+    match running {
+        Some(_) => start_beside(inst, st, &req, config, now, out),
+        None => start(inst, st, &req, config, now, out),
+    }
     out.actions
         .push(event(EventType::Normal, "PodOperation", cause));
     format!(

@@ -36,7 +36,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
         return stages::without_operator_version(&input, st, out);
     };
     let inst = input.instance;
-    let window = windows::state(
+    let window = windows::Windows::at(
         &inst.spec.maintenance_windows,
         &input.config.default_maintenance_windows,
         input.now,
@@ -48,7 +48,7 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
             ov,
             config: input.config,
             manual_suppression: suppression::active_manual(&inst.spec.suppressions, input.now),
-            window: &window,
+            windows: &window,
             now: input.now,
         },
     );

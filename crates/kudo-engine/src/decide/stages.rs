@@ -7,16 +7,18 @@ use kudo_api::names::{CLEANUP_FINALIZER, CLEANUP_PLAN, DEPLOY_PLAN, RECOVERY_PLA
 use kudo_api::{Blocker, ExecutionStatus as S, Instance, InstanceStatus, OperatorVersion};
 
 use crate::automatic::{maintenance, recovery, recovery_pods};
-use crate::model::facts::{cluster_scoped_objects, event, other, release, running_plan};
+use crate::model::facts::{
+    cluster_scoped_objects, event, other, recovery_beside, release, running_plan,
+};
 use crate::model::subject::Identity;
 use crate::model::{Action, Effects, EventType, Input, Observed};
 use crate::plan::definition::plan_of;
 use crate::plan::holds::{start_hold, step_hold, wake};
-use crate::plan::lifecycle::{AutoPlan, Before, finish_active, start};
+use crate::plan::lifecycle::{AutoPlan, Before, finish_active, finish_beside, start};
 use crate::plan::select::{self, Selection, Trigger};
 use crate::plan::tree::{sync_plan, sync_plan_in_place};
 use crate::plan::walk::{Walk, WalkOutput};
-use crate::plan::{operations, ready, tenancy};
+use crate::plan::{blocked, operations, ready, tenancy};
 
 /// The OperatorVersion this pass may read: the one spec names, if it
 /// exists, is of this namespace or shared with it, and is usable. When not,
@@ -187,7 +189,7 @@ impl<'a> Pass<'a> {
             inst,
             st,
             cx.manual_suppression,
-            cx.window,
+            cx.window(&req.plan),
             cx.now,
             out,
         );
@@ -202,7 +204,7 @@ impl<'a> Pass<'a> {
                     inst,
                     st,
                     cx.manual_suppression,
-                    cx.window,
+                    cx.window(&m.plan),
                     cx.now,
                     &mut scratch,
                 )
@@ -224,7 +226,8 @@ impl<'a> Pass<'a> {
     }
 
     /// Starts the plans the engine asks for itself: recovery of drifted
-    /// objects when nothing runs and nothing is asked for, and the
+    /// objects (all of them when nothing runs and nothing is asked for;
+    /// beside a running plan those it does not touch), and the
     /// maintenance plan for a maintenance notice.
     pub(super) fn automatic_plans(
         &self,
@@ -233,9 +236,8 @@ impl<'a> Pass<'a> {
         out: &mut WalkOutput,
     ) -> bool {
         let mut changed = false;
-        if !picked.asked && running_plan(st).is_none() {
-            changed |= recovery::consider(&self.cx, &self.observed.drift, st, out);
-        }
+        changed |=
+            recovery::consider_in_pass(&self.cx, &self.observed.drift, picked.asked, st, out);
         changed |= maintenance::consider(&self.cx, self.observed.maintenance.as_ref(), st, out);
         changed
     }
@@ -252,47 +254,64 @@ impl<'a> Pass<'a> {
         let (inst, ov, now) = (self.cx.instance, self.cx.ov, self.cx.now);
         let others = |o: &kudo_api::PlanOperation| !clears(o) && !o.action.is_pod();
         let mut changed = operations::apply_new(inst, ov, st, now, others, applied);
-        changed |= recovery_pods::apply_new(inst, st, self.cx.config, now, out);
+        changed |= recovery_pods::apply_new(inst, ov, st, self.cx.config, now, out);
         changed
     }
 
-    /// Walks the running plan: which tasks run, which steps finish, retry
-    /// or fail, under the holds of this pass (cleanup is held by none).
-    /// What changed is in `out.changed`.
+    /// Walks the running plans: the active one and a recovery beside it;
+    /// which tasks run, which steps finish, retry or fail, under the holds
+    /// of this pass (cleanup is held by none). What changed is in
+    /// `out.changed`.
     pub(super) fn walk(&self, st: &mut InstanceStatus, out: &mut WalkOutput) {
-        let cx = &self.cx;
-        let inst = cx.instance;
-        let active_def = st
-            .active_plan
-            .as_ref()
-            .and_then(|a| plan_of(cx.ov, st, &a.name));
-        let Some(active) = &st.active_plan else {
+        let Some(active) = st.active_plan.as_ref() else {
             return;
         };
-        let (Some(plan), Some(ps)) = (active_def, st.plan_status.get_mut(&active.name)) else {
+        let (name, break_glass) = (active.name.clone(), active.break_glass == Some(true));
+        self.walk_plan(&name, break_glass, st, out);
+        if recovery_beside(st) {
+            self.walk_plan(RECOVERY_PLAN, false, st, out);
+        }
+    }
+
+    fn walk_plan(
+        &self,
+        name: &str,
+        break_glass: bool,
+        st: &mut InstanceStatus,
+        out: &mut WalkOutput,
+    ) {
+        let cx = &self.cx;
+        let inst = cx.instance;
+        let def = plan_of(cx.ov, st, name);
+        let (Some(plan), Some(ps)) = (def, st.plan_status.get_mut(name)) else {
             return;
         };
         if !ps.status().is_running() {
             return;
         }
-        let hold = if active.name == CLEANUP_PLAN {
+        let hold = if name == CLEANUP_PLAN {
             None
         } else {
             step_hold(
                 cx.manual_suppression,
-                cx.window,
-                active.break_glass == Some(true),
+                cx.window(name),
+                break_glass,
                 cx.now,
                 out,
             )
-        };
+        }
+        // Named, so that how long this plan is held is told apart.
+        .map(|h| Blocker {
+            plan: Some(name.to_string()),
+            ..h
+        });
         let uid = ps.uid.clone().unwrap_or_default();
         Walk {
             instance: (
                 namespace_of(inst),
                 inst.metadata.name.as_deref().unwrap_or_default(),
             ),
-            plan_name: &active.name,
+            plan_name: name,
             uid: &uid,
             observed: self.observed,
             now: cx.now,
@@ -322,6 +341,7 @@ impl<'a> Pass<'a> {
     ) -> bool {
         let now = self.cx.now;
         let mut changed = finish_active(before, st, applied, self.cx.config, now, out);
+        changed |= finish_beside(before, st, applied, self.cx.config, now, out);
         changed |= maintenance::after_walk(st, now, out);
         if picked.queued && running_plan(st).is_none() {
             // The plan in the way just ended: look again at once for the queued one.
@@ -353,7 +373,10 @@ impl<'a> Pass<'a> {
             &ps.message,
             self.cx.now,
         ) {
-            Some(conds) => replace(&mut st.conditions, conds),
+            Some(conds) => {
+                let conds = ready::keep_others(&st.conditions, conds);
+                replace(&mut st.conditions, conds)
+            }
             None => false,
         }
     }
@@ -406,7 +429,30 @@ impl<'a> Pass<'a> {
         {
             changed |= replace(&mut active.status, ps.status());
         }
-        changed |= replace(&mut st.blockers, out.take_blockers());
+        let mut blockers = out.take_blockers();
+        let active = running_plan(st);
+        blocked::stamp_since(&st.blockers, &mut blockers, active.as_deref(), self.cx.now);
+        changed |= replace(&mut st.blockers, blockers);
+        if let Some(after) = self.cx.config.blocked_warning_after {
+            let v = blocked::judge(
+                &st.conditions,
+                &st.blockers,
+                active.as_deref(),
+                after,
+                self.cx.now,
+            );
+            if let Some(at) = v.wake_at {
+                wake(out, at);
+            }
+            if let Some(message) = v.warning {
+                out.actions
+                    .push(event(EventType::Warning, blocked::EVENT_REASON, message));
+            }
+            if let Some(conditions) = v.conditions {
+                st.conditions = conditions;
+                changed = true;
+            }
+        }
         let generation = self
             .cx
             .instance

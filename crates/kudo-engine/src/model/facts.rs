@@ -15,6 +15,23 @@ pub(crate) fn running_plan(st: &InstanceStatus) -> Option<String> {
         .map(|_| active.name.clone())
 }
 
+/// Whether the recovery plan runs, as the active plan or beside it.
+pub(crate) fn recovery_running(st: &InstanceStatus) -> bool {
+    st.plan_status
+        .get(kudo_api::names::RECOVERY_PLAN)
+        .is_some_and(|p| p.status().is_running())
+}
+
+/// Whether the recovery plan runs beside the active plan (which stays the
+/// plan a user or a change asked for).
+pub(crate) fn recovery_beside(st: &InstanceStatus) -> bool {
+    recovery_running(st)
+        && st
+            .active_plan
+            .as_ref()
+            .is_some_and(|a| a.name != kudo_api::names::RECOVERY_PLAN)
+}
+
 /// `(namespace, name)` of an Instance, as messages name it.
 pub(crate) fn identity_of(instance: &kudo_api::Instance) -> (&str, &str) {
     (

@@ -50,6 +50,10 @@ pub struct EngineConfig {
     /// Wait after an object's first recovery within an hour before the
     /// next; it doubles with each further one (capped at an hour).
     pub recovery_backoff: Duration,
+    /// A plan held by a window or a suppression for this long gets a
+    /// `PlanBlockedTooLong` Warning and the condition `Blocked` (Apollo
+    /// alerts after four hours); `None`: never.
+    pub blocked_warning_after: Option<Duration>,
 }
 
 impl Default for EngineConfig {
@@ -63,6 +67,7 @@ impl Default for EngineConfig {
             history_limit: 20,
             recovery: true,
             recovery_backoff: RECOVERY_BACKOFF_BASE,
+            blocked_warning_after: None,
         }
     }
 }

@@ -83,7 +83,7 @@ pub struct Observed {
     /// Task results by task.
     pub tasks: BTreeMap<TaskKey, TaskResult>,
     /// Objects applied by plans that are no longer as those plans left
-    /// them (the manager looks only while no plan runs).
+    /// them (the manager looks while recovery itself does not run).
     pub drift: Vec<Drift>,
     /// Node maintenance the Instance's pods are affected by (read from the
     /// MaintenanceSchedule's status).

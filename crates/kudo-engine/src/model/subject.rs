@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use kudo_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kudo_api::{
-    ActivePlan, AppliedConfig, AutoSuppression, ExecutionStatus, Instance, InstanceSpec,
-    InstanceStatus, PhaseStatus, PlanStatus, StepStatus, Time,
+    ActivePlan, AppliedConfig, AppliedObject, AutoSuppression, ExecutionStatus, Instance,
+    InstanceSpec, InstanceStatus, PhaseStatus, PlanStatus, StepStatus, TaskStatus, Time,
 };
 use serde::Deserialize;
 
@@ -122,6 +122,20 @@ pub struct StepFacts {
     /// `status` (NEVER_RUN when absent).
     #[serde(default)]
     pub status: Option<ExecutionStatus>,
+    /// `tasks`: what each task applied (the objects a running plan works on).
+    #[serde(default)]
+    pub tasks: Vec<TaskFacts>,
+}
+
+/// One task of a step status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct TaskFacts {
+    /// `name`.
+    #[serde(default)]
+    pub name: String,
+    /// `objects`.
+    #[serde(default)]
+    pub objects: Vec<AppliedObject>,
 }
 
 impl Subject {
@@ -263,11 +277,27 @@ impl From<&StepStatus> for StepFacts {
             attempts: _,
             next_retry_at: _,
             forced: _,
-            tasks: _,
+            tasks,
         } = step;
         Self {
             name: name.clone(),
             status: *status,
+            tasks: tasks.iter().map(TaskFacts::from).collect(),
+        }
+    }
+}
+
+impl From<&TaskStatus> for TaskFacts {
+    fn from(task: &TaskStatus) -> Self {
+        let TaskStatus {
+            name,
+            status: _,
+            message: _,
+            objects,
+        } = task;
+        Self {
+            name: name.clone(),
+            objects: objects.clone(),
         }
     }
 }

@@ -43,5 +43,6 @@ pub fn plan_definition(status: &PlanStatus) -> Plan {
                     .collect(),
             })
             .collect(),
+        downtime: None,
     }
 }

@@ -2,7 +2,7 @@
 //! maintenance windows), as blockers, and when to look again.
 
 use jiff::Timestamp;
-use kudo_api::{Blocker, BlockerKind, InstanceStatus};
+use kudo_api::{Blocker, BlockerKind, InstanceStatus, WindowKind};
 
 use crate::model::facts::other;
 use crate::plan::select::{PlanRequest, Trigger};
@@ -22,10 +22,13 @@ fn suppressed_blocker(s: &kudo_api::Suppression) -> Blocker {
     }
 }
 
-fn window_blocker(
-    window: &Result<windows::WindowState, crate::model::error::EngineError>,
-    out: &mut WalkOutput,
-) -> Option<Blocker> {
+/// The window state a plan waits for, and the kind of window it is.
+pub(crate) type PlanWindow<'w> = (
+    WindowKind,
+    &'w Result<windows::WindowState, crate::model::error::EngineError>,
+);
+
+fn window_blocker((kind, window): PlanWindow<'_>, out: &mut WalkOutput) -> Option<Blocker> {
     match window {
         Ok(windows::WindowState::Open { .. }) => None,
         Ok(windows::WindowState::Closed { opens_at }) => {
@@ -35,10 +38,11 @@ fn window_blocker(
             Some(Blocker {
                 kind: BlockerKind::MaintenanceWindow,
                 message: match opens_at {
-                    Some(at) => format!("maintenance window closed until {at}"),
-                    None => "maintenance window closed: the Instance's windows and the manager's \
-                             default windows do not overlap in the next two weeks"
-                        .to_string(),
+                    Some(at) => format!("{kind} maintenance window closed until {at}"),
+                    None => format!(
+                        "{kind} maintenance window closed: the Instance's windows and the \
+                         manager's default windows do not overlap in the next two weeks"
+                    ),
                 },
                 until: opens_at.map(crate::model::time),
                 ..Default::default()
@@ -53,7 +57,7 @@ fn window_blocker(
 /// Why new steps of the running plan may not start now.
 pub(crate) fn step_hold(
     manual: Option<&kudo_api::Suppression>,
-    window: &Result<windows::WindowState, crate::model::error::EngineError>,
+    window: PlanWindow<'_>,
     break_glass: bool,
     now: Timestamp,
     out: &mut WalkOutput,
@@ -78,7 +82,7 @@ pub(crate) fn start_hold(
     instance: &kudo_api::Instance,
     st: &InstanceStatus,
     manual: Option<&kudo_api::Suppression>,
-    window: &Result<windows::WindowState, crate::model::error::EngineError>,
+    window: PlanWindow<'_>,
     now: Timestamp,
     out: &mut WalkOutput,
 ) -> Option<Blocker> {

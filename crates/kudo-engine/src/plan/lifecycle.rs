@@ -9,9 +9,9 @@ use kudo_api::{
     OperatorVersion, PlanRun, Suppression,
 };
 
-use crate::model::facts::{event, running_plan};
+use crate::model::facts::{event, recovery_beside, running_plan};
 use crate::model::{EngineConfig, EventType};
-use crate::plan::holds::{start_hold, wake};
+use crate::plan::holds::{PlanWindow, start_hold, wake};
 use crate::plan::operations;
 use crate::plan::select::{self, Consumes, PlanRequest};
 use crate::plan::tree::reset_plan;
@@ -24,11 +24,18 @@ pub(crate) struct AutoPlan<'a> {
     pub ov: &'a OperatorVersion,
     pub config: &'a EngineConfig,
     pub manual_suppression: Option<&'a Suppression>,
-    pub window: &'a Result<crate::plan::windows::WindowState, crate::model::error::EngineError>,
+    pub windows: &'a crate::plan::windows::Windows,
     pub now: Timestamp,
 }
 
 impl AutoPlan<'_> {
+    /// The window plan `plan` waits for: a downtime window when its
+    /// definition declares `downtime: true`, otherwise a no-downtime one.
+    pub(crate) fn window(&self, plan: &str) -> PlanWindow<'_> {
+        let downtime = self.ov.spec.plan(plan).and_then(|p| p.downtime) == Some(true);
+        self.windows.for_plan(downtime)
+    }
+
     /// Whether a suppression or a closed window holds `req` back; the
     /// blocker says which.
     pub(crate) fn held(
@@ -42,7 +49,7 @@ impl AutoPlan<'_> {
             self.instance,
             st,
             self.manual_suppression,
-            self.window,
+            self.window(&req.plan),
             self.now,
             out,
         );
@@ -104,6 +111,18 @@ pub(crate) fn start(
     now: Timestamp,
     out: &mut WalkOutput,
 ) {
+    // A recovery beside the active plan yields to any plan started, as the
+    // active recovery does (what still drifted is recovered again after).
+    if req.plan != RECOVERY_PLAN && recovery_beside(st) {
+        let message = format!("stopped: {} overrides it", req.plan);
+        if let Some(ps) = st.plan_status.get_mut(RECOVERY_PLAN) {
+            ps.status = Some(S::FatalError);
+            ps.message.clone_from(&message);
+            ps.finished_at = Some(crate::model::time(now));
+            let uid = ps.uid.clone();
+            close_history(st, uid.as_deref(), Some(S::FatalError), &message, now);
+        }
+    }
     if let Some(running) = running_plan(st) {
         let (status, message) = if running == req.plan {
             (
@@ -128,8 +147,42 @@ pub(crate) fn start(
             close_history(st, uid.as_deref(), status, &message, now);
         }
     }
+    if begin(inst, st, req, config, now, out) {
+        st.active_plan = Some(ActivePlan {
+            name: req.plan.clone(),
+            uid: Some(req.uid.clone()),
+            status: S::Pending,
+            trigger: Some(req.trigger.to_string()),
+            break_glass: req.break_glass.then_some(true),
+        });
+    }
+}
+
+/// Starts the recovery plan beside the running active plan, which stays
+/// active (it is what a user or a change asked for).
+pub(crate) fn start_beside(
+    inst: &Instance,
+    st: &mut InstanceStatus,
+    req: &PlanRequest,
+    config: &EngineConfig,
+    now: Timestamp,
+    out: &mut WalkOutput,
+) {
+    begin(inst, st, req, config, now, out);
+}
+
+/// Resets the plan for the new execution, consumes what it consumes and
+/// records its start; false when there is no such plan.
+fn begin(
+    inst: &Instance,
+    st: &mut InstanceStatus,
+    req: &PlanRequest,
+    config: &EngineConfig,
+    now: Timestamp,
+    out: &mut WalkOutput,
+) -> bool {
     let Some(ps) = st.plan_status.get_mut(&req.plan) else {
-        return;
+        return false;
     };
     reset_plan(ps, &req.uid, crate::model::time(now));
     // The run's own values, read by its renders from here on: a later change
@@ -152,13 +205,6 @@ pub(crate) fn start(
         Consumes::ExecutionUid => st.last_plan_execution_uid = Some(req.uid.clone()),
         Consumes::Nothing => {}
     }
-    st.active_plan = Some(ActivePlan {
-        name: req.plan.clone(),
-        uid: Some(req.uid.clone()),
-        status: S::Pending,
-        trigger: Some(req.trigger.to_string()),
-        break_glass: req.break_glass.then_some(true),
-    });
     st.history.push(PlanRun {
         plan: req.plan.clone(),
         uid: req.uid.clone(),
@@ -176,6 +222,7 @@ pub(crate) fn start(
         "PlanStarted",
         format!("Execution of plan {} started", req.plan),
     ));
+    true
 }
 
 pub(crate) fn close_history(
@@ -210,7 +257,62 @@ pub(crate) fn finish_active(
     let Some(active) = &st.active_plan else {
         return false;
     };
-    let Some(ps) = st.plan_status.get(&active.name) else {
+    let (name, trigger) = (active.name.clone(), active.trigger.clone());
+    finish_plan(
+        before,
+        st,
+        &name,
+        trigger.as_deref(),
+        applied,
+        config,
+        now,
+        out,
+    )
+}
+
+/// The same bookkeeping for a recovery that ran beside the active plan.
+pub(crate) fn finish_beside(
+    before: &Before,
+    st: &mut InstanceStatus,
+    applied: &operations::Applied,
+    config: &EngineConfig,
+    now: Timestamp,
+    out: &mut WalkOutput,
+) -> bool {
+    if st
+        .active_plan
+        .as_ref()
+        .is_none_or(|a| a.name == RECOVERY_PLAN)
+    {
+        return false;
+    }
+    // A recovery a new plan stopped was recorded then.
+    let uid = st
+        .plan_status
+        .get(RECOVERY_PLAN)
+        .and_then(|p| p.uid.as_deref());
+    if st
+        .history
+        .iter()
+        .any(|r| Some(r.uid.as_str()) == uid && r.finished.is_some())
+    {
+        return false;
+    }
+    finish_plan(before, st, RECOVERY_PLAN, None, applied, config, now, out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish_plan(
+    before: &Before,
+    st: &mut InstanceStatus,
+    name: &str,
+    trigger: Option<&str>,
+    applied: &operations::Applied,
+    config: &EngineConfig,
+    now: Timestamp,
+    out: &mut WalkOutput,
+) -> bool {
+    let Some(ps) = st.plan_status.get(name) else {
         return false;
     };
     let result = ps.status();
@@ -218,13 +320,12 @@ pub(crate) fn finish_active(
         return false;
     }
     let already = before
-        .plan(&active.name)
+        .plan(name)
         .is_some_and(|p| p.uid == ps.uid && p.status.unwrap_or_default().is_terminal());
     if already {
         return false;
     }
-    let active = active.clone();
-    let Some(ps) = st.plan_status.get_mut(&active.name) else {
+    let Some(ps) = st.plan_status.get_mut(name) else {
         return false;
     };
     ps.finished_at = Some(crate::model::time(now));
@@ -233,15 +334,12 @@ pub(crate) fn finish_active(
     out.actions.push(event(
         EventType::Normal,
         "PlanFinished",
-        format!(
-            "Execution of plan {} finished with status {result}",
-            active.name
-        ),
+        format!("Execution of plan {} finished with status {result}", name),
     ));
-    if active.name == CLEANUP_PLAN {
+    if name == CLEANUP_PLAN {
         return true;
     }
-    if active.name == MAINTENANCE_PLAN || (result == S::Complete && active.name == RECOVERY_PLAN) {
+    if name == MAINTENANCE_PLAN || (result == S::Complete && name == RECOVERY_PLAN) {
         // Recovery restores the configuration and maintenance prepares for
         // node maintenance: neither changes it. A declined maintenance is an
         // answer, not a failed configuration, so it suppresses nothing.
@@ -249,13 +347,13 @@ pub(crate) fn finish_active(
         st.last_successful = Some(AppliedConfig {
             operator_version: st.applied_operator_version.clone().unwrap_or_default(),
             parameters: st.applied_parameters.clone().unwrap_or_default(),
-            plan: Some(active.name.clone()),
+            plan: Some(name.to_string()),
             completed_at: Some(crate::model::time(now)),
         });
-        if active.trigger.as_deref() == Some("rollback") {
+        if trigger == Some("rollback") {
             st.auto_suppression = None;
         }
-    } else if config.auto_suppress_on_failure && !applied.cancelled.contains(&active.name) {
+    } else if config.auto_suppress_on_failure && !applied.cancelled.iter().any(|c| c == name) {
         let until = config.auto_suppression_duration.and_then(|d| {
             jiff::SignedDuration::try_from(d)
                 .ok()
@@ -267,8 +365,8 @@ pub(crate) fn finish_active(
         st.auto_suppression = Some(AutoSuppression {
             since: crate::model::time(now),
             until: until.map(crate::model::time),
-            reason: format!("plan {:?} failed: {message}", active.name),
-            plan: Some(active.name.clone()),
+            reason: format!("plan {name:?} failed: {message}"),
+            plan: Some(name.to_string()),
             uid,
         });
     }

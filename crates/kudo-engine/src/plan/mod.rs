@@ -7,6 +7,8 @@
 //! tenancy and object ownership. Imports only
 //! from [`crate::model`].
 
+pub mod assets;
+pub mod blocked;
 pub(crate) mod definition;
 pub mod execution;
 pub(crate) mod holds;

@@ -47,6 +47,14 @@ pub fn ready_condition(
     }])
 }
 
+/// `ready` (the Ready condition alone) with the other conditions of
+/// `current` after it (`Blocked`), so writing Ready keeps them.
+pub fn keep_others(current: &[Condition], ready: Vec<Condition>) -> Vec<Condition> {
+    let mut out = ready;
+    out.extend(current.iter().filter(|c| c.type_ != "Ready").cloned());
+    out
+}
+
 /// After a plan: the objects whose health `Ready` follows. They are what
 /// the latest completed deploy, update or upgrade applied, of kinds whose
 /// health can change; none while any plan runs (`PlanInProgress` stands)
@@ -105,21 +113,22 @@ pub fn workload_condition(
     };
     let previous = current.iter().find(|c| c.type_ == "Ready");
     if previous.is_some_and(|c| c.status == value && c.reason == reason && c.message == message)
-        && current.len() == 1
+        && current.iter().filter(|c| c.type_ == "Ready").count() == 1
     {
         return None;
     }
     let since = previous
         .filter(|c| c.status == value)
         .map_or(crate::model::time(now), |c| c.last_transition_time.clone());
-    Some(vec![Condition {
+    let ready = vec![Condition {
         type_: "Ready".to_string(),
         status: value.to_string(),
         reason: reason.to_string(),
         message: message.to_string(),
         last_transition_time: since,
         observed_generation: None,
-    }])
+    }];
+    Some(keep_others(current, ready))
 }
 
 #[cfg(test)]

@@ -249,6 +249,7 @@ mod tests {
                         .collect(),
                 })
                 .collect(),
+            downtime: None,
         }
     }
 

@@ -221,6 +221,7 @@ impl Walk<'_> {
                 plan: Some(self.plan_name.to_string()),
                 phase: Some(phase.to_string()),
                 step: Some(step.name.clone()),
+                since: None,
             });
             return;
         }
@@ -275,6 +276,7 @@ impl Walk<'_> {
                         plan: Some(self.plan_name.to_string()),
                         phase: Some(phase.to_string()),
                         step: Some(step.name.clone()),
+                        since: None,
                     });
                     if let Some(key) = rerun {
                         out.actions.push(Action::RunTask { key });
@@ -310,6 +312,7 @@ impl Walk<'_> {
                         plan: Some(self.plan_name.to_string()),
                         phase: Some(phase.to_string()),
                         step: Some(step.name.clone()),
+                        since: None,
                     });
                     return;
                 }
@@ -364,6 +367,7 @@ fn blocker(kind: BlockerKind, message: String, plan: &str, phase: Option<&str>) 
         plan: Some(plan.to_string()),
         phase: phase.map(str::to_string),
         step: None,
+        since: None,
     }
 }
 

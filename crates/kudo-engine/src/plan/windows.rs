@@ -13,7 +13,7 @@
 use jiff::civil::{Date, Weekday};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan};
-use kudo_api::MaintenanceWindow;
+use kudo_api::{MaintenanceWindow, WindowKind};
 
 use crate::model::error::EngineError;
 
@@ -59,14 +59,78 @@ pub fn validate(windows: &[MaintenanceWindow]) -> Result<(), EngineError> {
         .try_for_each(|(i, w)| parse(i, w).map(|_| ()))
 }
 
-/// The state at `now` of the intersection of `instance` and `defaults`.
+/// The window states of one pass: for plans that keep the service up,
+/// and for plans that declare downtime (Apollo's two kinds of window).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Windows {
+    /// Inside the no-downtime windows (unset kind) of the Instance and of
+    /// the manager's defaults.
+    pub no_downtime: Result<WindowState, EngineError>,
+    /// Inside those and the downtime windows too; `None` when no window is
+    /// of kind `Downtime` (then downtime plans wait as the others do).
+    pub downtime: Option<Result<WindowState, EngineError>>,
+}
+
+impl Windows {
+    /// The states at `now` of the Instance's windows intersected with the
+    /// manager's defaults. A plan that declares downtime needs a downtime
+    /// window open as well as a no-downtime one (when windows of that kind
+    /// are set at all); every other plan needs a no-downtime window.
+    pub fn at(
+        instance: &[MaintenanceWindow],
+        defaults: &[MaintenanceWindow],
+        now: Timestamp,
+    ) -> Self {
+        let is_downtime = |w: &&MaintenanceWindow| w.kind == Some(WindowKind::Downtime);
+        let any_downtime = instance.iter().chain(defaults).any(|w| is_downtime(&w));
+        let whole = state(instance, defaults, now);
+        if !any_downtime || whole.is_err() {
+            // An invalid window names its index in the Instance's list.
+            return Self {
+                downtime: any_downtime.then(|| whole.clone()),
+                no_downtime: whole,
+            };
+        }
+        let split = |list: &[MaintenanceWindow], down: bool| -> Vec<MaintenanceWindow> {
+            list.iter()
+                .filter(|w| is_downtime(w) == down)
+                .cloned()
+                .collect()
+        };
+        let (inst_up, defaults_up) = (split(instance, false), split(defaults, false));
+        let (inst_down, defaults_down) = (split(instance, true), split(defaults, true));
+        let lists: [&[MaintenanceWindow]; 2] = [&inst_up, &defaults_up];
+        let all: [&[MaintenanceWindow]; 4] = [&inst_up, &defaults_up, &inst_down, &defaults_down];
+        Self {
+            no_downtime: state_of(&lists, now),
+            downtime: Some(state_of(&all, now)),
+        }
+    }
+
+    /// The state a plan waits for, and which kind of window that is.
+    pub fn for_plan(&self, downtime: bool) -> (WindowKind, &Result<WindowState, EngineError>) {
+        match (&self.downtime, downtime) {
+            (Some(d), true) => (WindowKind::Downtime, d),
+            _ => (WindowKind::NoDowntime, &self.no_downtime),
+        }
+    }
+}
+
+/// The state at `now` of the intersection of `instance` and `defaults`
+/// (every window counted, whatever its kind).
 pub fn state(
     instance: &[MaintenanceWindow],
     defaults: &[MaintenanceWindow],
     now: Timestamp,
 ) -> Result<WindowState, EngineError> {
+    state_of(&[instance, defaults], now)
+}
+
+/// The state at `now` of the intersection of the lists (an empty list is
+/// always open).
+fn state_of(lists_in: &[&[MaintenanceWindow]], now: Timestamp) -> Result<WindowState, EngineError> {
     let mut lists = Vec::new();
-    for list in [instance, defaults] {
+    for list in lists_in {
         if !list.is_empty() {
             lists.push(intervals(list, now)?);
         }
@@ -258,6 +322,7 @@ mod tests {
             start: start.into(),
             end: end.into(),
             time_zone: Some(tz.into()),
+            kind: None,
         }
     }
 

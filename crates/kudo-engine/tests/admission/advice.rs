@@ -86,6 +86,7 @@ fn a_change_outside_the_window_is_told_how_to_run_it_now() {
             start: "22:00".into(),
             end: "04:00".into(),
             time_zone: Some("UTC".into()),
+            kind: None,
         })
     });
     let new = with(&windowed, params(&[("foo", "foo"), ("bar", "2")]));

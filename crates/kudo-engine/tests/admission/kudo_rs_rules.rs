@@ -215,6 +215,7 @@ fn invalid_maintenance_window_and_suppression_without_reason_are_denied() {
             start: "22:00".into(),
             end: "4".into(),
             time_zone: None,
+            kind: None,
         })
     });
     assert!(denied(&update(&idle(), &bad_window)).contains("spec.maintenanceWindows"));
@@ -288,6 +289,7 @@ fn webhook_says_when_the_plan_waits_for_a_window() {
             start: "22:00".into(),
             end: "04:00".into(),
             time_zone: Some("UTC".into()),
+            kind: None,
         })
     });
     let new = with(&windowed, params(&[("foo", "x")]));
@@ -310,7 +312,7 @@ fn pod_op(action: PlanAction, pod: Option<&str>, uid: Option<&str>) -> PlanOpera
 }
 
 #[test]
-fn pod_operations_need_pod_and_uid_and_wait_for_a_running_plan() {
+fn pod_operations_need_pod_and_uid() {
     let ok = with(&idle(), |i| {
         i.spec
             .plan_operations
@@ -339,16 +341,68 @@ fn pod_operations_need_pod_and_uid_and_wait_for_a_running_plan() {
         let msg = denied(&update(&idle(), &new)).to_string();
         assert!(msg.contains(want), "{o:?}: {msg}");
     }
-    let while_running = with(&running(), |i| {
-        i.spec
-            .plan_operations
-            .push(pod_op(PlanAction::RestartPod, Some("zk-0"), Some("u1")))
-    });
-    let msg = denied(&update(&running(), &while_running)).to_string();
+}
+
+/// The fixture with Apply tasks: deploy's steps apply objects.
+fn applying_ov() -> kudo_api::OperatorVersion {
+    let mut ov = fixture_ov("foo-operator");
+    for t in &mut ov.spec.tasks {
+        t.kind = "Apply".into();
+    }
+    ov
+}
+
+/// deploy running at step s1, whose task applied StatefulSet zk.
+fn running_on_zk() -> Instance {
+    with(&running(), |i| {
+        let ps = i
+            .status
+            .as_mut()
+            .unwrap()
+            .plan_status
+            .get_mut("deploy")
+            .unwrap();
+        for s in &mut ps.phases[0].steps {
+            for t in &mut s.tasks {
+                t.objects = vec![kudo_api::AppliedObject {
+                    api_version: "apps/v1".into(),
+                    kind: "StatefulSet".into(),
+                    namespace: Some("default".into()),
+                    name: "zk".into(),
+                }];
+            }
+        }
+    })
+}
+
+#[test]
+fn a_pod_operation_waits_only_for_a_running_plan_that_works_on_its_workload() {
+    let ov = applying_ov();
+    let old = running_on_zk();
+    let restart = |pod: &str| {
+        with(&old, |i| {
+            i.spec
+                .plan_operations
+                .push(pod_op(PlanAction::RestartPod, Some(pod), Some("u1")))
+        })
+    };
+    let msg = denied(&review(Some(&old), &restart("zk-0"), Some(&ov), Some(&ov))).to_string();
     assert!(
-        msg.contains("plan \"deploy\" is running and owns the workload"),
+        msg.contains("plan \"deploy\" is working on the workload of pod \"zk-0\" (phase \"nodes\", step \"s1\")"),
         "{msg}"
     );
+    let other = review(Some(&old), &restart("web-7f9c-abcde"), Some(&ov), Some(&ov));
+    assert!(other.is_allowed(), "{other:?}");
+    // A running plan whose remaining steps never recorded objects may
+    // touch anything.
+    let unknown = running();
+    let new = with(&unknown, |i| {
+        i.spec
+            .plan_operations
+            .push(pod_op(PlanAction::RestartPod, Some("web-0"), Some("u1")))
+    });
+    let msg = denied(&review(Some(&unknown), &new, Some(&ov), Some(&ov))).to_string();
+    assert!(msg.contains("not known before it runs"), "{msg}");
 }
 
 #[test]

@@ -49,6 +49,7 @@ pub fn plan(strategy: Option<&str>, phases: &[PhaseDef<'_>]) -> Plan {
                     .collect(),
             })
             .collect(),
+        downtime: None,
     }
 }
 

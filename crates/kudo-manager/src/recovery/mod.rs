@@ -241,9 +241,14 @@ pub async fn save(ctx: &Context, inst: &Instance, book: &mut RenderBook) -> Resu
 }
 
 /// Whether an Instance's drift is looked at now: recovery on, not being
-/// deleted, and no plan running (a running plan owns its objects).
+/// deleted, and recovery not running (drift found meanwhile waits for it).
+/// Beside another running plan it is looked at: the engine recovers what
+/// that plan does not touch.
 pub fn watching(ctx: &Context, inst: &Instance, status: &kudo_api::InstanceStatus) -> bool {
     kudo_engine::recovery::enabled(inst, &ctx.engine)
         && inst.meta().deletion_timestamp.is_none()
-        && !status.plan_status.values().any(|p| p.status().is_running())
+        && !status
+            .plan_status
+            .get(kudo_api::names::RECOVERY_PLAN)
+            .is_some_and(|p| p.status().is_running())
 }

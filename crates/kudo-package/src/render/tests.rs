@@ -60,6 +60,7 @@ fn ov(tasks: Vec<Task>, templates: &[(&str, &str)]) -> OperatorVersion {
                             tasks: vec!["pipe".into()],
                         }],
                     }],
+                    downtime: None,
                 },
             )]),
             ..Default::default()
