@@ -25,7 +25,7 @@ use crate::admin::{ControllerState, Readiness};
 use crate::context::Context;
 use crate::metrics::Metrics;
 use crate::reconcile::{error_policy, reconcile};
-use crate::recovery::{Observers, TypedLookup};
+use crate::recovery::{Observers, TypedLookup, compact_managed_fields};
 use crate::{Error, Result};
 
 /// How long an Instance event waits for the response of our own write
@@ -424,25 +424,29 @@ where
         format!("{HERITAGE_LABEL}={HERITAGE_VALUE}")
     };
     let owned = watcher::Config::default().labels(&selector);
+    let events = watcher(Api::<PartialObjectMeta<K>>::all(client.clone()), owned).default_backoff();
+    if !recovered {
+        // Only the events are needed: no cache.
+        return events.touched_objects().left_stream();
+    }
     let (store, writer) = reflector::store::<PartialObjectMeta<K>>();
     let synced = Arc::new(AtomicBool::new(false));
-    if recovered {
-        let kind = K::kind(&()).to_string();
-        observers.add(
-            group,
-            &kind,
-            Arc::new(TypedLookup::new(store, synced.clone())),
-        );
-    }
-    watcher(Api::<PartialObjectMeta<K>>::all(client.clone()), owned)
+    let kind = K::kind(&()).to_string();
+    observers.add(
+        group,
+        &kind,
+        Arc::new(TypedLookup::new(store, synced.clone())),
+    );
+    events
         .inspect_ok(move |e| {
             if matches!(e, watcher::Event::InitDone) {
                 synced.store(true, Ordering::Release);
             }
         })
-        .default_backoff()
+        .modify(|o: &mut PartialObjectMeta<K>| compact_managed_fields(&mut o.metadata))
         .reflect(writer)
         .touched_objects()
+        .right_stream()
 }
 
 type MetaStream<K> =

@@ -23,7 +23,7 @@ use kudo_api::names::INSTANCE_LABEL;
 pub use book::{Entry, RenderBook};
 pub use key::{BookKey, Owner};
 pub(crate) use observe::drift;
-pub use observe::{MetaLookup, Observers, TypedLookup};
+pub use observe::{MetaLookup, Observers, TypedLookup, compact_managed_fields};
 pub(crate) use pods::run as pod_task;
 pub(crate) use reapply::run as reapply;
 

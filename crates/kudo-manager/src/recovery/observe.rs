@@ -52,7 +52,37 @@ where
             Some(ns) => r.within(ns),
             None => r,
         };
-        self.store.get(&r).map(|o| o.metadata.clone())
+        self.store.get(&r).map(|o| {
+            let mut meta = o.metadata.clone();
+            expand_managed_fields(&mut meta);
+            meta
+        })
+    }
+}
+
+/// Shrinks cached metadata: each field manager's field set is kept as its
+/// JSON text instead of a tree of maps (a tenth of the memory for a
+/// Deployment), since it is read only when an Instance's drift is judged.
+/// [`TypedLookup::get`] gives it back as the API sent it.
+pub fn compact_managed_fields(meta: &mut ObjectMeta) {
+    for entry in meta.managed_fields.iter_mut().flatten() {
+        if let Some(fields) = entry.fields_v1.as_mut()
+            && !fields.0.is_string()
+        {
+            fields.0 = serde_json::Value::String(fields.0.to_string());
+        }
+    }
+}
+
+/// Undoes [`compact_managed_fields`]. A field set is always a JSON object,
+/// so a string is one this cache compacted.
+fn expand_managed_fields(meta: &mut ObjectMeta) {
+    for entry in meta.managed_fields.iter_mut().flatten() {
+        if let Some(fields) = entry.fields_v1.as_mut()
+            && let serde_json::Value::String(text) = &fields.0
+        {
+            fields.0 = serde_json::from_str(text).unwrap_or_default();
+        }
     }
 }
 
@@ -169,4 +199,41 @@ async fn live_metadata(ctx: &Context, o: &AppliedObject) -> Result<Option<Object
         .await
         .map(|m| m.map(|m| m.metadata))
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn compacted_field_sets_come_back_as_the_api_sent_them() {
+        let fields = json!({"f:data": {"f:greeting": {}}, "f:metadata": {"f:labels": {"f:a": {}}}});
+        let original = ObjectMeta {
+            managed_fields: Some(vec![
+                ManagedFieldsEntry {
+                    manager: Some("kudo-manager".into()),
+                    fields_v1: Some(FieldsV1(fields.clone())),
+                    ..ManagedFieldsEntry::default()
+                },
+                ManagedFieldsEntry {
+                    manager: Some("kubectl-edit".into()),
+                    ..ManagedFieldsEntry::default()
+                },
+            ]),
+            ..ObjectMeta::default()
+        };
+        let mut meta = original.clone();
+        compact_managed_fields(&mut meta);
+        let kept = meta.managed_fields.as_ref().unwrap()[0]
+            .fields_v1
+            .as_ref()
+            .unwrap();
+        assert!(kept.0.is_string(), "{kept:?}");
+        compact_managed_fields(&mut meta);
+        expand_managed_fields(&mut meta);
+        assert_eq!(meta, original);
+    }
 }
