@@ -214,16 +214,28 @@ async fn a_fighting_controller_makes_recovery_back_off_and_warn() {
 async fn spec_recovery_disabled_leaves_a_deletion_alone() {
     let env = Env::start().await.unwrap();
     deployed(&env, "off").await;
+    // A witness with recovery on: its repair shows the manager has handled
+    // the deletions.
+    deployed(&env, "on").await;
     env.patch_spec("off", json!({"recovery": "Disabled"}))
         .await
         .unwrap();
-    env.api::<ConfigMap>()
-        .delete("off-config", &DeleteParams::default())
-        .await
-        .unwrap();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    for name in ["off-config", "on-config"] {
+        env.api::<ConfigMap>()
+            .delete(name, &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+    // One ConfigMap watch delivers the two deletions in this order, and the
+    // witness's repair takes a re-apply and status writes: a manager that
+    // ignored `Disabled` would have started recovering "off" by then.
+    env.wait_for("on", "the witness recovered", T, |i| {
+        completed_recoveries(i) == 1
+    })
+    .await
+    .unwrap();
     let inst = env.instances().get("off").await.unwrap();
-    assert!(recoveries(&inst).is_empty());
+    assert!(recoveries(&inst).is_empty(), "{:?}", recoveries(&inst));
     assert!(greeting(&env, "off-config").await.is_none());
 }
 
