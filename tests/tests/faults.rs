@@ -59,10 +59,27 @@ fn not_complete(items: &[Arc<Instance>]) -> String {
         .iter()
         .filter(|i| plan_status(i, "deploy") != Some(S::Complete))
         .map(|i| {
+            // The plan's message, its blocker and the plans beside it say
+            // why when it is stuck.
+            let status = i.status.as_ref();
+            let message = status
+                .and_then(|s| s.plan_status.get("deploy"))
+                .map(|p| p.message.clone())
+                .unwrap_or_default();
+            let others: Vec<String> = status
+                .map(|s| {
+                    s.plan_status
+                        .iter()
+                        .filter(|(name, _)| *name != "deploy")
+                        .map(|(name, p)| format!("{name}={:?}: {}", p.status, p.message))
+                        .collect()
+                })
+                .unwrap_or_default();
             format!(
-                "{} ({:?})",
+                "{} ({:?}: {message}; blockers {:?}; others {others:?})",
                 i.metadata.name.clone().unwrap_or_default(),
-                plan_status(i, "deploy")
+                plan_status(i, "deploy"),
+                status.map(|s| &s.blockers),
             )
         })
         .collect();
