@@ -163,6 +163,14 @@ impl Registry {
         Ok(info)
     }
 
+    /// The resource of `kind` in `group`, whatever version serves it (how
+    /// an owner reference is resolved).
+    pub fn by_kind(&self, group: &str, kind: &str) -> Option<&ResourceInfo> {
+        self.resources
+            .iter()
+            .find(|r| r.group == group && r.kind == kind)
+    }
+
     /// Removes the resource a CRD defined.
     pub fn unregister(&mut self, group: &str, plural: &str) {
         self.resources

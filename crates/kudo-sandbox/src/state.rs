@@ -471,6 +471,8 @@ impl State {
                 let value = (*stored).clone();
                 if p.op == Operation::Delete {
                     self.after_delete_marked(&p.res, &stored, p.propagation);
+                } else {
+                    self.collect_if_owners_gone(&group, &plural, &stored, p.old.as_deref());
                 }
                 value
             }
@@ -496,6 +498,10 @@ impl State {
 #[cfg(test)]
 #[path = "state_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "state_gc_tests.rs"]
+mod gc_tests;
 
 #[cfg(test)]
 #[path = "state_managed_tests.rs"]

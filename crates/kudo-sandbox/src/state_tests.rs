@@ -2,15 +2,15 @@
 
 use super::*;
 
-fn state() -> State {
+pub(super) fn state() -> State {
     State::new(1000)
 }
 
-fn res(s: &State, g: &str, v: &str, p: &str) -> ResourceInfo {
+pub(super) fn res(s: &State, g: &str, v: &str, p: &str) -> ResourceInfo {
     s.registry.find(g, v, p).cloned().unwrap()
 }
 
-fn create(s: &mut State, r: &ResourceInfo, ns: &str, body: Value) -> Value {
+pub(super) fn create(s: &mut State, r: &ResourceInfo, ns: &str, body: Value) -> Value {
     let p = s
         .plan_create(r, r.preferred_version(), ns, body, "creator")
         .unwrap();
