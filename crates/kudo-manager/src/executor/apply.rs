@@ -280,6 +280,14 @@ pub(super) async fn run(
                     notes.push(Note::new("ObjectUsedAsIs", note));
                     continue;
                 }
+                Ok(ownership::Write::AwaitRemoval(message)) => {
+                    pass.recheck_soon = true;
+                    return TaskResult {
+                        outcome: TaskOutcome::InProgress { message },
+                        objects: applied,
+                        notes,
+                    };
+                }
                 Err(outcome) => {
                     pass.recheck_soon |= defined_here;
                     return TaskResult {
@@ -386,10 +394,12 @@ pub(crate) async fn reapply(
     obj: &Value,
 ) -> Result<(Value, Value), TaskOutcome> {
     let id = object_identity(obj);
-    if let ownership::Write::UseAsIs(note) =
-        check_ownership(ctx, writer, claimant, &id, obj, false, None).await?
-    {
-        return Err(TaskOutcome::Fatal { message: note });
+    match check_ownership(ctx, writer, claimant, &id, obj, false, None).await? {
+        ownership::Write::Apply => {}
+        ownership::Write::UseAsIs(message) => return Err(TaskOutcome::Fatal { message }),
+        ownership::Write::AwaitRemoval(message) => {
+            return Err(TaskOutcome::InProgress { message });
+        }
     }
     let stored = apply_as::<Value>(ctx, writer, obj, false).await?;
     if id.namespace.is_none() {

@@ -51,6 +51,13 @@ pub(super) async fn run(
         }
         Ok(Some(existing)) => {
             let live = serde_json::to_value(&existing).unwrap_or_default();
+            if let Some(message) = predecessors_child(&live, parent, &label) {
+                return TaskResult {
+                    outcome: TaskOutcome::InProgress { message },
+                    objects: Vec::new(),
+                    notes: Vec::new(),
+                };
+            }
             let adopting = match kudo_engine::ownership::may_patch_child(&live, parent, &label) {
                 Ok(adopting) => adopting,
                 Err(message) => return fatal(message),
@@ -91,6 +98,21 @@ pub(super) async fn run(
         objects: vec![id],
         notes: Vec::new(),
     }
+}
+
+/// Why to wait when the existing child is on its way out or was created by
+/// an earlier parent of the same name (deleted since): the garbage
+/// collector removes it, and the child is created again afterwards.
+fn predecessors_child(live: &Value, parent: &Claimant<'_>, label: &str) -> Option<String> {
+    if live["metadata"]["deletionTimestamp"].is_string() {
+        return Some(format!(
+            "{label} is being deleted: waiting for it to go before creating it again"
+        ));
+    }
+    live["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find_map(|owner| kudo_engine::ownership::left_by_predecessor(owner, parent, label))
 }
 
 /// KUDO checks a parent's dependencies are installed before its plan

@@ -22,7 +22,7 @@ use kudo_api::names::{HERITAGE_LABEL, HERITAGE_VALUE};
 use serde_json::Value;
 
 pub use release::{Owner, Release, owner_annotation, owners, release};
-pub use write::{Write, may_patch_child, may_write};
+pub use write::{Write, left_by_predecessor, may_patch_child, may_write};
 
 /// The Instance that wants to write (or let go).
 #[derive(Clone, Debug, PartialEq, Eq)]

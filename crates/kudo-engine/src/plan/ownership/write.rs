@@ -16,6 +16,10 @@ pub enum Write {
     /// Leave it as it is (a shared kind kudo-rs did not create): the step
     /// goes on without applying or recording it, saying so.
     UseAsIs(String),
+    /// Wait: it was left by an earlier Instance of the same name, deleted
+    /// since, and the garbage collector removes it; the step goes on once
+    /// it is gone.
+    AwaitRemoval(String),
 }
 
 /// Whether `writer` may apply `desired` over `live`; otherwise why not and
@@ -54,6 +58,9 @@ pub fn may_write(
         let ours = owner["uid"].as_str() == Some(writer.uid);
         if ours || handed_to_us {
             return Ok(Write::Apply);
+        }
+        if let Some(wait) = left_by_predecessor(owner, writer, label) {
+            return Ok(Write::AwaitRemoval(wait));
         }
         let who = if owner["kind"] == "Instance" && owner["apiVersion"] == API_VERSION {
             format!("Instance {}/{}", writer.namespace, str_of(owner, "name"))
@@ -105,6 +112,25 @@ pub fn may_write(
     ))
 }
 
+/// Why `label` is to be waited for when `owner` (one of its owner
+/// references) is an earlier Instance of `writer`'s name: names are unique,
+/// so that Instance is gone, and the garbage collector deletes what it owned.
+pub fn left_by_predecessor(owner: &Value, writer: &Claimant<'_>, label: &str) -> Option<String> {
+    let predecessor = owner["kind"] == "Instance"
+        && owner["apiVersion"] == API_VERSION
+        && owner["name"].as_str() == Some(writer.name)
+        && owner["uid"].as_str() != Some(writer.uid);
+    predecessor.then(|| {
+        format!(
+            "{label} was created for an earlier Instance {}/{} (uid {}), deleted since: \
+             waiting for the garbage collector to remove it",
+            writer.namespace,
+            writer.name,
+            str_of(owner, "uid")
+        )
+    })
+}
+
 /// Whether the parent Instance `parent` may merge its KudoOperator task's
 /// spec into the existing Instance `live`: only a child it created (an
 /// owner reference to the parent's uid) or one handed over to it
@@ -152,8 +178,22 @@ mod tests {
     fn check(live: &Value, desired: &Value) -> Result<(), String> {
         may_write(live, desired, &ME, "ConfigMap data/c").and_then(|w| match w {
             Write::Apply => Ok(()),
-            Write::UseAsIs(note) => Err(note),
+            Write::UseAsIs(note) | Write::AwaitRemoval(note) => Err(note),
         })
+    }
+
+    #[test]
+    fn an_object_left_by_an_earlier_instance_of_the_same_name_is_waited_for() {
+        let w = may_write(
+            &owned_by("zk", "uid-earlier"),
+            &json!({}),
+            &ME,
+            "ConfigMap data/c",
+        );
+        let Ok(Write::AwaitRemoval(why)) = w else {
+            panic!("expected a wait, got {w:?}");
+        };
+        assert!(why.contains("earlier Instance data/zk (uid uid-earlier)"), "{why}");
     }
 
     #[test]
