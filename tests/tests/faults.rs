@@ -142,7 +142,7 @@ async fn fifty_instances_complete_and_uninstall_under_injected_faults() {
         }
     }
     assert_eq!(names.len(), INSTANCES);
-    wait_for_instances(
+    let deployed = wait_for_instances(
         api.clone(),
         WAIT,
         |items| {
@@ -153,8 +153,10 @@ async fn fifty_instances_complete_and_uninstall_under_injected_faults() {
         },
         not_complete,
     )
-    .await
-    .unwrap();
+    .await;
+    if let Err(e) = deployed {
+        panic!("{e}\n{}", requests_of_stuck(sandbox, &api).await);
+    }
     let deployed = started.elapsed();
 
     let dp = DeleteParams::background();
@@ -201,6 +203,53 @@ async fn fifty_instances_complete_and_uninstall_under_injected_faults() {
     );
     assert!(leftovers.is_empty(), "owned objects left: {leftovers:?}");
     assert_eq!(panics.load(Ordering::SeqCst), 0, "something panicked");
+}
+
+/// The last requests about each Instance not COMPLETE and its objects
+/// (named after it), to tell a lost wake-up from a hung request.
+async fn requests_of_stuck(sandbox: &Sandbox, api: &Api<Instance>) -> String {
+    sandbox.set_faults(Faults::none());
+    let items = api
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default();
+    let log = sandbox.requests();
+    let mut out = String::new();
+    for inst in items
+        .iter()
+        .filter(|i| plan_status(i, "deploy") != Some(S::Complete))
+    {
+        let name = inst.metadata.name.clone().unwrap_or_default();
+        let about: Vec<String> = log
+            .iter()
+            .filter(|r| {
+                r.path
+                    .rsplit('/')
+                    .any(|part| part == name || part.starts_with(&format!("{name}-")))
+            })
+            .map(|r| {
+                format!(
+                    "  #{} {} {} -> {}{} as {:?}",
+                    r.seq,
+                    r.method,
+                    r.path,
+                    r.code,
+                    if r.injected { " (injected)" } else { "" },
+                    r.impersonated_user
+                )
+            })
+            .collect();
+        let last = &about[about.len().saturating_sub(30)..];
+        out.push_str(&format!(
+            "{name}: {} requests, the last {} (log ends at #{}):\n{}\n",
+            about.len(),
+            last.len(),
+            sandbox.next_request_seq(),
+            last.join("\n")
+        ));
+    }
+    out
 }
 
 /// Objects carrying KUDO's heritage label that are still there after the
