@@ -40,8 +40,8 @@ pub struct Context {
     /// resourceVersions they replaced: a cached copy still at one of those
     /// versions is stale (the watch has not caught up with our writes yet).
     pub(crate) written: Mutex<HashMap<ObjectRef<Instance>, OwnWrite>>,
-    /// Instances with a running plan (`namespace/name`), for the gauge.
-    pub(crate) running: Mutex<HashSet<String>>,
+    /// Running plans per Instance (`namespace/name`), for the gauge.
+    pub(crate) running: Mutex<HashMap<String, usize>>,
     /// Status and finalizer writes this manager made to Instances.
     pub(crate) own_instance_writes: OwnWrites,
     /// Server-side applies this manager made (owned objects, child Instances).
@@ -254,6 +254,19 @@ impl Context {
         }
         if let Ok(mut written) = self.written.lock() {
             written.remove(&ObjectRef::from_obj(inst));
+        }
+        let key = format!(
+            "{}/{}",
+            inst.metadata.namespace.as_deref().unwrap_or_default(),
+            inst.metadata.name.as_deref().unwrap_or_default()
+        );
+        if let Ok(mut running) = self.running.lock()
+            && running.remove(&key).is_some()
+        {
+            let total: usize = running.values().sum();
+            self.metrics
+                .active_plans
+                .set(i64::try_from(total).unwrap_or(i64::MAX));
         }
     }
 

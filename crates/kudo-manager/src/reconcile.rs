@@ -403,35 +403,43 @@ pub(crate) async fn publish(
     }
 }
 
-/// Plans started / finished and the active-plans gauge, from the status change.
+/// Plans started / finished and the active-plans gauge, from the status
+/// change of every plan (recovery runs beside another plan).
 fn count_plans(ctx: &Context, inst: &Instance, old: &InstanceStatus, new: &InstanceStatus) {
     let key = format!(
         "{}/{}",
         inst.namespace().unwrap_or_default(),
         inst.name_any()
     );
-    let old_active = old.active_plan.as_ref();
-    let Some(active) = new.active_plan.as_ref() else {
-        return;
-    };
-    let same_run = old_active.is_some_and(|o| o.name == active.name && o.uid == active.uid);
-    if !same_run {
-        ctx.metrics.plan_started(&active.name);
-    }
-    let was_running = same_run && old_active.is_some_and(|o| o.status.is_running());
-    if active.status.is_terminal() && (was_running || !same_run) {
-        ctx.metrics
-            .plan_finished(&active.name, &active.status.to_string());
-    }
-    if let Ok(mut running) = ctx.running.lock() {
-        if active.status.is_terminal() {
-            running.remove(&key);
-        } else {
-            running.insert(key);
+    for (name, plan) in &new.plan_status {
+        let Some(uid) = plan.uid.as_deref() else {
+            continue;
+        };
+        let before = old.plan_status.get(name);
+        let same_run = before.is_some_and(|b| b.uid.as_deref() == Some(uid));
+        if !same_run {
+            ctx.metrics.plan_started(name);
         }
+        let was_running = same_run && before.is_some_and(|b| b.status().is_running());
+        if plan.status().is_terminal() && (was_running || !same_run) {
+            ctx.metrics.plan_finished(name, &plan.status().to_string());
+        }
+    }
+    let running = new
+        .plan_status
+        .values()
+        .filter(|p| p.status().is_running())
+        .count();
+    if let Ok(mut all) = ctx.running.lock() {
+        if running == 0 {
+            all.remove(&key);
+        } else {
+            all.insert(key, running);
+        }
+        let total: usize = all.values().sum();
         ctx.metrics
             .active_plans
-            .set(i64::try_from(running.len()).unwrap_or(i64::MAX));
+            .set(i64::try_from(total).unwrap_or(i64::MAX));
     }
 }
 

@@ -54,3 +54,49 @@ fn events_accumulate_over_passes_once_each_and_other_actions_are_the_last_pass()
     assert_eq!(work.requeue_after, None);
     assert!(work.changed, "an earlier pass changed the status");
 }
+
+fn plan(name: &str, uid: &str, status: kudo_api::ExecutionStatus) -> kudo_api::PlanStatus {
+    kudo_api::PlanStatus {
+        name: name.into(),
+        uid: Some(uid.into()),
+        status: Some(status),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn recovery_beside_a_running_plan_counts_as_a_second_active_plan() {
+    use kudo_api::ExecutionStatus as S;
+    // Nothing listens there: the test never sends a request.
+    let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+    let ctx = Context::for_tests(kube::Client::try_from(config).unwrap());
+    let mut inst = Instance::new("zk", Default::default());
+    inst.metadata.namespace = Some("team".into());
+    let deploying = InstanceStatus {
+        plan_status: [("deploy".to_string(), plan("deploy", "d1", S::InProgress))].into(),
+        ..Default::default()
+    };
+    let mut both = deploying.clone();
+    both.plan_status.insert(
+        "recovery".into(),
+        plan("recovery", "r1", S::InProgress),
+    );
+    count_plans(&ctx, &inst, &InstanceStatus::default(), &deploying);
+    count_plans(&ctx, &inst, &deploying, &both);
+    let text = ctx.metrics.render();
+    assert!(text.contains("kudo_manager_active_plans 2"), "{text}");
+    let mut recovered = both.clone();
+    recovered.plan_status.insert(
+        "recovery".into(),
+        plan("recovery", "r1", S::Complete),
+    );
+    count_plans(&ctx, &inst, &both, &recovered);
+    let text = ctx.metrics.render();
+    assert!(text.contains("kudo_manager_active_plans 1"), "{text}");
+    assert!(
+        text.contains(r#"plans_started_total{plan="recovery"} 1"#),
+        "{text}"
+    );
+    ctx.forget_instance(&inst);
+    assert!(ctx.metrics.render().contains("kudo_manager_active_plans 0"));
+}
