@@ -261,7 +261,16 @@ fn check(
     warnings::paused(name, status, requested.plan(), warnings);
     if let Some(now) = now {
         let manual = matches!(requested, Request::Manual { .. });
-        warnings::time(new, status, requested.plan(), manual, now, warnings);
+        let downtime = declares_downtime(ov, requested.plan());
+        warnings::time(
+            new,
+            status,
+            requested.plan(),
+            manual,
+            downtime,
+            now,
+            warnings,
+        );
     }
     Ok(())
 }
@@ -306,6 +315,11 @@ fn conflict_message(
 
 /// A manual request must name a plan of the OperatorVersion; otherwise the
 /// controller would have nothing to run and the request would be ignored.
+/// Whether the OperatorVersion declares `plan` as needing downtime.
+fn declares_downtime(ov: &OperatorVersion, plan: &str) -> bool {
+    ov.spec.plan(plan).and_then(|p| p.downtime) == Some(true)
+}
+
 fn check_plan_exists(
     ov: &OperatorVersion,
     plan: &str,
@@ -396,7 +410,8 @@ fn check_create(
     let no_status = StatusFacts::default();
     check_operations(&Subject::default(), new, ov, &no_status)?;
     if let Some(now) = now {
-        warnings::time(new, &no_status, DEPLOY_PLAN, false, now, warnings);
+        let downtime = declares_downtime(ov, DEPLOY_PLAN);
+        warnings::time(new, &no_status, DEPLOY_PLAN, false, downtime, now, warnings);
     }
     Ok(())
 }

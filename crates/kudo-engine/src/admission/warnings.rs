@@ -26,13 +26,16 @@ pub(super) fn paused(
     ));
 }
 
-/// Suppressions and the Instance's maintenance windows that hold `plan`
-/// now (the manager's default windows are not known here).
+/// Suppressions and the Instance's maintenance windows of the kind `plan`
+/// waits for (downtime or not) that hold it now (the manager's default
+/// windows are not known here).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn time(
     new: &Subject,
     status: &StatusFacts,
     plan: &str,
     manual: bool,
+    downtime: bool,
     now: Timestamp,
     warnings: &mut Vec<String>,
 ) {
@@ -67,20 +70,25 @@ pub(super) fn time(
             .plan_execution
             .as_ref()
             .is_some_and(|p| p.break_glass == Some(true));
-    if !break_glass
-        && let Ok(windows::WindowState::Closed { opens_at }) =
-            windows::state(&new.spec.maintenance_windows, &[], now)
-    {
+    let windows = windows::Windows::at(&new.spec.maintenance_windows, &[], now);
+    let (kind, state) = windows.for_plan(downtime);
+    if !break_glass && let Ok(windows::WindowState::Closed { opens_at }) = state {
+        // The kind is named only where both kinds are in use.
+        let kind = if windows.downtime.is_some() {
+            format!("{kind} ")
+        } else {
+            String::new()
+        };
         let now_instead = command("plan trigger")
             .flag("--name", plan)
             .switch("--break-glass");
         warnings.push(match opens_at {
             Some(at) => format!(
-                "plan {plan:?} will wait for the maintenance window opening at {at}; \
+                "plan {plan:?} will wait for the {kind}maintenance window opening at {at}; \
                  to run it now: {now_instead}"
             ),
             None => format!(
-                "plan {plan:?} will wait: no maintenance window opens in the next two weeks; \
+                "plan {plan:?} will wait: no {kind}maintenance window opens in the next two weeks; \
                  to run it now: {now_instead}"
             ),
         });

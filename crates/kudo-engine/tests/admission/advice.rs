@@ -102,6 +102,46 @@ fn a_change_outside_the_window_is_told_how_to_run_it_now() {
 }
 
 #[test]
+fn only_a_window_of_the_kind_the_plan_waits_for_is_warned_of() {
+    let now = ts("2026-11-24T12:00:00Z");
+    // Always open for plans that keep the service up; downtime only at night.
+    let windowed = with(&idle(), |i| {
+        i.spec.maintenance_windows.push(MaintenanceWindow {
+            days: "*".into(),
+            start: "22:00".into(),
+            end: "04:00".into(),
+            time_zone: Some("UTC".into()),
+            kind: Some(WindowKind::Downtime),
+        })
+    });
+    let new = with(&windowed, params(&[("foo", "foo"), ("bar", "2")]));
+    let o = fixture_ov("foo-operator");
+    let v = review_at(Some(&windowed), &new, Some(&o), Some(&o), Some(now));
+    assert!(warnings(&v).is_empty(), "{:?}", warnings(&v));
+    let mut needs_downtime = o.clone();
+    needs_downtime
+        .spec
+        .plans
+        .get_mut("update")
+        .unwrap()
+        .downtime = Some(true);
+    let v = review_at(
+        Some(&windowed),
+        &new,
+        Some(&needs_downtime),
+        Some(&needs_downtime),
+        Some(now),
+    );
+    assert_eq!(
+        warnings(&v),
+        [
+            "plan \"update\" will wait for the downtime maintenance window opening at 2026-11-24T22:00:00Z; \
+          to run it now: kubectl kudo plan trigger --instance zk --name update --break-glass -n default"
+        ]
+    );
+}
+
+#[test]
 fn a_break_glass_run_of_the_plan_a_pending_change_needs_is_allowed() {
     let pending = with(&idle(), params(&[("foo", "foo"), ("bar", "1")]));
     let new = with(&pending, |i| {

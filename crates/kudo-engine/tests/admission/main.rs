@@ -16,6 +16,7 @@ use kudo_api::names::CLEANUP_FINALIZER;
 use kudo_api::{
     ActivePlan, AppliedConfig, AutoSuppression, ExecutionStatus as S, Instance, InstanceStatus,
     MaintenanceWindow, OperatorVersion, ParameterType, PlanAction, PlanExecution, Suppression,
+    WindowKind,
 };
 use kudo_engine::admission::{Subject, Verdict};
 use support::*;

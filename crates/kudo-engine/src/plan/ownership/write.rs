@@ -193,7 +193,10 @@ mod tests {
         let Ok(Write::AwaitRemoval(why)) = w else {
             panic!("expected a wait, got {w:?}");
         };
-        assert!(why.contains("earlier Instance data/zk (uid uid-earlier)"), "{why}");
+        assert!(
+            why.contains("earlier Instance data/zk (uid uid-earlier)"),
+            "{why}"
+        );
     }
 
     #[test]
