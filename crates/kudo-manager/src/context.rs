@@ -1,7 +1,7 @@
 //! What every reconcile shares: the client, the event recorder, metrics,
 //! engine settings, the discovery cache and the OperatorVersion cache.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -72,30 +72,72 @@ pub async fn reconcile(cached: Arc<Instance>, ctx: Arc<Context>) -> Result<Reque
         "reconcile",
         instance = %format!("{}/{}", cached.namespace().unwrap_or_default(), cached.name_any())
     );
-    let res = reconcile_inner(cached, &ctx).instrument(span).await;
+    let res = reconcile_inner(cached, &ctx).instrument(span.clone()).await;
     ctx.metrics.observe_reconcile(started.elapsed());
+    span.in_scope(|| tracing::debug!(result = ?res, "reconciled"));
     res
 }
 
-/// Our own last write when the cache has not caught up with it yet.
-fn current_copy(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
+/// Which copy of the Instance a reconcile starts from.
+enum Copy {
+    /// The cache's: no write of ours is waiting to show in it.
+    Cached(Arc<Instance>),
+    /// Our own last write: the cache still holds a version it replaced.
+    OurWrite(Arc<Instance>),
+    /// The cache holds a version that is neither one our last write
+    /// replaced nor the one it made: older or newer, it cannot tell.
+    Unsure(Arc<Instance>),
+}
+
+fn current_copy(ctx: &Context, cached: Arc<Instance>) -> Copy {
     let key = ObjectRef::from_obj(cached.as_ref());
     let Ok(mut written) = ctx.written.lock() else {
-        return cached;
+        return Copy::Cached(cached);
     };
     let cached_rv = cached.resource_version().unwrap_or_default();
     match written.get(&key) {
-        Some((stale, fresh)) if stale.contains(&cached_rv) => fresh.clone(),
+        Some((stale, fresh)) if stale.contains(&cached_rv) => Copy::OurWrite(fresh.clone()),
+        Some((_, fresh)) if fresh.resource_version().as_deref() == Some(cached_rv.as_str()) => {
+            written.remove(&key);
+            Copy::Cached(cached)
+        }
         Some(_) => {
             written.remove(&key);
-            cached
+            Copy::Unsure(cached)
         }
-        None => cached,
+        None => Copy::Cached(cached),
+    }
+}
+
+/// The Instance to reconcile: a status decided from a version older than
+/// our own last write would run finished steps again, so a cached version
+/// that cannot be placed is read again from the API server. `None` once
+/// the Instance is gone.
+async fn starting_copy(ctx: &Context, cached: Arc<Instance>) -> Result<Option<Arc<Instance>>> {
+    match current_copy(ctx, cached) {
+        Copy::Cached(inst) | Copy::OurWrite(inst) => Ok(Some(inst)),
+        Copy::Unsure(inst) => {
+            let ns = inst.namespace().unwrap_or_default();
+            let api: Api<Instance> = Api::namespaced(ctx.client.clone(), &ns);
+            let name = inst.name_any();
+            match api.get_opt(&name).await {
+                Ok(Some(mut read)) => {
+                    // The cache drops them too; nothing reads them.
+                    read.managed_fields_mut().clear();
+                    Ok(Some(Arc::new(read)))
+                }
+                Ok(None) => Ok(None),
+                Err(e) => Err(Error::kube(format!("reading Instance {ns}/{name}"), e)),
+            }
+        }
     }
 }
 
 async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue> {
-    let mut run = Run::observe(ctx, current_copy(ctx, cached)).await;
+    let Some(inst) = starting_copy(ctx, cached).await? else {
+        return Ok(Requeue::await_change());
+    };
+    let mut run = Run::observe(ctx, inst).await;
     run.decide(ctx);
     // A plan of quick steps advances several steps per reconcile: decide
     // again after each round of tasks, writing progress now and then.
@@ -231,6 +273,7 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
             .await
             .map_err(|e| Error::kube(format!("adding the cleanup finalizer to {label}"), e))?;
         record_own_write(ctx, &current);
+        remember_write(ctx, inst, &current);
     }
 
     let empty = InstanceStatus::default();
@@ -263,9 +306,9 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
         };
         match response {
             Ok(written) => {
+                record_own_write(ctx, &written);
+                remember_write(ctx, &current, &written);
                 current = written;
-                record_own_write(ctx, &current);
-                remember_write(ctx, inst, &current);
             }
             // Gone already (finalizer removed elsewhere): nothing to record.
             Err(kube::Error::Api(s)) if s.code == 404 => return Ok(None),

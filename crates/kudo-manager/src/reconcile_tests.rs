@@ -77,19 +77,16 @@ async fn recovery_beside_a_running_plan_counts_as_a_second_active_plan() {
         ..Default::default()
     };
     let mut both = deploying.clone();
-    both.plan_status.insert(
-        "recovery".into(),
-        plan("recovery", "r1", S::InProgress),
-    );
+    both.plan_status
+        .insert("recovery".into(), plan("recovery", "r1", S::InProgress));
     count_plans(&ctx, &inst, &InstanceStatus::default(), &deploying);
     count_plans(&ctx, &inst, &deploying, &both);
     let text = ctx.metrics.render();
     assert!(text.contains("kudo_manager_active_plans 2"), "{text}");
     let mut recovered = both.clone();
-    recovered.plan_status.insert(
-        "recovery".into(),
-        plan("recovery", "r1", S::Complete),
-    );
+    recovered
+        .plan_status
+        .insert("recovery".into(), plan("recovery", "r1", S::Complete));
     count_plans(&ctx, &inst, &both, &recovered);
     let text = ctx.metrics.render();
     assert!(text.contains("kudo_manager_active_plans 1"), "{text}");
@@ -99,4 +96,44 @@ async fn recovery_beside_a_running_plan_counts_as_a_second_active_plan() {
     );
     ctx.forget_instance(&inst);
     assert!(ctx.metrics.render().contains("kudo_manager_active_plans 0"));
+}
+
+fn at_version(rv: &str) -> Instance {
+    let mut inst = Instance::new("zk", Default::default());
+    inst.metadata.namespace = Some("team".into());
+    inst.metadata.resource_version = Some(rv.into());
+    inst
+}
+
+#[tokio::test]
+async fn a_cached_version_our_writes_replaced_gives_way_to_our_last_write_and_an_unknown_one_is_read_again()
+ {
+    // Nothing listens there: the test never sends a request.
+    let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+    let ctx = Context::for_tests(kube::Client::try_from(config).unwrap());
+    // Two writes in one reconcile: the finalizer (1 -> 2), then status (2 -> 3).
+    remember_write(&ctx, &at_version("1"), &at_version("2"));
+    remember_write(&ctx, &at_version("2"), &at_version("3"));
+    for replaced in ["1", "2"] {
+        let Copy::OurWrite(copy) = current_copy(&ctx, Arc::new(at_version(replaced))) else {
+            panic!("version {replaced} was replaced by our write");
+        };
+        assert_eq!(copy.resource_version().as_deref(), Some("3"));
+    }
+    assert!(matches!(
+        current_copy(&ctx, Arc::new(at_version("5"))),
+        Copy::Unsure(_)
+    ));
+    assert!(
+        matches!(
+            current_copy(&ctx, Arc::new(at_version("1"))),
+            Copy::Cached(_)
+        ),
+        "placed once, the note of our write is gone"
+    );
+    remember_write(&ctx, &at_version("5"), &at_version("6"));
+    assert!(matches!(
+        current_copy(&ctx, Arc::new(at_version("6"))),
+        Copy::Cached(_)
+    ));
 }

@@ -241,10 +241,11 @@ impl State {
             .cloned()
             .unwrap_or_default();
         let known = before.map(owner_uids).unwrap_or_default();
-        if refs
-            .iter()
-            .all(|r| r["uid"].as_str().is_some_and(|u| known.iter().any(|k| k == u)))
-        {
+        if refs.iter().all(|r| {
+            r["uid"]
+                .as_str()
+                .is_some_and(|u| known.iter().any(|k| k == u))
+        }) {
             return;
         }
         let (ns, name) = crate::store::ns_name(written);

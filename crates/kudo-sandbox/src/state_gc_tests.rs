@@ -24,7 +24,12 @@ fn an_object_written_for_a_gone_owner_is_collected() {
 fn an_owner_recreated_under_the_same_name_does_not_keep_its_predecessors_dependents() {
     let mut s = state();
     let cm = res(&s, "", "v1", "configmaps");
-    create(&mut s, &cm, "default", json!({"metadata": {"name": "owner"}}));
+    create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "owner"}}),
+    );
     create(
         &mut s,
         &cm,
@@ -38,7 +43,12 @@ fn an_owner_recreated_under_the_same_name_does_not_keep_its_predecessors_depende
 fn a_reference_to_a_gone_owner_is_dropped_while_another_owner_lives() {
     let mut s = state();
     let cm = res(&s, "", "v1", "configmaps");
-    let owner = create(&mut s, &cm, "default", json!({"metadata": {"name": "owner"}}));
+    let owner = create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "owner"}}),
+    );
     let uid = objects::uid(&owner).to_string();
     create(
         &mut s,
@@ -58,7 +68,12 @@ fn a_reference_to_a_gone_owner_is_dropped_while_another_owner_lives() {
 fn a_dependent_of_a_living_owner_stays() {
     let mut s = state();
     let cm = res(&s, "", "v1", "configmaps");
-    let owner = create(&mut s, &cm, "default", json!({"metadata": {"name": "owner"}}));
+    let owner = create(
+        &mut s,
+        &cm,
+        "default",
+        json!({"metadata": {"name": "owner"}}),
+    );
     let uid = objects::uid(&owner).to_string();
     create(
         &mut s,
