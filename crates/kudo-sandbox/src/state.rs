@@ -37,6 +37,8 @@ pub struct State {
     /// Whether a new CRD starts not Established (its kind unserved) until
     /// the establishing task marks it, instead of at once.
     pub establish_crds_later: bool,
+    /// RBAC rules resolved per caller, for impersonated requests.
+    pub rbac_rules: crate::authz::RuleCache,
 }
 
 fn subject<'a>(res: &'a ResourceInfo, name: &'a str) -> Subject<'a> {
@@ -77,6 +79,7 @@ impl State {
             store: Store::new(event_log_capacity),
             kubelet: false,
             establish_crds_later: false,
+            rbac_rules: crate::authz::RuleCache::default(),
         };
         state.ensure_default_namespaces();
         state
