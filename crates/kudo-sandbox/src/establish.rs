@@ -1,10 +1,10 @@
 //! CRDs that become Established some time after they are created, as on a
-//! real API server: its naming controller accepts the names first
-//! (`NamesAccepted` True, `Established` False with reason `Installing`),
-//! and its establishing controller sets `Established` a moment later. Until
-//! then the kind is in no discovery document and its paths answer 404,
-//! which is what a client meets before the new kind is served. Off by
-//! default ([`crate::SandboxBuilder::crd_establish_delay`]).
+//! real API server: a CRD is stored with no accepted names and no
+//! conditions, and until its naming and establishing controllers have run
+//! the kind is in no discovery document and its paths answer 404 (a CRD
+//! with neither `NamesAccepted` nor `Established` is not served). Then
+//! `NamesAccepted` and `Established` turn True, and the kind is served. Off
+//! by default ([`crate::SandboxBuilder::crd_establish_delay`]).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -14,21 +14,19 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::objects::now_rfc3339;
-use crate::registry::crd_resource;
+use crate::registry::{ResourceInfo, crd_resource};
 use crate::server::Inner;
 use crate::store::EventKind;
 
 const GROUP: &str = "apiextensions.k8s.io";
 const PLURAL: &str = "customresourcedefinitions";
 
-/// Sets a CRD's `Established` condition to False, reason `Installing`.
-pub fn mark_installing(crd: &mut Value) {
-    set_established(
-        crd,
-        "False",
-        "Installing",
-        "the initial names have been accepted",
-    );
+/// A new CRD as the API server stores it, before its controllers ran.
+pub fn mark_new(crd: &mut Value) {
+    if let Some(status) = crd.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("conditions");
+        status.insert("acceptedNames".into(), json!({"plural": "", "kind": ""}));
+    }
 }
 
 /// Whether a CRD's `Established` condition is True.
@@ -39,17 +37,23 @@ pub fn is_established(crd: &Value) -> bool {
     })
 }
 
-fn set_established(crd: &mut Value, status: &str, reason: &str, message: &str) {
-    let condition = json!({"type": "Established", "status": status, "reason": reason,
-        "message": message, "lastTransitionTime": now_rfc3339()});
-    let conditions = &mut crd["status"]["conditions"];
-    if !conditions.is_array() {
-        *conditions = json!([]);
+/// Accepts the CRD's names and marks it Established.
+fn establish(crd: &mut Value, info: &ResourceInfo) {
+    let now = now_rfc3339();
+    let mut accepted = crd["spec"]["names"].clone();
+    if accepted.get("singular").is_none() {
+        accepted["singular"] = json!(info.singular);
     }
-    if let Some(list) = conditions.as_array_mut() {
-        list.retain(|c| c["type"] != "Established");
-        list.push(condition);
+    if accepted.get("listKind").is_none() {
+        accepted["listKind"] = json!(format!("{}List", info.kind));
     }
+    crd["status"]["acceptedNames"] = accepted;
+    crd["status"]["conditions"] = json!([
+        {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+         "message": "no conflicts found", "lastTransitionTime": now},
+        {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+         "message": "the initial names have been accepted", "lastTransitionTime": now},
+    ]);
 }
 
 /// Whether the kind `crd` defines waits to be served.
@@ -97,12 +101,7 @@ fn schedule(
         }
         let mut crd = (*stored.value).clone();
         let owners = stored.owners.clone();
-        set_established(
-            &mut crd,
-            "True",
-            "InitialNamesAccepted",
-            "the initial names have been accepted",
-        );
+        establish(&mut crd, &info);
         st.registry
             .set_establishing(&info.group, &info.plural, false);
         st.store.put(GROUP, PLURAL, crd, owners);

@@ -169,11 +169,11 @@ impl SandboxBuilder {
     }
 
     /// How long a new CRD stays not Established (default zero: Established
-    /// at once). Meanwhile it has `NamesAccepted` True and `Established`
-    /// False (reason `Installing`), and its kind is in no discovery
-    /// document and answers 404, as on a real API server before its
-    /// establishing controller has run; then `Established` turns True (a
-    /// watch event) and the kind is served.
+    /// at once). Meanwhile it has no accepted names and no conditions, and
+    /// its kind is in no discovery document and answers 404, as on a real
+    /// API server before its naming and establishing controllers have run;
+    /// then `NamesAccepted` and `Established` turn True (a watch event) and
+    /// the kind is served.
     pub fn crd_establish_delay(mut self, delay: Duration) -> Self {
         self.crd_establish_delay = delay;
         self

@@ -32,8 +32,9 @@ impl State {
     }
 
     /// Registers the kind `crd` defines. With [`State::establish_crds_later`],
-    /// a new CRD (or one still waiting) is stored with Established False
-    /// and its kind stays unserved until [`crate::establish`] marks it.
+    /// a new CRD (or one still waiting) is stored without accepted names
+    /// or conditions and its kind stays unserved until [`crate::establish`]
+    /// marks it.
     pub(super) fn register_crd_write(
         &mut self,
         name: &str,
@@ -52,7 +53,7 @@ impl State {
         let later = self.establish_crds_later
             && (is_new || self.registry.is_establishing(&info.group, &info.plural));
         if later {
-            crate::establish::mark_installing(crd);
+            crate::establish::mark_new(crd);
         }
         self.registry
             .set_establishing(&info.group, &info.plural, later);
