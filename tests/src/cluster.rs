@@ -223,7 +223,7 @@ fn random_u32() -> u32 {
 }
 
 /// Server-side apply the kudo.dev CRDs and wait until they are Established.
-async fn install_crds_established(client: &Client) -> Result<()> {
+pub(crate) async fn install_crds_established(client: &Client) -> Result<()> {
     kudo_manager::install::install_crds(client).await?;
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in kudo_api::crds::all() {

@@ -25,7 +25,7 @@ use kudo_api::{ExecutionStatus, Instance};
 use kudo_engine::EngineConfig;
 use kudo_manager::admin::Readiness;
 use kudo_manager::controller::{self, ControllerConfig};
-use kudo_manager::install::{InstanceRequest, install_crds, install_package};
+use kudo_manager::install::{InstanceRequest, install_package};
 use kudo_manager::metrics::Metrics;
 use kudo_sandbox::{Sandbox, SandboxBuilder};
 use tokio::task::JoinHandle;
@@ -90,7 +90,7 @@ impl Env {
         let client = sandbox
             .client()
             .map_err(|e| anyhow!("sandbox client: {e}"))?;
-        install_crds(&client).await?;
+        cluster::install_crds_established(&client).await?;
         let mut env = Self {
             sandbox: Cluster::Sandbox(sandbox),
             client,

@@ -1,18 +1,24 @@
 //! Cluster-scoped objects several Instances use. A CRD that Instances in
 //! two namespaces apply survives the uninstall of one (and the other's
 //! custom resources with it); CRDs are kept unless deletion is asked for;
-//! a CRD kudo-rs did not create is used as it is and never deleted.
+//! a CRD kudo-rs did not create is used as it is and never deleted; a step
+//! that applies a CRD and an object of its kind waits, without blocking,
+//! until the CRD is Established.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
+    WatchEvent, WatchParams,
+};
 use kube::runtime::wait::await_condition;
 use kudo_api::{ExecutionStatus as S, Instance};
-use kudo_e2e::{Env, fixture, plan_status};
+use kudo_e2e::{Env, fixture, plan_status, step_status};
 use kudo_manager::install::{InstanceRequest, install_package};
 use serde_json::json;
 
@@ -201,4 +207,84 @@ async fn a_crd_kudo_did_not_create_is_used_as_it_is_and_never_deleted() {
             .is_some_and(|c| c.metadata.deletion_timestamp.is_none()),
         "a CRD kudo-rs did not create was deleted"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_applying_a_crd_and_an_object_of_its_kind_waits_for_established() {
+    // The sandbox establishes new CRDs after a while, as a real API server does.
+    let sandbox = kudo_sandbox::Sandbox::builder().crd_establish_delay(Duration::from_millis(500));
+    let env = Env::start_with(sandbox).await.unwrap();
+    let api = env.instances();
+    // Every status the Instance goes through, from before it exists.
+    let from = api
+        .list_metadata(&ListParams::default().limit(1))
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut events = api
+        .watch(&WatchParams::default(), &from)
+        .await
+        .unwrap()
+        .boxed();
+    env.install(fixture("crd-wait-op"), "w", &[]).await.unwrap();
+    let mut waited: Option<String> = None;
+    let completed = tokio::time::timeout(T, async {
+        while let Some(event) = events.try_next().await.unwrap() {
+            let inst = match event {
+                WatchEvent::Added(i) | WatchEvent::Modified(i) => i,
+                WatchEvent::Error(e) => panic!("watch failed: {e:?}"),
+                _ => continue,
+            };
+            if inst.metadata.name.as_deref() != Some("w") {
+                continue;
+            }
+            let step = inst
+                .status
+                .as_ref()
+                .and_then(|s| s.plan_status.get("deploy"))
+                .and_then(|p| p.phase("main"))
+                .and_then(|p| p.step("both"));
+            if let Some(step) = step
+                && step.status == Some(S::InProgress)
+                && step.message.contains("to be Established")
+            {
+                waited = Some(step.message.clone());
+            }
+            if plan_status(&inst, "deploy") == Some(S::Complete) {
+                return inst;
+            }
+        }
+        panic!("the watch ended before deploy completed")
+    })
+    .await
+    .unwrap_or_else(|_| panic!("deploy did not complete; waited: {waited:?}"));
+    assert_eq!(
+        step_status(&completed, "deploy", "main", "both"),
+        Some(S::Complete)
+    );
+    let widgets = ApiResource {
+        group: "wait.example.io".into(),
+        version: "v1".into(),
+        api_version: "wait.example.io/v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    };
+    let widget = Api::<DynamicObject>::namespaced_with(env.client.clone(), &env.ns, &widgets)
+        .get("w-widget")
+        .await
+        .unwrap();
+    assert_eq!(widget.data["spec"]["size"], 1);
+    // A real cluster may establish the CRD before the apply answers.
+    if env.sandbox.as_sandbox().is_some() {
+        let message = waited.expect("the step never showed it waited for the CRD");
+        assert_eq!(
+            message,
+            format!(
+                "Widget {}/w-widget: waiting for the CRD of Widget to be Established",
+                env.ns
+            )
+        );
+    }
 }

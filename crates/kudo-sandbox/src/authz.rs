@@ -11,6 +11,9 @@
 //! Not modelled: aggregated ClusterRoles (`aggregationRule`), the built-in
 //! default roles (`cluster-admin`, `edit`, ...), non-resource URLs.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use http::HeaderMap;
 use serde_json::Value;
 
@@ -116,24 +119,118 @@ fn qualified(resource: &str, group: &str) -> String {
 
 /// Whether any rule bound to the caller allows `attrs`.
 pub fn allowed(st: &State, caller: &Caller, attrs: &Attributes<'_>) -> bool {
-    rules_for(st, caller, attrs.namespace)
+    st.rbac_rules
+        .rules_for(st, caller, attrs.namespace)
         .iter()
-        .any(|rule| rule_allows(rule, attrs))
+        .any(|rule| rule.allows(attrs))
 }
 
-/// The rules that apply to the caller in `namespace` (cluster-wide ones
-/// always; a namespace's RoleBindings only there).
-fn rules_for(st: &State, caller: &Caller, namespace: &str) -> Vec<Value> {
+/// One RBAC policy rule, read once from its role.
+#[derive(Debug)]
+struct Rule {
+    verbs: Vec<String>,
+    groups: Vec<String>,
+    resources: Vec<String>,
+    names: Vec<String>,
+}
+
+impl Rule {
+    fn from_value(rule: &Value) -> Self {
+        let list = |field: &str| -> Vec<String> {
+            rule.get(field)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Self {
+            verbs: list("verbs"),
+            groups: list("apiGroups"),
+            resources: list("resources"),
+            names: list("resourceNames"),
+        }
+    }
+
+    fn allows(&self, attrs: &Attributes<'_>) -> bool {
+        let has = |items: &[String], want: &str| items.iter().any(|i| i == "*" || i == want);
+        let names_ok = self.names.is_empty()
+            || attrs
+                .name
+                .is_some_and(|n| self.names.iter().any(|x| x == n));
+        let resource_ok = match attrs.subresource {
+            None => has(&self.resources, attrs.resource),
+            Some(_) => has(&self.resources, &attrs.resource_path()),
+        };
+        has(&self.verbs, attrs.verb) && has(&self.groups, attrs.group) && resource_ok && names_ok
+    }
+}
+
+type Rules = Arc<[Rule]>;
+
+/// Callers (user, groups) and namespaces the cache keeps rules for, at most.
+const CACHED: usize = 4096;
+
+/// The rules bound to each caller in each namespace, resolved once and kept
+/// until any Role, ClusterRole or their bindings change (as kube-apiserver's
+/// authorizer answers from its informers' indexed caches instead of reading
+/// every binding per request).
+#[derive(Debug, Default)]
+pub struct RuleCache {
+    entries: Mutex<Resolved>,
+}
+
+#[derive(Debug, Default)]
+struct Resolved {
+    /// [`crate::store::Store::rbac_written`] when these were resolved.
+    version: u64,
+    rules: HashMap<(String, Vec<String>, String), Rules>,
+}
+
+impl RuleCache {
+    /// The rules that apply to the caller in `namespace` (cluster-wide ones
+    /// always; a namespace's RoleBindings only there).
+    fn rules_for(&self, st: &State, caller: &Caller, namespace: &str) -> Rules {
+        let version = st.store.rbac_written();
+        let key = (
+            caller.user.clone(),
+            caller.groups.clone(),
+            namespace.to_string(),
+        );
+        let mut cache = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.version != version || cache.rules.len() >= CACHED {
+            cache.rules.clear();
+            cache.version = version;
+        }
+        cache
+            .rules
+            .entry(key)
+            .or_insert_with(|| resolve(st, caller, namespace).into())
+            .clone()
+    }
+}
+
+fn resolve(st: &State, caller: &Caller, namespace: &str) -> Vec<Rule> {
     let mut rules = Vec::new();
     for binding in st.store.list(RBAC_GROUP, "clusterrolebindings", None) {
         if binds(&binding.value, caller) {
-            rules.extend(role_rules(st, &binding.value, ""));
+            rules.extend(
+                role_rules(st, &binding.value, "")
+                    .iter()
+                    .map(Rule::from_value),
+            );
         }
     }
     if !namespace.is_empty() {
         for binding in st.store.list(RBAC_GROUP, "rolebindings", Some(namespace)) {
             if binds(&binding.value, caller) {
-                rules.extend(role_rules(st, &binding.value, namespace));
+                rules.extend(
+                    role_rules(st, &binding.value, namespace)
+                        .iter()
+                        .map(Rule::from_value),
+                );
             }
         }
     }
@@ -164,7 +261,7 @@ fn binds(binding: &Value, caller: &Caller) -> bool {
     })
 }
 
-fn role_rules(st: &State, binding: &Value, namespace: &str) -> Vec<Value> {
+fn role_rules<'a>(st: &'a State, binding: &Value, namespace: &str) -> &'a [Value] {
     let role_ref = &binding["roleRef"];
     let name = role_ref["name"].as_str().unwrap_or_default();
     let role = match role_ref["kind"].as_str() {
@@ -172,25 +269,9 @@ fn role_rules(st: &State, binding: &Value, namespace: &str) -> Vec<Value> {
         Some("Role") if !namespace.is_empty() => st.store.get(RBAC_GROUP, "roles", namespace, name),
         _ => None,
     };
-    role.and_then(|r| r.value.get("rules").and_then(Value::as_array).cloned())
+    role.and_then(|r| r.value.get("rules").and_then(Value::as_array))
+        .map(Vec::as_slice)
         .unwrap_or_default()
-}
-
-fn rule_allows(rule: &Value, attrs: &Attributes<'_>) -> bool {
-    let has = |field: &str, want: &str| {
-        rule.get(field)
-            .and_then(Value::as_array)
-            .is_some_and(|items| items.iter().any(|i| i == "*" || i == want))
-    };
-    let names_ok = match rule.get("resourceNames").and_then(Value::as_array) {
-        None => true,
-        Some(names) if names.is_empty() => true,
-        Some(names) => attrs.name.is_some_and(|n| names.iter().any(|x| x == n)),
-    };
-    has("verbs", attrs.verb)
-        && has("apiGroups", attrs.group)
-        && has("resources", &attrs.resource_path())
-        && names_ok
 }
 
 /// kube-apiserver's escalation check for RBAC writes by an impersonated

@@ -208,3 +208,57 @@ fn resource_names_limit_a_rule_to_those_objects() {
     };
     assert!(authorize(&s, &me, &other).is_err());
 }
+
+#[test]
+fn rbac_changes_take_effect_on_the_next_request_despite_the_rule_cache() {
+    let mut s = team_state();
+    let me = deployer();
+    let create_cm = attrs("create", "", "configmaps", "team");
+    assert!(authorize(&s, &me, &create_cm).is_ok());
+    // The Role loses the verb: refused at once.
+    put_again(
+        &mut s,
+        "roles",
+        "team",
+        json!({"metadata": {"name": "deploy", "namespace": "team"}, "rules": [
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}),
+    );
+    assert!(authorize(&s, &me, &create_cm).is_err());
+    assert!(authorize(&s, &me, &attrs("get", "", "configmaps", "team")).is_ok());
+    // The binding goes: nothing is left.
+    s.store.remove(RBAC_GROUP, "rolebindings", "team", "deploy");
+    assert!(authorize(&s, &me, &attrs("get", "", "configmaps", "team")).is_err());
+    // A ClusterRole bound to the caller's group grants it everywhere.
+    put(
+        &mut s,
+        "clusterroles",
+        "",
+        json!({"metadata": {"name": "cm-writer"}, "rules": [
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]}),
+    );
+    assert!(authorize(&s, &me, &create_cm).is_err(), "not bound yet");
+    put(
+        &mut s,
+        "clusterrolebindings",
+        "",
+        json!({"metadata": {"name": "cm-writer"},
+               "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "cm-writer"},
+               "subjects": [{"kind": "Group", "name": "system:serviceaccounts"}]}),
+    );
+    assert!(authorize(&s, &me, &create_cm).is_ok());
+    assert!(authorize(&s, &me, &attrs("create", "", "configmaps", "other")).is_ok());
+}
+
+/// Replaces a stored RBAC object as an update would.
+fn put_again(s: &mut State, plural: &str, ns: &str, body: Value) {
+    let name = body["metadata"]["name"].as_str().unwrap().to_string();
+    let owners = s
+        .store
+        .get(RBAC_GROUP, plural, ns, &name)
+        .unwrap()
+        .owners
+        .clone();
+    let mut old = (*s.store.get(RBAC_GROUP, plural, ns, &name).unwrap().value).clone();
+    old["rules"] = body["rules"].clone();
+    s.store.put(RBAC_GROUP, plural, old, owners);
+}

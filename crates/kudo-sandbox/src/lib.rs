@@ -27,6 +27,7 @@ mod defaults;
 mod discovery;
 mod disruption;
 mod error;
+mod establish;
 mod eviction;
 mod exec;
 mod exec_fs;
@@ -90,6 +91,7 @@ pub struct SandboxBuilder {
     faults: Faults,
     request_log: usize,
     simulate_pods: bool,
+    crd_establish_delay: Duration,
 }
 
 impl Default for SandboxBuilder {
@@ -103,6 +105,7 @@ impl Default for SandboxBuilder {
             faults: Faults::none(),
             request_log: 0,
             simulate_pods: true,
+            crd_establish_delay: Duration::ZERO,
         }
     }
 }
@@ -165,10 +168,22 @@ impl SandboxBuilder {
         self
     }
 
+    /// How long a new CRD stays not Established (default zero: Established
+    /// at once). Meanwhile it has no accepted names and no conditions, and
+    /// its kind is in no discovery document and answers 404, as on a real
+    /// API server before its naming and establishing controllers have run;
+    /// then `NamesAccepted` and `Established` turn True (a watch event) and
+    /// the kind is served.
+    pub fn crd_establish_delay(mut self, delay: Duration) -> Self {
+        self.crd_establish_delay = delay;
+        self
+    }
+
     /// Starts the server on 127.0.0.1.
     pub async fn start(self) -> Result<Sandbox, SandboxError> {
         let mut state = State::new(self.event_log_capacity);
         state.kubelet = self.simulate_pods;
+        state.establish_crds_later = !self.crd_establish_delay.is_zero();
         if let Some(path) = &self.persist
             && let Some(snapshot) = persist::load(path)?
         {
@@ -199,6 +214,10 @@ impl SandboxBuilder {
         ];
         if self.simulate_pods {
             tasks.push(tokio::spawn(controllers::run(inner.clone())));
+        }
+        if !self.crd_establish_delay.is_zero() {
+            let delay = self.crd_establish_delay;
+            tasks.push(tokio::spawn(establish::run(inner.clone(), delay)));
         }
         if let Some(path) = &self.persist {
             tasks.push(tokio::spawn(persist::run(inner.clone(), path.clone())));

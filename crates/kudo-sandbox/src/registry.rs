@@ -69,6 +69,9 @@ impl ResourceInfo {
 #[derive(Debug, Clone)]
 pub struct Registry {
     resources: Vec<ResourceInfo>,
+    /// CRD kinds (group, plural) registered but not Established yet: not
+    /// served, neither in discovery nor at their paths (404).
+    establishing: Vec<(String, String)>,
 }
 
 impl Default for Registry {
@@ -104,20 +107,38 @@ impl Registry {
                 from_crd: false,
             })
             .collect();
-        Self { resources }
+        Self {
+            resources,
+            establishing: Vec::new(),
+        }
+    }
+
+    fn served(&self, r: &ResourceInfo) -> bool {
+        !(r.from_crd
+            && self
+                .establishing
+                .iter()
+                .any(|(g, p)| *g == r.group && *p == r.plural))
     }
 
     /// The resource served at `/apis/{group}/{version}/{plural}`.
     pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceInfo> {
         self.resources.iter().find(|r| {
-            r.group == group && r.plural == plural && r.versions.iter().any(|v| v == version)
+            r.group == group
+                && r.plural == plural
+                && r.versions.iter().any(|v| v == version)
+                && self.served(r)
         })
     }
 
     /// Groups with their served versions, core group excluded, in first-seen order.
     pub fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
-        for r in self.resources.iter().filter(|r| !r.group.is_empty()) {
+        for r in self
+            .resources
+            .iter()
+            .filter(|r| !r.group.is_empty() && self.served(r))
+        {
             match out.iter_mut().find(|(g, _)| *g == r.group) {
                 Some((_, versions)) => {
                     for v in &r.versions {
@@ -138,9 +159,9 @@ impl Registry {
         group: &'a str,
         version: &'a str,
     ) -> impl Iterator<Item = &'a ResourceInfo> + 'a {
-        self.resources
-            .iter()
-            .filter(move |r| r.group == group && r.versions.iter().any(|v| v == version))
+        self.resources.iter().filter(move |r| {
+            r.group == group && r.versions.iter().any(|v| v == version) && self.served(r)
+        })
     }
 
     /// Adds or replaces the resource a CRD defines. Returns a problem
@@ -171,8 +192,27 @@ impl Registry {
             .find(|r| r.group == group && r.kind == kind)
     }
 
+    /// Whether the kind a CRD defines is registered but not served until
+    /// its CRD is Established.
+    pub fn is_establishing(&self, group: &str, plural: &str) -> bool {
+        self.establishing
+            .iter()
+            .any(|(g, p)| g == group && p == plural)
+    }
+
+    /// Holds back (`true`) or serves (`false`) a kind a CRD defines.
+    pub fn set_establishing(&mut self, group: &str, plural: &str, establishing: bool) {
+        self.establishing
+            .retain(|(g, p)| !(g == group && p == plural));
+        if establishing {
+            self.establishing
+                .push((group.to_string(), plural.to_string()));
+        }
+    }
+
     /// Removes the resource a CRD defined.
     pub fn unregister(&mut self, group: &str, plural: &str) {
+        self.set_establishing(group, plural, false);
         self.resources
             .retain(|r| !(r.from_crd && r.group == group && r.plural == plural));
     }

@@ -15,6 +15,7 @@ use crate::status::{ApiError, Subject};
 use crate::store::{Owners, Store, object_rv};
 
 mod conflict;
+mod crds;
 mod planned;
 mod unchanged;
 
@@ -33,6 +34,11 @@ pub struct State {
     pub store: Store,
     /// Whether the simulated kubelet runs (and so ends) controllers' pods.
     pub kubelet: bool,
+    /// Whether a new CRD starts not Established (its kind unserved) until
+    /// the establishing task marks it, instead of at once.
+    pub establish_crds_later: bool,
+    /// RBAC rules resolved per caller, for impersonated requests.
+    pub rbac_rules: crate::authz::RuleCache,
 }
 
 fn subject<'a>(res: &'a ResourceInfo, name: &'a str) -> Subject<'a> {
@@ -72,6 +78,8 @@ impl State {
             registry: Registry::builtin(),
             store: Store::new(event_log_capacity),
             kubelet: false,
+            establish_crds_later: false,
+            rbac_rules: crate::authz::RuleCache::default(),
         };
         state.ensure_default_namespaces();
         state
@@ -88,20 +96,6 @@ impl State {
                     objects::prepare_create(&res, "v1", "", json!({"metadata": {"name": ns}}))
             {
                 self.store.put("", "namespaces", obj, Owners::new());
-            }
-        }
-    }
-
-    /// Re-registers every stored CRD (after restoring a snapshot).
-    pub fn register_stored_crds(&mut self) {
-        let crds: Vec<Arc<Value>> = self
-            .store
-            .list("apiextensions.k8s.io", "customresourcedefinitions", None)
-            .map(|s| s.value.clone())
-            .collect();
-        for crd in crds {
-            if let Err(e) = self.registry.register_crd(&crd) {
-                tracing::warn!(error = %e, "stored CRD could not be registered");
             }
         }
     }
@@ -458,11 +452,9 @@ impl State {
         let owners = p.owners.clone();
         let is_crd = group == "apiextensions.k8s.io" && plural == "customresourcedefinitions";
         let result = match p.new {
-            Some(new) => {
+            Some(mut new) => {
                 if is_crd {
-                    self.registry.register_crd(&new).map_err(|e| {
-                        ApiError::invalid("CustomResourceDefinition", &group, &p.name, "spec", &e)
-                    })?;
+                    self.register_crd_write(&p.name, p.old.is_none(), &mut new)?;
                 }
                 let stored = self.store.put(&group, &plural, new, p.owners);
                 if p.op == Operation::Create && group == "events.k8s.io" {

@@ -61,6 +61,8 @@ pub struct Change {
 }
 
 type ResourceKey = (String, String);
+
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 type ObjectKey = (String, String);
 
 /// Why events since a resourceVersion cannot be served.
@@ -80,6 +82,9 @@ pub struct Store {
     capacity: usize,
     tx: broadcast::Sender<Arc<Change>>,
     current: Arc<AtomicU64>,
+    /// resourceVersion of the last write to an RBAC object: what cached
+    /// authorization rules are checked against.
+    rbac_written: u64,
 }
 
 /// A serialisable copy of the store.
@@ -132,12 +137,19 @@ impl Store {
             capacity: capacity.max(1),
             tx,
             current: Arc::new(AtomicU64::new(1)),
+            rbac_written: 1,
         }
     }
 
     /// The latest resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.rv
+    }
+
+    /// The resourceVersion of the last change to a Role, ClusterRole,
+    /// RoleBinding or ClusterRoleBinding (or of a restore).
+    pub fn rbac_written(&self) -> u64 {
+        self.rbac_written
     }
 
     /// A shared counter mirroring the latest resourceVersion, readable without the lock.
@@ -299,6 +311,9 @@ impl Store {
     }
 
     fn emit(&mut self, change: Change) {
+        if change.group == RBAC_GROUP {
+            self.rbac_written = change.rv;
+        }
         let change = Arc::new(change);
         self.log.push_back(change.clone());
         while self.log.len() > self.capacity {
@@ -349,6 +364,7 @@ impl Store {
         }
         self.rv = snapshot.resource_version.max(1);
         self.compacted = self.rv;
+        self.rbac_written = self.rv;
         self.log.clear();
         self.current.store(self.rv, Ordering::Release);
     }

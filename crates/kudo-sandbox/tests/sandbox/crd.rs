@@ -203,3 +203,111 @@ async fn a_crd_in_a_kubernetes_owned_group_needs_the_api_approval_annotation() {
         "{removed:?}"
     );
 }
+
+fn condition(crd: &CustomResourceDefinition, type_: &str) -> Option<(String, String)> {
+    let conditions = crd.status.as_ref()?.conditions.as_ref()?;
+    let c = conditions.iter().find(|c| c.type_ == type_)?;
+    Some((c.status.clone(), c.reason.clone().unwrap_or_default()))
+}
+
+fn rv(meta: &kube::api::ObjectMeta) -> u64 {
+    meta.resource_version.as_deref().unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_delayed_crd_serves_its_kind_only_once_established() {
+    let sandbox = kudo_sandbox::Sandbox::builder()
+        .crd_establish_delay(Duration::from_secs(1))
+        .start()
+        .await
+        .unwrap();
+    let client = sandbox.client().unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
+    let created = crds
+        .create(&PostParams::default(), &widget_crd())
+        .await
+        .unwrap();
+    // Stored as a real API server stores it before its CRD controllers run.
+    assert_eq!(condition(&created, "NamesAccepted"), None);
+    assert_eq!(condition(&created, "Established"), None);
+    assert_eq!(
+        created
+            .status
+            .as_ref()
+            .unwrap()
+            .accepted_names
+            .as_ref()
+            .map(|n| n.plural.as_str()),
+        Some("")
+    );
+    let ar = ApiResource::from_gvk_with_plural(&gvk, "widgets");
+    let api: Api<DynamicObject> = Api::default_namespaced_with(client.clone(), &ar);
+    let early = api
+        .create(&PostParams::default(), &widget("early", 1))
+        .await;
+    let discovered = kube::discovery::pinned_kind(&client, &gvk).await;
+    let after = crds.get("widgets.example.com").await.unwrap();
+    if condition(&after, "Established").is_none() {
+        // Both requests came while the CRD was not Established.
+        assert!(
+            matches!(&early, Err(kube::Error::Api(s)) if s.code == 404),
+            "{early:?}"
+        );
+        assert!(discovered.is_err(), "{discovered:?}");
+    } else if let Ok(w) = &early {
+        // A slow machine: the create may only succeed after Established.
+        assert!(
+            rv(&w.metadata) > rv(&after.metadata),
+            "served before Established"
+        );
+    }
+    let established = tokio::time::timeout(
+        Duration::from_secs(10),
+        await_condition(
+            crds.clone(),
+            "widgets.example.com",
+            conditions::is_crd_established(),
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        condition(&established, "NamesAccepted"),
+        Some(("True".into(), "NoConflicts".into()))
+    );
+    assert_eq!(
+        condition(&established, "Established"),
+        Some(("True".into(), "InitialNamesAccepted".into()))
+    );
+    let names = established
+        .status
+        .as_ref()
+        .unwrap()
+        .accepted_names
+        .clone()
+        .unwrap();
+    assert_eq!(
+        (names.plural.as_str(), names.list_kind.as_deref()),
+        ("widgets", Some("WidgetList"))
+    );
+    kube::discovery::pinned_kind(&client, &gvk).await.unwrap();
+    api.create(&PostParams::default(), &widget("late", 2))
+        .await
+        .unwrap();
+    // An update of an Established CRD keeps it Established.
+    let updated = crds
+        .patch(
+            "widgets.example.com",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        condition(&updated, "Established").map(|c| c.0),
+        Some("True".into())
+    );
+}

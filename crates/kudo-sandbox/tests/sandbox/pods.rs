@@ -3,9 +3,12 @@
 
 use std::time::{Duration, Instant};
 
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use kudo_sandbox::{FAIL_ANNOTATION, Sandbox};
 use serde_json::{Value, json};
 
@@ -274,22 +277,63 @@ async fn a_failing_statefulset_runs_pods_that_are_not_ready_until_it_recovers() 
 async fn ordered_ready_starts_the_next_pod_only_when_the_previous_is_ready() {
     let (_sb, client) = fast().await;
     let sets: Api<StatefulSet> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    // Every pod change from before the set exists, in the order the store made them.
+    let from = pods
+        .list_metadata(&ListParams::default().limit(1))
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut events = pods
+        .watch(&WatchParams::default(), &from)
+        .await
+        .unwrap()
+        .boxed();
     let mut set = statefulset("db", 3, json!({}));
     set.metadata.annotations = Some([(FAIL_ANNOTATION.to_string(), "true".to_string())].into());
     sets.create(&PostParams::default(), &set).await.unwrap();
-    let pods: Api<Pod> = Api::default_namespaced(client);
-    eventually("db-0 running", async || {
-        pods.get_opt("db-0")
-            .await
-            .unwrap()
-            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+    // db-0 runs, not Ready while the set fails; then the set recovers and
+    // db-0 becomes Ready. db-1 may only appear after that, on the same watch.
+    let (mut recovered, mut db0_ready) = (false, false);
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(event) = events.try_next().await.unwrap() {
+            let pod = match event {
+                WatchEvent::Added(p) | WatchEvent::Modified(p) => p,
+                WatchEvent::Error(e) => panic!("watch failed: {e:?}"),
+                _ => continue,
+            };
+            match pod.metadata.name.as_deref() {
+                Some("db-0") => {
+                    db0_ready = ready(&pod);
+                    let running =
+                        pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+                    if running && !db0_ready && !recovered {
+                        recovered = true;
+                        sets.patch(
+                            "db",
+                            &PatchParams::default(),
+                            &Patch::Merge(
+                                json!({"metadata": {"annotations": {FAIL_ANNOTATION: null}}}),
+                            ),
+                        )
+                        .await
+                        .unwrap();
+                    }
+                }
+                Some("db-1") => {
+                    assert!(db0_ready, "db-1 was created while db-0 was not Ready");
+                    return;
+                }
+                _ => {}
+            }
+        }
+        panic!("the watch ended");
     })
-    .await;
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    assert!(
-        pods.get_opt("db-1").await.unwrap().is_none(),
-        "db-0 never got Ready"
-    );
+    .await
+    .expect("db-1 never appeared");
+    assert!(recovered, "db-0 was never Running and not Ready");
 }
 
 fn rs_of(p: &Pod) -> String {
