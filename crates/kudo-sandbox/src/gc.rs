@@ -15,9 +15,7 @@ type Removed = (String, String, Arc<Value>);
 
 impl State {
     pub(crate) fn has_live_dependents(&self, owner_uid: &str) -> bool {
-        self.store
-            .iter_all()
-            .any(|(_, _, s)| owner_uids(&s.value).iter().any(|u| u == owner_uid))
+        self.store.has_dependents(owner_uid)
     }
 
     /// Follow-up of a delete that left the object in place with a deletionTimestamp.
@@ -50,14 +48,7 @@ impl State {
     }
 
     fn dependents_of(&self, owner_uid: &str) -> Vec<(String, String, String, String)> {
-        self.store
-            .iter_all()
-            .filter(|(_, _, s)| owner_uids(&s.value).iter().any(|u| u == owner_uid))
-            .map(|(g, p, s)| {
-                let (ns, name) = crate::store::ns_name(&s.value);
-                (g.to_string(), p.to_string(), ns, name)
-            })
-            .collect()
+        self.store.dependents_of(owner_uid)
     }
 
     pub(crate) fn orphan_dependents(&mut self, owner_uid: &str) {
@@ -300,9 +291,7 @@ impl State {
     }
 
     fn uid_exists(&self, uid: &str) -> bool {
-        self.store
-            .iter_all()
-            .any(|(_, _, s)| objects::uid(&s.value) == uid)
+        self.store.address_of(uid).is_some()
     }
 
     fn release_foreground_owners(&mut self) {
@@ -316,14 +305,12 @@ impl State {
     fn release_foreground_owners_into(&mut self, removed: &mut Vec<Removed>) {
         let waiting: Vec<Removed> = self
             .store
-            .iter_all()
-            .filter(|(_, _, s)| {
-                is_deleting(&s.value)
-                    && finalizers(&s.value)
-                        .iter()
-                        .any(|f| f == FOREGROUND_FINALIZER)
+            .foreground_waiting()
+            .into_iter()
+            .filter_map(|(g, p, ns, name)| {
+                let value = self.store.get(&g, &p, &ns, &name)?.value.clone();
+                Some((g, p, value))
             })
-            .map(|(g, p, s)| (g.to_string(), p.to_string(), s.value.clone()))
             .collect();
         for (g, p, owner) in waiting {
             if self.has_live_dependents(objects::uid(&owner)) {

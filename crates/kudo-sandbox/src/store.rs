@@ -11,6 +11,10 @@ use tokio::sync::broadcast;
 
 pub use crate::owners::Owners;
 
+#[path = "store_index.rs"]
+mod index;
+pub use index::Address;
+
 /// An object as stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Stored {
@@ -85,6 +89,8 @@ pub struct Store {
     /// resourceVersion of the last write to an RBAC object: what cached
     /// authorization rules are checked against.
     rbac_written: u64,
+    /// Lookups by uid and owner uid for the garbage collector.
+    index: index::Index,
 }
 
 /// A serialisable copy of the store.
@@ -138,6 +144,7 @@ impl Store {
             tx,
             current: Arc::new(AtomicU64::new(1)),
             rbac_written: 1,
+            index: index::Index::default(),
         }
     }
 
@@ -216,6 +223,26 @@ impl Store {
             .map(|(_, s)| s)
     }
 
+    /// Where the object with this uid is stored.
+    pub fn address_of(&self, uid: &str) -> Option<&Address> {
+        self.index.address_of(uid)
+    }
+
+    /// Objects naming `owner_uid` in an owner reference.
+    pub fn dependents_of(&self, owner_uid: &str) -> Vec<Address> {
+        self.index.dependents_of(owner_uid)
+    }
+
+    /// Whether any object names `owner_uid` in an owner reference.
+    pub fn has_dependents(&self, owner_uid: &str) -> bool {
+        self.index.has_dependents(owner_uid)
+    }
+
+    /// Objects being deleted that wait in foreground for their dependents.
+    pub fn foreground_waiting(&self) -> Vec<Address> {
+        self.index.foreground_waiting()
+    }
+
     /// Every stored object with its resource.
     pub fn iter_all(&self) -> impl Iterator<Item = (&str, &str, &Stored)> {
         self.objects
@@ -246,6 +273,12 @@ impl Store {
         }
         let (ns, name) = ns_name(&value);
         let value = Arc::new(value);
+        let address = (
+            group.to_string(),
+            plural.to_string(),
+            ns.clone(),
+            name.clone(),
+        );
         let old = self
             .objects
             .entry((group.to_string(), plural.to_string()))
@@ -257,6 +290,11 @@ impl Store {
                     owners: owners.clone(),
                 },
             );
+        self.index.replace(
+            &address,
+            old.as_ref().map(|o| o.value.as_ref()),
+            Some(&value),
+        );
         let kind = if old.is_some() {
             EventKind::Modified
         } else {
@@ -289,6 +327,8 @@ impl Store {
             .objects
             .get_mut(&key)?
             .remove(&(ns.to_string(), name.to_string()))?;
+        let address = (key.0, key.1, ns.to_string(), name.to_string());
+        self.index.replace(&address, Some(&old.value), None);
         self.rv += 1;
         let rv = self.rv;
         let mut last = (*old.value).clone();
@@ -355,8 +395,16 @@ impl Store {
     /// Replaces the contents with a snapshot; watches must re-list afterwards.
     pub fn restore(&mut self, snapshot: Snapshot) {
         self.objects.clear();
+        self.index.clear();
         for e in snapshot.objects {
             let (ns, name) = ns_name(&e.stored.value);
+            let address = (
+                e.group.clone(),
+                e.resource.clone(),
+                ns.clone(),
+                name.clone(),
+            );
+            self.index.replace(&address, None, Some(&e.stored.value));
             self.objects
                 .entry((e.group, e.resource))
                 .or_default()
@@ -424,6 +472,35 @@ mod tests {
             .map(|x| ns_name(&x.value).1)
             .collect();
         assert_eq!(names, ["web-a", "web-b"]);
+    }
+
+    #[test]
+    fn owners_find_their_dependents_until_the_dependents_go_or_drop_them() {
+        let mut s = Store::new(10);
+        let mut owner = cm("owner");
+        owner["metadata"]["uid"] = json!("u-owner");
+        s.put("", "configmaps", owner, Owners::new());
+        let mut dep = cm("dep");
+        dep["metadata"]["ownerReferences"] = json!([{"uid": "u-owner"}]);
+        s.put("", "configmaps", dep.clone(), Owners::new());
+        assert!(s.address_of("u-owner").is_some());
+        assert_eq!(
+            s.dependents_of("u-owner"),
+            [(
+                "".into(),
+                "configmaps".into(),
+                "default".into(),
+                "dep".into()
+            )]
+        );
+        dep["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("ownerReferences");
+        s.put("", "configmaps", dep, Owners::new());
+        assert!(!s.has_dependents("u-owner"), "the reference was dropped");
+        s.remove("", "configmaps", "default", "owner");
+        assert!(s.address_of("u-owner").is_none());
     }
 
     #[test]
