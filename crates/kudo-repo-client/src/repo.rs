@@ -215,6 +215,7 @@ impl Repositories {
             url: repo.url.clone(),
             fetched: jiff::Timestamp::now().to_string(),
             generated: index.generated.clone(),
+            annotations: index.annotations.clone(),
         };
         let bytes = kudo_repo::cache::encode(&index, &header)?;
         write_atomic(&self.home.cache_file(&repo.name), &bytes, 0o644)?;
