@@ -145,8 +145,16 @@ pub struct RepoIndexArgs {
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// An index (file or URL) whose entries are kept where the folder has none
+    /// (its recalls too)
     #[arg(long, value_name = "INDEX_OR_URL")]
     pub merge: Option<String>,
+    /// Put OPERATOR (every version, or OPERATOR@VERSION one) in these
+    /// channels (comma separated), replacing the package's `channels`
+    #[arg(long = "channels", num_args = 2, value_names = ["OPERATOR[@VERSION]", "CHANNELS"], action = clap::ArgAction::Append)]
+    pub channels: Vec<String>,
+    /// Recall the versions of OPERATOR in RANGE, giving REASON
+    #[arg(long = "recall", num_args = 3, value_names = ["OPERATOR", "RANGE", "REASON"], action = clap::ArgAction::Append)]
+    pub recall: Vec<String>,
 }
 
 /// `search`.
@@ -164,6 +172,9 @@ pub struct SearchArgs {
     /// Include pre-release versions
     #[arg(long)]
     pub devel: bool,
+    /// Hide versions that do not run on this Kubernetes version (and say so)
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes_version: Option<String>,
 }
 
 /// `package create`.

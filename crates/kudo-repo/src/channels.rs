@@ -40,6 +40,31 @@ pub struct Recall {
 }
 
 impl Recall {
+    /// A recall of the versions in `range` for `reason` (one line, at
+    /// most [`MAX_REASON_LEN`] characters).
+    pub fn new(range: &str, reason: &str) -> Result<Self, String> {
+        let reason = reason.trim();
+        if reason.is_empty() {
+            return Err(format!("recall {:?} gives no reason", range.trim()));
+        }
+        if reason.contains(['\n', '\r']) {
+            return Err(format!(
+                "the reason of recall {:?} must be one line",
+                range.trim()
+            ));
+        }
+        if reason.chars().count() > MAX_REASON_LEN {
+            return Err(format!(
+                "the reason of recall {:?} is longer than {MAX_REASON_LEN} characters",
+                range.trim()
+            ));
+        }
+        Ok(Self {
+            range: Range::parse(range.trim())?,
+            reason: reason.to_string(),
+        })
+    }
+
     /// Whether `version` (an operator version) is recalled.
     pub fn covers(&self, version: &Version) -> bool {
         self.range.matches(version, true)
@@ -77,20 +102,10 @@ pub fn parse_recalls(text: &str) -> Result<Vec<Recall>, String> {
         let (range, reason) = line
             .split_once(':')
             .ok_or_else(|| format!("recall {line:?} is not `RANGE: REASON`"))?;
-        let reason = reason.trim();
-        if reason.is_empty() {
+        if reason.trim().is_empty() {
             return Err(format!("recall {line:?} gives no reason"));
         }
-        if reason.chars().count() > MAX_REASON_LEN {
-            return Err(format!(
-                "the reason of recall {:?} is longer than {MAX_REASON_LEN} characters",
-                range.trim()
-            ));
-        }
-        out.push(Recall {
-            range: Range::parse(range.trim())?,
-            reason: reason.to_string(),
-        });
+        out.push(Recall::new(range, reason)?);
     }
     if out.len() > MAX_RECALLS {
         return Err(format!(
@@ -177,19 +192,41 @@ impl PackageVersion {
     }
 }
 
+/// Why `search` hides a version: recalled, or (when the cluster's version
+/// is given) made for other Kubernetes versions; `None` when it is shown.
+pub fn hidden_reason(
+    entry: &PackageVersion,
+    recalls: &[Recall],
+    kubernetes: Option<&Version>,
+) -> Option<String> {
+    if let Some(recall) = entry
+        .operator_semver()
+        .and_then(|v| recalls.iter().find(|r| r.covers(&v)))
+    {
+        return Some(format!("recalled: {}", recall.reason));
+    }
+    kubernetes.and_then(|k| entry.kubernetes_mismatch(Some(k)))
+}
+
 /// Checks the kudo-rs fields of one version (called while reading).
 pub(crate) fn check_version(entry: &PackageVersion) -> Result<(), String> {
     if let Some(text) = entry.annotations.get(CHANNELS_ANNOTATION) {
         parse_channels(text).map_err(|e| format!("{CHANNELS_ANNOTATION}: {e}"))?;
     }
-    if let Some(k) = entry.kube_version.as_deref().filter(|k| !k.trim().is_empty()) {
+    if let Some(k) = entry
+        .kube_version
+        .as_deref()
+        .filter(|k| !k.trim().is_empty())
+    {
         Range::parse(k).map_err(|e| format!("kubeVersion: {e}"))?;
     }
     Ok(())
 }
 
 /// Checks the recall annotations of an index (called while reading).
-pub(crate) fn check_index_annotations(annotations: &BTreeMap<String, String>) -> Result<(), String> {
+pub(crate) fn check_index_annotations(
+    annotations: &BTreeMap<String, String>,
+) -> Result<(), String> {
     for (key, text) in annotations {
         if let Some(name) = key.strip_prefix(RECALLS_PREFIX) {
             crate::index::check_name(name).map_err(|e| format!("annotation {key}: {e}"))?;

@@ -66,10 +66,7 @@ fn recalls_are_read_per_operator_with_their_reasons() {
     assert!(covered("1.3.2-rc.1").is_some(), "pre-releases inside count");
     assert_eq!(covered("1.3.2"), None);
     assert_eq!(covered("1.3.0-rc.1"), None, "below 1.3.0");
-    assert_eq!(
-        covered("1.1.0").as_deref(),
-        Some("broken upgrade from 1.0")
-    );
+    assert_eq!(covered("1.1.0").as_deref(), Some("broken upgrade from 1.0"));
     assert_eq!(covered("1.2.0"), None);
     assert!(index.recalls("zookeeper").is_empty());
 }
@@ -100,10 +97,13 @@ fn kubernetes_ranges_compare_the_clusters_release() {
 #[test]
 fn the_fields_survive_writing_and_caching() {
     let index = index();
-    let again = IndexFile::parse(index.to_yaml().unwrap().as_bytes(), "r", &Limits::default())
-        .unwrap();
+    let again =
+        IndexFile::parse(index.to_yaml().unwrap().as_bytes(), "r", &Limits::default()).unwrap();
     assert_eq!(again, index);
-    assert_eq!(again.annotations["helm.sh/other"], "kept", "foreign annotations stay");
+    assert_eq!(
+        again.annotations["helm.sh/other"], "kept",
+        "foreign annotations stay"
+    );
     let header = crate::cache::CacheHeader {
         url: "http://r/".into(),
         fetched: "now".into(),
@@ -111,7 +111,10 @@ fn the_fields_survive_writing_and_caching() {
         annotations: index.annotations.clone(),
     };
     let bytes = crate::cache::encode(&index, &header).unwrap();
-    let cached = crate::cache::CachedIndex::open(&bytes).unwrap().to_index().unwrap();
+    let cached = crate::cache::CachedIndex::open(&bytes)
+        .unwrap()
+        .to_index()
+        .unwrap();
     assert_eq!(cached.recalls("kafka").len(), 2);
     assert_eq!(cached.entries, index.entries);
 }
@@ -142,7 +145,10 @@ fn malformed_fields_refuse_the_index_naming_the_entry() {
         (
             INDEX.replace(
                 "stable, beta",
-                &(0..17).map(|i| format!("c{i}")).collect::<Vec<_>>().join(","),
+                &(0..17)
+                    .map(|i| format!("c{i}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
             ),
             "17 channels, more than the 16",
         ),
@@ -175,9 +181,38 @@ fn recalls_added_to_an_index_read_back() {
             reason: "snapshot loss".into(),
         },
     );
-    let again = IndexFile::parse(index.to_yaml().unwrap().as_bytes(), "r", &Limits::default())
-        .unwrap();
+    let again =
+        IndexFile::parse(index.to_yaml().unwrap().as_bytes(), "r", &Limits::default()).unwrap();
     let recalls = again.recalls("zookeeper");
     assert_eq!(recalls.len(), 1);
     assert_eq!(recalls[0].to_string(), "<0.3.1: snapshot loss");
+}
+
+#[test]
+fn channels_are_set_per_operator_or_version_and_recalls_refuse_bad_reasons() {
+    let mut index = index();
+    assert_eq!(index.set_channels("kafka@1.2.0", "lts, stable").unwrap(), 1);
+    assert_eq!(version(&index, "1.2.0").channels(), ["lts", "stable"]);
+    assert_eq!(index.set_channels("kafka", "beta").unwrap(), 4);
+    assert_eq!(version(&index, "1.2.0").channels(), ["beta"]);
+    assert!(
+        index
+            .set_channels("kafka@9.9.9", "beta")
+            .unwrap_err()
+            .contains("no kafka 9.9.9")
+    );
+    assert!(
+        index
+            .set_channels("redis", "beta")
+            .unwrap_err()
+            .contains("no operator \"redis\"")
+    );
+    assert!(index.set_channels("kafka", "Beta").is_err());
+    assert!(
+        Recall::new("<1", "two\nlines")
+            .unwrap_err()
+            .contains("one line")
+    );
+    assert!(Recall::new("<1", " ").unwrap_err().contains("no reason"));
+    assert!(Recall::new("1.x.2", "r").is_err());
 }

@@ -280,6 +280,36 @@ impl IndexFile {
         );
     }
 
+    /// Sets the channels of `OPERATOR` (every version) or
+    /// `OPERATOR@VERSION` to `channels` (comma separated); returns how many
+    /// versions changed, an error when none matches.
+    pub fn set_channels(&mut self, target: &str, channels: &str) -> Result<usize, String> {
+        let (name, version) = match target.split_once('@') {
+            Some((name, version)) => (name, Some(version)),
+            None => (target, None),
+        };
+        let channels = crate::channels::parse_channels(channels)?;
+        let versions = self
+            .entries
+            .get_mut(name)
+            .ok_or_else(|| format!("the index has no operator {name:?}"))?;
+        let mut changed = 0;
+        for entry in versions
+            .iter_mut()
+            .filter(|e| version.is_none_or(|v| e.operator_version == v))
+        {
+            entry.set_channels(&channels);
+            changed += 1;
+        }
+        if changed == 0 {
+            return Err(format!(
+                "the index has no {name} {}",
+                version.unwrap_or_default()
+            ));
+        }
+        Ok(changed)
+    }
+
     /// Number of versions over all operators.
     pub fn len(&self) -> usize {
         self.entries.values().map(Vec::len).sum()

@@ -221,7 +221,10 @@ fn a_recalled_install_rolls_forward_first() {
         installed: Some("1.3.0"),
         ..Case::default()
     });
-    assert_eq!(text, "move 1.5.0 (recall of 1.3.0: CVE-2026-1234 (→ 1.5.0))");
+    assert_eq!(
+        text,
+        "move 1.5.0 (recall of 1.3.0: CVE-2026-1234 (→ 1.5.0))"
+    );
     let text = decided(Case {
         installed: Some("1.3.0"),
         allow_downgrade: true,
@@ -252,7 +255,10 @@ fn a_recalled_install_goes_back_only_with_allow_downgrade() {
         allow_downgrade: true,
         ..Case::default()
     });
-    assert_eq!(back, "move 1.2.0 (recall of 1.3.0: CVE-2026-1234 (→ 1.2.0))");
+    assert_eq!(
+        back,
+        "move 1.2.0 (recall of 1.3.0: CVE-2026-1234 (→ 1.2.0))"
+    );
     let nothing = decided(Case {
         installed: Some("1.3.0"),
         range: Some("~1.3"),

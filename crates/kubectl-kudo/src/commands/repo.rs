@@ -215,6 +215,27 @@ async fn index(args: &RepoIndexArgs) -> Result<()> {
             if merged == 1 { "" } else { "s" }
         );
     }
+    for pair in args.channels.chunks(2) {
+        let [target, channels] = pair else { continue };
+        let changed = index
+            .set_channels(target, channels)
+            .map_err(|e| CliError::Usage(format!("--channels {target} {channels}: {e}")))?;
+        outln!(
+            "{target}: {changed} version{} in channels {channels}",
+            if changed == 1 { "" } else { "s" }
+        );
+    }
+    for triple in args.recall.chunks(3) {
+        let [name, range, reason] = triple else {
+            continue;
+        };
+        let recall = kudo_repo::channels::Recall::new(range, reason)
+            .map_err(|e| CliError::Usage(format!("--recall {name} {range:?}: {e}")))?;
+        kudo_repo::index::check_name(name)
+            .map_err(|e| CliError::Usage(format!("--recall {name}: {e}")))?;
+        index.add_recall(name, recall);
+        outln!("{name} {range} recalled: {reason}");
+    }
     let path = args.dir.join(kudo_repo::index::INDEX_FILE);
     let text = index.to_yaml().map_err(repo_error)?;
     write_atomic(&path, text.as_bytes(), 0o644).map_err(repo_error)?;
@@ -271,14 +292,26 @@ pub async fn search(global: &GlobalArgs, args: &SearchArgs) -> Result<()> {
     let format = super::data_format(global, "search")?;
     let repos = repositories()?;
     let text = args.text.as_deref().unwrap_or_default();
+    let kubernetes = args
+        .kubernetes_version
+        .as_deref()
+        .map(kudo_repo::channels::kubernetes_release)
+        .transpose()
+        .map_err(|e| CliError::Usage(format!("--kubernetes-version: {e}")))?;
     let hits = repos
-        .search(args.repo.as_deref(), text, args.all_versions, args.devel)
+        .search(&kudo_repo_client::SearchQuery {
+            repo: args.repo.as_deref(),
+            text,
+            all_versions: args.all_versions,
+            include_prereleases: args.devel,
+            kubernetes: kubernetes.as_ref(),
+        })
         .await
         .map_err(repo_error)?;
     if let Some(format) = format {
         let items: Vec<_> = hits
             .iter()
-            .map(|h| json!({"repository": h.repository, "package": h.entry}))
+            .map(|h| json!({"repository": h.repository, "package": h.entry, "note": h.note}))
             .collect();
         out!("{}", format_data(&items, format)?);
         return Ok(());
@@ -294,24 +327,34 @@ pub async fn search(global: &GlobalArgs, args: &SearchArgs) -> Result<()> {
         );
         return Ok(());
     }
+    let notes = hits.iter().any(|h| !h.note.is_empty());
     let rows = hits
         .into_iter()
         .map(|h| {
-            vec![
+            let mut row = vec![
                 h.entry.name.clone(),
                 h.entry.operator_version.clone(),
                 h.entry.app_version.clone().unwrap_or_default(),
+                h.entry.channels().join(","),
                 h.repository,
-            ]
+            ];
+            if notes {
+                row.push(h.note);
+            }
+            row
         })
         .collect();
-    out!(
-        "{}",
-        table(
-            &["name", "operator version", "app version", "repository"],
-            rows
-        )
-    );
+    let mut headers = vec![
+        "name",
+        "operator version",
+        "app version",
+        "channels",
+        "repository",
+    ];
+    if notes {
+        headers.push("notes");
+    }
+    out!("{}", table(&headers, rows));
     Ok(())
 }
 
