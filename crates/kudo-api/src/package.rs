@@ -193,7 +193,15 @@ mod tests {
         for good in ["stable", "beta", "1.x", "lts-2026"] {
             assert!(check_channel(good).is_ok(), "{good}");
         }
-        for bad in ["", "Stable", "-beta", "beta-", "a b", "a,b", &"x".repeat(64)] {
+        for bad in [
+            "",
+            "Stable",
+            "-beta",
+            "beta-",
+            "a b",
+            "a,b",
+            &"x".repeat(64),
+        ] {
             let err = check_channel(bad).unwrap_err();
             assert!(err.contains("channel"), "{bad}: {err}");
         }
