@@ -24,6 +24,7 @@ pub mod operator_version;
 pub mod package;
 pub mod param_value;
 pub mod rbac;
+pub mod repository;
 pub mod status;
 
 pub use instance::{
@@ -42,6 +43,7 @@ pub use operator_version::{
     OperatorVersion, OperatorVersionSpec, Parameter, ParameterType, Phase, PipeSpec, Plan, Step,
     Strategy, Task, TaskKind, TaskSpec, UnknownStrategy,
 };
+pub use repository::{OperatorRepository, OperatorRepositorySpec, OperatorRepositoryStatus};
 pub use param_value::{ParameterValueError, preview, validate_parameters};
 pub use status::ExecutionStatus;
 
