@@ -64,9 +64,10 @@ pub enum RepoCommand {
     /// Remove repositories (with their credentials and cached indexes)
     #[command(alias = "rm")]
     Remove(RepoRemoveArgs),
-    /// List the configured repositories; * marks the default (-o yaml|json)
+    /// List the configured repositories; * marks the default (-o yaml|json);
+    /// --in-cluster: the cluster's OperatorRepositories and their sync state
     #[command(alias = "ls")]
-    List,
+    List(RepoListArgs),
     /// Make a repository the default
     Context(RepoContextArgs),
     /// Fetch the indexes of repositories again (all without NAME)
@@ -133,6 +134,15 @@ pub struct RepoUpdateArgs {
     /// Repositories to refresh (default: all)
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
+}
+
+/// `repo list`.
+#[derive(Debug, Args)]
+pub struct RepoListArgs {
+    /// List the cluster's OperatorRepositories (what the manager follows)
+    /// instead of this machine's configuration
+    #[arg(long)]
+    pub in_cluster: bool,
 }
 
 /// `repo index`.

@@ -43,8 +43,8 @@ pub use operator_version::{
     OperatorVersion, OperatorVersionSpec, Parameter, ParameterType, Phase, PipeSpec, Plan, Step,
     Strategy, Task, TaskKind, TaskSpec, UnknownStrategy,
 };
-pub use repository::{OperatorRepository, OperatorRepositorySpec, OperatorRepositoryStatus};
 pub use param_value::{ParameterValueError, preview, validate_parameters};
+pub use repository::{OperatorRepository, OperatorRepositorySpec, OperatorRepositoryStatus};
 pub use status::ExecutionStatus;
 
 /// Re-export so dependants name the same k8s-openapi types.

@@ -189,7 +189,10 @@ mod tests {
     fn intervals_take_units_and_stay_within_bounds() {
         assert_eq!(parse_interval("1h30m").unwrap(), 5400);
         assert_eq!(spec("https://r", None).interval_seconds().unwrap(), 600);
-        assert_eq!(spec("https://r", Some("10s")).interval_seconds().unwrap(), 10);
+        assert_eq!(
+            spec("https://r", Some("10s")).interval_seconds().unwrap(),
+            10
+        );
         for (bad, needle) in [
             ("5s", "outside 10s to 24h"),
             ("25h", "outside 10s to 24h"),
@@ -204,7 +207,11 @@ mod tests {
 
     #[test]
     fn a_spec_needs_a_network_url_without_credentials() {
-        assert!(spec("https://charts.example/kudo", None).problems().is_empty());
+        assert!(
+            spec("https://charts.example/kudo", None)
+                .problems()
+                .is_empty()
+        );
         assert!(spec("http://127.0.0.1:8080/", None).problems().is_empty());
         for (url, needle) in [
             ("", "spec.url is empty"),
@@ -220,6 +227,9 @@ mod tests {
         let mut bad_secret = spec("https://r", Some("5s"));
         bad_secret.secret_name = Some("Creds".into());
         let problems = bad_secret.problems().join("; ");
-        assert!(problems.contains("spec.interval") && problems.contains("not a Secret name"), "{problems}");
+        assert!(
+            problems.contains("spec.interval") && problems.contains("not a Secret name"),
+            "{problems}"
+        );
     }
 }

@@ -66,6 +66,9 @@ pub struct Context {
     /// MaintenanceSchedules, kept current by a watch (empty when the CRD
     /// is not installed).
     pub schedules: Store<kudo_api::MaintenanceSchedule>,
+    /// The indexes of the OperatorRepositories (empty when none are
+    /// followed).
+    pub repositories: crate::repositories::Indexes,
     /// The time of day windows, suppressions and backoffs are judged by.
     pub clock: crate::clock::Clock,
 }
@@ -229,6 +232,7 @@ impl Context {
             book_key: Arc::new(crate::recovery::BookKey::random()),
             observers: crate::recovery::Observers::default(),
             schedules: kube::runtime::reflector::store().0,
+            repositories: crate::repositories::Indexes::default(),
             clock: crate::clock::Clock::system(),
         }
     }
@@ -261,6 +265,12 @@ impl Context {
     #[must_use]
     pub fn with_clock(mut self, clock: crate::clock::Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Read repository indexes from this map.
+    pub fn with_repositories(mut self, repositories: crate::repositories::Indexes) -> Self {
+        self.repositories = repositories;
         self
     }
 

@@ -56,6 +56,9 @@ pub struct ControllerConfig {
     pub book_key_secret: Option<(String, String)>,
     /// The time of day (tests set it; default: the system's).
     pub clock: crate::clock::Clock,
+    /// Where the Secrets OperatorRepositories name live (default: the
+    /// namespace of `book_key_secret`, the manager's).
+    pub secrets_namespace: Option<String>,
 }
 
 /// Fail with a clear message when the kudo.dev CRDs are not installed.
@@ -197,9 +200,16 @@ pub async fn run(
     } else {
         futures::stream::pending().boxed()
     };
+    let repositories_on = crate::repositories::served(&client).await;
+    let indexes = crate::repositories::Indexes::default();
+    let secrets_namespace = config
+        .secrets_namespace
+        .clone()
+        .or_else(|| config.book_key_secret.as_ref().map(|(ns, _)| ns.clone()));
     let ctx = Arc::new(
         Context::new(client.clone(), metrics, config.engine, ov_store.clone())
             .with_schedules(schedules)
+            .with_repositories(indexes.clone())
             .with_write_as(config.write_as)
             .with_book_key(book_key)
             .with_render_limits(config.render_limits)
@@ -308,9 +318,24 @@ pub async fn run(
     // wait forever. Running reconciles get a grace period.
     let maintenance = {
         let shutdown = shutdown.clone();
+        let client = client_for_maintenance.clone();
         async move {
             if maintenance_on {
-                crate::maintenance::run(client_for_maintenance, shutdown).await;
+                crate::maintenance::run(client, shutdown).await;
+            }
+        }
+    };
+    let repositories = {
+        let shutdown = shutdown.clone();
+        async move {
+            if repositories_on {
+                crate::repositories::run(
+                    client_for_maintenance,
+                    indexes,
+                    secrets_namespace,
+                    shutdown,
+                )
+                .await;
             }
         }
     };
@@ -323,7 +348,7 @@ pub async fn run(
         tracing::warn!("reconciles still running {SHUTDOWN_GRACE:?} after shutdown; leaving them");
     };
     tokio::select! {
-        ((), ()) = futures::future::join(running, maintenance) => {}
+        ((), (), ()) = futures::future::join3(running, maintenance, repositories) => {}
         () = give_up => {}
     }
     ready.set_controller(ControllerState::Standby);

@@ -198,6 +198,7 @@ impl Repositories {
     pub fn transport(&self, repo: &RepositoryConfig) -> Transport {
         Transport {
             ca_file: repo.ca_file.as_ref().map(Into::into),
+            ca_pem: None,
             insecure_skip_tls_verify: repo.insecure_skip_tls_verify,
             limits: self.limits,
         }

@@ -21,7 +21,7 @@ use crate::output::{DataFormat, format_data, table};
 /// Runs a `repo` subcommand.
 pub async fn run(global: &GlobalArgs, cmd: RepoCommand) -> Result<()> {
     let name = match &cmd {
-        RepoCommand::List => None,
+        RepoCommand::List(_) => None,
         RepoCommand::Add(_) => Some("repo add"),
         RepoCommand::Remove(_) => Some("repo remove"),
         RepoCommand::Context(_) => Some("repo context"),
@@ -49,7 +49,10 @@ pub async fn run(global: &GlobalArgs, cmd: RepoCommand) -> Result<()> {
             }
             Ok(())
         }
-        RepoCommand::List => list(super::data_format(global, "repo list")?),
+        RepoCommand::List(args) if args.in_cluster => {
+            list_in_cluster(global, super::data_format(global, "repo list")?).await
+        }
+        RepoCommand::List(_) => list(super::data_format(global, "repo list")?),
         RepoCommand::Context(args) => {
             let mut repos = repositories()?;
             repos.set_context(&args.name).map_err(repo_error)?;
@@ -171,6 +174,59 @@ fn list(format: Option<DataFormat>) -> Result<()> {
         })
         .collect();
     out!("{}", table(&["name", "url", "notes"], rows));
+    Ok(())
+}
+
+/// `repo list --in-cluster`: the OperatorRepositories and what the manager
+/// last found in each.
+async fn list_in_cluster(global: &GlobalArgs, format: Option<DataFormat>) -> Result<()> {
+    use kube::ResourceExt;
+    let kube = crate::context::connect(global).await?;
+    let api = kube::Api::<kudo_api::OperatorRepository>::all(kube.client.clone());
+    let repos = api
+        .list(&kube::api::ListParams::default())
+        .await
+        .map_err(|e| CliError::api("listing OperatorRepositories", e))?;
+    if let Some(format) = format {
+        out!("{}", format_data(&repos.items, format)?);
+        return Ok(());
+    }
+    if repos.items.is_empty() {
+        outln!("no OperatorRepositories in the cluster (an administrator creates them)");
+        return Ok(());
+    }
+    let rows = repos
+        .items
+        .iter()
+        .map(|r| {
+            let status = r.status.clone().unwrap_or_default();
+            let ready = status
+                .conditions
+                .iter()
+                .find(|c| c.type_ == kudo_api::repository::READY_CONDITION);
+            vec![
+                r.name_any(),
+                r.spec.url.clone(),
+                ready.map_or("Unknown".into(), |c| c.status.clone()),
+                status.packages.map(|p| p.to_string()).unwrap_or_default(),
+                status
+                    .last_sync_time
+                    .map(|t| t.0.to_string())
+                    .unwrap_or_default(),
+                ready
+                    .filter(|c| c.status != "True")
+                    .map(|c| format!("{}: {}", c.reason, c.message))
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect();
+    out!(
+        "{}",
+        table(
+            &["name", "url", "ready", "packages", "last sync", "message"],
+            rows
+        )
+    );
     Ok(())
 }
 

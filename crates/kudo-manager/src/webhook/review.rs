@@ -22,7 +22,7 @@ use kudo_package::render::RenderLimits;
 use super::answer::{Answer, ReviewVerdict};
 use super::decode::{Objects, OvRef, Request, Reviewed, decode, instance_namespace, ov_ref};
 use super::ov_source::OperatorVersionSource;
-use super::schedule;
+use super::{repository, schedule};
 use crate::render_pool::RenderPool;
 
 /// Reviews Instance changes with OperatorVersions from `S`, and
@@ -133,6 +133,11 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                 let uid = std::mem::take(&mut request.uid);
                 let context = LogContext::of(&request);
                 return Err(context.logged(schedule::review(&request, uid)));
+            }
+            Ok(Reviewed::OperatorRepository) => {
+                let uid = std::mem::take(&mut request.uid);
+                let context = LogContext::of(&request);
+                return Err(context.logged(repository::review(&request, uid)));
             }
             Ok(Reviewed::Instance) => instances(&request, now),
         };

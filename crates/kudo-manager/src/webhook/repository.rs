@@ -1,0 +1,105 @@
+//! OperatorRepository reviews: the URL and the interval
+//! (`OperatorRepositorySpec::problems`), nothing read from the cluster.
+
+use std::borrow::Cow;
+
+use kube::core::admission::Operation;
+use kudo_api::OperatorRepositorySpec;
+use serde::Deserialize;
+
+use super::answer::Answer;
+use super::decode::Request;
+
+/// What the review reads of an OperatorRepository: its spec.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Repository {
+    #[serde(default)]
+    spec: OperatorRepositorySpec,
+}
+
+/// Answers an OperatorRepository request: refused (403) naming every
+/// problem of the spec, 400 when an object does not decode, allowed
+/// otherwise (status and metadata-only writes are not judged).
+pub(crate) fn review<'b>(request: &Request<'_>, uid: Cow<'b, str>) -> Answer<'b> {
+    let subresource = request
+        .sub_resource
+        .as_deref()
+        .is_some_and(|s| !s.is_empty());
+    if subresource || !matches!(request.operation, Operation::Create | Operation::Update) {
+        return Answer::allowed(uid, vec![]);
+    }
+    let (old, new) = match request.objects_as::<Repository>("OperatorRepository") {
+        Ok(objects) => objects,
+        Err(message) => return Answer::bad_request(uid, message),
+    };
+    let Some(new) = new else {
+        return Answer::bad_request(
+            uid,
+            "request.object is missing; the API server always sends it for this operation"
+                .to_string(),
+        );
+    };
+    if old.is_some_and(|old| old.spec == new.spec) {
+        return Answer::allowed(uid, vec![]);
+    }
+    let problems = new.spec.problems();
+    if problems.is_empty() {
+        Answer::allowed(uid, vec![])
+    } else {
+        Answer::refused(uid, 403, "Forbidden", problems.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kube::core::DynamicObject;
+    use kube::core::admission::AdmissionReview;
+    use serde_json::{Value, json};
+
+    use crate::webhook::Reviewer;
+    use crate::webhook::ov_source::FnSource;
+
+    async fn answer(spec: Value) -> (bool, String) {
+        let reviewer = Reviewer::new(
+            FnSource(|_: &str, _: &str| Ok(None)),
+            Duration::from_secs(1),
+        );
+        let body = serde_json::to_vec(&json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "r-1",
+                "kind": {"group": "kudo.dev", "version": "v1beta1", "kind": "OperatorRepository"},
+                "resource": {"group": "kudo.dev", "version": "v1beta1", "resource": "operatorrepositories"},
+                "name": "community",
+                "operation": "CREATE",
+                "userInfo": {"username": "admin"},
+                "object": {"apiVersion": "kudo.dev/v1beta1", "kind": "OperatorRepository",
+                           "metadata": {"name": "community"}, "spec": spec},
+            }
+        }))
+        .unwrap();
+        let review: AdmissionReview<DynamicObject> = reviewer.review_bytes(&body).await;
+        let response = review.response.unwrap();
+        (response.allowed, response.result.message)
+    }
+
+    #[tokio::test]
+    async fn a_repository_with_a_bad_url_or_interval_is_refused_naming_both() {
+        let (allowed, message) = answer(json!({"url": "file:///etc", "interval": "1s"})).await;
+        assert!(!allowed);
+        assert!(
+            message.contains("spec.url \"file:///etc\" is not an http or https URL"),
+            "{message}"
+        );
+        assert!(
+            message.contains("spec.interval: interval \"1s\" is outside 10s to 24h"),
+            "{message}"
+        );
+        let (allowed, message) =
+            answer(json!({"url": "https://charts.example/kudo", "interval": "5m"})).await;
+        assert!(allowed, "{message}");
+    }
+}
