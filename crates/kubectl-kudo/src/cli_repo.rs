@@ -64,8 +64,7 @@ pub enum RepoCommand {
     /// Remove repositories (with their credentials and cached indexes)
     #[command(alias = "rm")]
     Remove(RepoRemoveArgs),
-    /// List the configured repositories; * marks the default (-o yaml|json);
-    /// --in-cluster: the cluster's OperatorRepositories and their sync state
+    /// List the configured repositories, * the default (--in-cluster: the cluster's)
     #[command(alias = "ls")]
     List(RepoListArgs),
     /// Make a repository the default

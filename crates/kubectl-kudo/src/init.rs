@@ -385,6 +385,7 @@ mod tests {
                 "CustomResourceDefinition",
                 "CustomResourceDefinition",
                 "CustomResourceDefinition",
+                "CustomResourceDefinition",
                 "ClusterRole",
                 "Namespace",
                 "ServiceAccount",
@@ -597,6 +598,7 @@ mod tests {
                 "operatorversions.kudo.dev",
                 "instances.kudo.dev",
                 "maintenanceschedules.kudo.dev",
+                "operatorrepositories.kudo.dev",
                 "kudo-instance"
             ]
         );
