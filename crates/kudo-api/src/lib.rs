@@ -26,6 +26,7 @@ pub mod param_value;
 pub mod rbac;
 pub mod repository;
 pub mod status;
+pub mod upgrades;
 
 pub use instance::{
     ActivePlan, AppliedConfig, AppliedObject, AutoSuppression, Blocker, BlockerKind, Instance,

@@ -50,6 +50,37 @@ pub(crate) fn review<'b>(request: &Request<'_>, uid: Cow<'b, str>) -> Answer<'b>
     }
 }
 
+/// What is wrong with an Instance's `spec.upgrades`: no repository, a
+/// channel that is no channel name, a range that does not parse, an
+/// approved version that is no version. The repository's existence is
+/// not checked here (status says when it is missing).
+pub(crate) fn upgrades_problem(
+    policy: Option<&kudo_api::upgrades::UpgradePolicy>,
+) -> Option<String> {
+    let policy = policy?;
+    let mut problems = Vec::new();
+    if let Err(e) = kudo_repo::index::check_name(policy.repository.trim()) {
+        problems.push(format!(
+            "spec.upgrades.repository {:?}: {e} (name an OperatorRepository)",
+            policy.repository
+        ));
+    }
+    if let Err(e) = kudo_api::package::check_channel(policy.channel()) {
+        problems.push(format!("spec.upgrades.channel: {e}"));
+    }
+    if let Some(range) = &policy.versions
+        && let Err(e) = kudo_repo::Range::parse(range)
+    {
+        problems.push(format!("spec.upgrades.versions: {e}"));
+    }
+    if let Some(approved) = &policy.approved
+        && let Err(e) = kudo_repo::Version::parse(approved)
+    {
+        problems.push(format!("spec.upgrades.approved {approved:?}: {e}"));
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -101,5 +132,26 @@ mod tests {
         let (allowed, message) =
             answer(json!({"url": "https://charts.example/kudo", "interval": "5m"})).await;
         assert!(allowed, "{message}");
+    }
+
+    #[test]
+    fn an_upgrade_policy_with_a_bad_range_or_channel_is_named() {
+        let policy = |json: Value| -> kudo_api::upgrades::UpgradePolicy {
+            serde_json::from_value(json).unwrap()
+        };
+        let fine = policy(json!({"repository": "community", "versions": ">=1.2 <2"}));
+        assert_eq!(super::upgrades_problem(Some(&fine)), None);
+        let bad = policy(
+            json!({"repository": "", "channel": "Beta", "versions": "1.x.2", "approved": "latest"}),
+        );
+        let problem = super::upgrades_problem(Some(&bad)).unwrap();
+        for needle in [
+            "spec.upgrades.repository \"\"",
+            "spec.upgrades.channel: channel \"Beta\"",
+            "spec.upgrades.versions: \"1.x.2\" is not a version or range",
+            "spec.upgrades.approved \"latest\"",
+        ] {
+            assert!(problem.contains(needle), "{needle}: {problem}");
+        }
     }
 }

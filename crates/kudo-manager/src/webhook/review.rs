@@ -159,6 +159,13 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(None) => return Err(context.logged(Answer::allowed(uid, vec![]))),
             Err(failure) => return Err(context.logged(failure.into_answer(uid))),
         };
+        if old
+            .as_ref()
+            .is_none_or(|o| o.spec.upgrades != new.spec.upgrades)
+            && let Some(problem) = repository::upgrades_problem(new.spec.upgrades.as_ref())
+        {
+            return Err(context.logged(Answer::refused(uid, 403, "Forbidden", problem)));
+        }
         // The rules judge an OperatorVersion reference from the Instance's
         // namespace: the request's when the object leaves it out.
         let own = instance_namespace(&new, context.namespace.as_deref()).to_string();

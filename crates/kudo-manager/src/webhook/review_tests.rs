@@ -228,6 +228,9 @@ fn spec_with_every_field() -> kudo_api::InstanceSpec {
         suppressions: from(serde_json::json!([{"reason": "freeze"}])),
         service_account_name: Some("deployer".to_string()),
         recovery: Some(kudo_api::RecoveryPolicy::Disabled),
+        upgrades: Some(from(
+            serde_json::json!({"repository": "community", "channel": "stable"}),
+        )),
     }
 }
 
