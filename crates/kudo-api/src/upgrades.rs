@@ -73,4 +73,12 @@ pub struct UpgradeStatus {
     /// `recall of 1.3.0: CVE-... (→ 1.3.1)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_change: Option<String>,
+    /// `spec.operatorVersion` when `operatorVersion` was set: when a person
+    /// changes it (`rollback`, `upgrade`), spec wins again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_operator_version: Option<String>,
+    /// A version left by hand (rolled back from): not moved to again
+    /// until a newer one is offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }

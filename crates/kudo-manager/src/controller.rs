@@ -555,7 +555,15 @@ fn references(inst: &Instance, ov_name: &str, ov_ns: Option<&str>) -> bool {
         .as_deref()
         .filter(|ns| !ns.is_empty())
         .or(inst.metadata.namespace.as_deref());
-    r.name.as_deref() == Some(ov_name) && ns == ov_ns
+    let tracked = inst
+        .status
+        .as_ref()
+        .and_then(|s| s.upgrades.as_ref())
+        .and_then(|u| u.operator_version.as_deref());
+    // An Instance that tracks a channel runs the OperatorVersion its
+    // status names (in its own namespace).
+    (r.name.as_deref() == Some(ov_name) && ns == ov_ns)
+        || (tracked == Some(ov_name) && inst.metadata.namespace.as_deref() == ov_ns)
 }
 
 #[cfg(test)]

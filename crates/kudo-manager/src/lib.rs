@@ -41,3 +41,4 @@ pub mod render_pool;
 pub mod repositories;
 pub mod settings;
 pub mod status_patch;
+pub mod upgrades;

@@ -95,7 +95,19 @@ fn current_copy(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
 }
 
 async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue> {
-    let mut run = Run::observe(ctx, current_copy(ctx, cached)).await;
+    let tracked = crate::upgrades::observe(ctx, current_copy(ctx, cached)).await;
+    if let Some(message) = &tracked.started {
+        publish(
+            ctx,
+            &tracked.instance,
+            EventType::Normal,
+            "UpgradeStarted",
+            message,
+        )
+        .await;
+    }
+    let mut run = Run::observe(ctx, tracked.instance).await;
+    run.record_upgrades(tracked.status);
     run.decide(ctx);
     // A plan of quick steps advances several steps per reconcile: decide
     // again after each round of tasks, writing progress now and then.

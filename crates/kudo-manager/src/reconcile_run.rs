@@ -41,6 +41,14 @@ pub(super) struct Run {
 }
 
 impl Run {
+    /// `status.upgrades` as observed for an Instance that tracks a channel.
+    pub(super) fn record_upgrades(&mut self, upgrades: Option<kudo_api::upgrades::UpgradeStatus>) {
+        if upgrades.is_some() && self.work.status.upgrades != upgrades {
+            self.work.status.upgrades = upgrades;
+            self.work.changed = true;
+        }
+    }
+
     /// Observe: the OperatorVersion and whether it may be used, node
     /// maintenance, the render book and drift from it.
     pub(super) async fn observe(ctx: &Context, inst: Arc<Instance>) -> Self {

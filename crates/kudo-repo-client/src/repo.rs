@@ -457,7 +457,7 @@ impl Repositories {
 }
 
 /// The archive must hold the operator and versions its entry names.
-pub(crate) fn check_identity(located: &Located, entry: &PackageVersion, url: &str) -> Result<()> {
+pub fn check_identity(located: &Located, entry: &PackageVersion, url: &str) -> Result<()> {
     let op = &located.package.operator;
     let app = op.app_version.as_deref().filter(|a| !a.is_empty());
     let want_app = entry.app_version.as_deref().filter(|a| !a.is_empty());

@@ -56,7 +56,8 @@ pub fn gate(instance: &Instance, offer: &Offer<'_>, now: Timestamp, config: &Eng
         return Gate::Hold(format!("waiting: {}", suppression::describe_manual(s)));
     }
     if !offer.recall
-        && let Some(a) = suppression::active_auto(status.and_then(|s| s.auto_suppression.as_ref()), now)
+        && let Some(a) =
+            suppression::active_auto(status.and_then(|s| s.auto_suppression.as_ref()), now)
     {
         let who = (
             instance.metadata.namespace.as_deref().unwrap_or_default(),
@@ -64,15 +65,21 @@ pub fn gate(instance: &Instance, offer: &Offer<'_>, now: Timestamp, config: &Eng
         );
         return Gate::Hold(format!("waiting: {}", suppression::describe_auto(a, who)));
     }
-    match windows::state(&spec.maintenance_windows, &config.default_maintenance_windows, now) {
+    match windows::state(
+        &spec.maintenance_windows,
+        &config.default_maintenance_windows,
+        now,
+    ) {
         Ok(windows::WindowState::Open { .. }) => Gate::Go,
         Ok(windows::WindowState::Closed { opens_at: Some(at) }) => {
             Gate::Hold(format!("waiting for the maintenance window at {at}"))
         }
-        Ok(windows::WindowState::Closed { opens_at: None }) => Gate::Hold(
-            "waiting for a maintenance window; none opens in the next two weeks".into(),
-        ),
-        Err(e) => Gate::Hold(format!("{e}; nothing starts until spec.maintenanceWindows is fixed")),
+        Ok(windows::WindowState::Closed { opens_at: None }) => {
+            Gate::Hold("waiting for a maintenance window; none opens in the next two weeks".into())
+        }
+        Err(e) => Gate::Hold(format!(
+            "{e}; nothing starts until spec.maintenanceWindows is fixed"
+        )),
     }
 }
 

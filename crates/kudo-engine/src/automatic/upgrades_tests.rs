@@ -41,12 +41,17 @@ fn manual_waits_for_the_approval_of_that_version() {
     let manual = instance(serde_json::json!({"repository": "community", "approval": "Manual"}));
     assert_eq!(
         decide(&manual, false),
-        Gate::Hold("waiting for approval (kubectl kudo upgrade approve --instance kafka 1.4.0)".into())
+        Gate::Hold(
+            "waiting for approval (kubectl kudo upgrade approve --instance kafka 1.4.0)".into()
+        )
     );
     let older = instance(
         serde_json::json!({"repository": "community", "approval": "Manual", "approved": "1.3.5"}),
     );
-    assert!(matches!(decide(&older, false), Gate::Hold(_)), "another version's approval");
+    assert!(
+        matches!(decide(&older, false), Gate::Hold(_)),
+        "another version's approval"
+    );
     let approved = instance(
         serde_json::json!({"repository": "community", "approval": "Manual", "approved": "1.4.0"}),
     );
@@ -60,11 +65,15 @@ fn a_running_plan_holds_the_move() {
         active_plan: Some(ActivePlan {
             name: "deploy".into(),
             status: ExecutionStatus::InProgress,
-            ..serde_json::from_value(serde_json::json!({"name": "deploy", "status": "IN_PROGRESS"})).unwrap()
+            ..serde_json::from_value(serde_json::json!({"name": "deploy", "status": "IN_PROGRESS"}))
+                .unwrap()
         }),
         ..InstanceStatus::default()
     });
-    assert_eq!(decide(&inst, true), Gate::Hold("waiting for plan deploy to finish".into()));
+    assert_eq!(
+        decide(&inst, true),
+        Gate::Hold("waiting for plan deploy to finish".into())
+    );
 }
 
 #[test]
@@ -109,6 +118,11 @@ fn a_closed_maintenance_window_holds_until_it_opens() {
         decide(&inst, false),
         Gate::Hold("waiting for the maintenance window at 2026-11-29T02:00:00Z".into())
     );
-    let inside = gate(&inst, &offer(false), at("2026-11-29T02:30:00Z"), &EngineConfig::default());
+    let inside = gate(
+        &inst,
+        &offer(false),
+        at("2026-11-29T02:30:00Z"),
+        &EngineConfig::default(),
+    );
     assert_eq!(inside, Gate::Go);
 }

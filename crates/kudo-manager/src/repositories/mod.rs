@@ -33,6 +33,12 @@ pub struct Synced {
     pub digest: String,
     /// The checked index.
     pub index: kudo_repo::IndexFile,
+    /// The repository's URL, parsed (packages are resolved against it).
+    pub base: kudo_repo::urls::Url,
+    /// Credentials from its Secret (never printed).
+    pub credentials: Option<kudo_repo::config::Credentials>,
+    /// CA bundle from its Secret.
+    pub ca_pem: Option<Vec<u8>>,
 }
 
 /// The indexes of the repositories, by OperatorRepository name.

@@ -87,7 +87,7 @@ async fn fetch(
     };
     let transport = Transport {
         ca_file: None,
-        ca_pem: access.ca_pem,
+        ca_pem: access.ca_pem.clone(),
         insecure_skip_tls_verify: false,
         limits,
     };
@@ -124,6 +124,9 @@ async fn fetch(
                     url: repo.spec.url.clone(),
                     digest,
                     index,
+                    base,
+                    credentials: access.credentials,
+                    ca_pem: access.ca_pem,
                 },
             );
             outcome
