@@ -263,6 +263,17 @@ pub async fn run(
     let controller = Controller::for_stream(instance_events, instances.clone())
         .with_config(kube::runtime::controller::Config::default().concurrency(config.concurrency));
 
+    let repository_events = if repositories_on {
+        watcher(
+            Api::<kudo_api::OperatorRepository>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .touched_objects()
+        .boxed()
+    } else {
+        futures::stream::pending().boxed()
+    };
     let by_ov = instances.clone();
     // Owned kinds whose health can change after they are applied, and the
     // kinds whose drift is recovered (their metadata, managed fields
@@ -302,6 +313,25 @@ pub async fn run(
             ),
             |child: PartialObjectMeta<Instance>| parents(&child),
         )
+        // A repository's status changes when its index does: the
+        // Instances that track it look again.
+        .watches_stream(repository_events, {
+            let instances = instances.clone();
+            move |repo: kudo_api::OperatorRepository| {
+                let name = repo.name_any();
+                instances
+                    .state()
+                    .into_iter()
+                    .filter(|i| {
+                        i.spec
+                            .upgrades
+                            .as_ref()
+                            .is_some_and(|u| u.repository == name)
+                    })
+                    .map(|i| ObjectRef::from_obj(i.as_ref()))
+                    .collect::<Vec<_>>()
+            }
+        })
         .watches_stream(schedule_events, {
             let instances = instances.clone();
             move |schedule: MaintenanceSchedule| told_of(&schedule, &instances)

@@ -247,6 +247,15 @@ async fn ensure_operator_version(
             Err(e) => return Err(format!("creating {name} in {ns} as {who}: {e}")),
         }
     }
+    // The rest of this reconcile reads the OperatorVersion from the cache:
+    // give the watch a moment to bring it (it is there within milliseconds).
+    let key = ObjectRef::new(&name).within(&ns);
+    for _ in 0..60 {
+        if ctx.operator_versions.get(&key).is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     Ok(name)
 }
 
