@@ -136,7 +136,7 @@ impl OperatorRepositorySpec {
         let url = self.url.trim();
         match url.split_once("://") {
             _ if url.is_empty() => out.push("spec.url is empty; give the repository's http or https URL".into()),
-            Some((scheme, rest)) if matches!(scheme, "http" | "https") => {
+            Some(("http" | "https", rest)) => {
                 let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
                 if authority.is_empty() {
                     out.push(format!("spec.url {url:?} has no host"));
