@@ -286,6 +286,11 @@ pub struct UpgradeArgs {
     /// Where a package name comes from
     #[command(flatten)]
     pub source: SourceArgs,
+    /// `upgrade approve --instance I [VERSION]`: the version to approve for
+    /// an Instance that tracks a channel with Manual approval (default: the
+    /// available one)
+    #[arg(value_name = "VERSION")]
+    pub approve_version: Option<String>,
 }
 
 /// `uninstall`.

@@ -64,9 +64,9 @@ pub enum RepoCommand {
     /// Remove repositories (with their credentials and cached indexes)
     #[command(alias = "rm")]
     Remove(RepoRemoveArgs),
-    /// List the configured repositories; * marks the default (-o yaml|json)
+    /// List the configured repositories, * the default (--in-cluster: the cluster's)
     #[command(alias = "ls")]
-    List,
+    List(RepoListArgs),
     /// Make a repository the default
     Context(RepoContextArgs),
     /// Fetch the indexes of repositories again (all without NAME)
@@ -135,6 +135,15 @@ pub struct RepoUpdateArgs {
     pub names: Vec<String>,
 }
 
+/// `repo list`.
+#[derive(Debug, Args)]
+pub struct RepoListArgs {
+    /// List the cluster's OperatorRepositories (what the manager follows)
+    /// instead of this machine's configuration
+    #[arg(long)]
+    pub in_cluster: bool,
+}
+
 /// `repo index`.
 #[derive(Debug, Args)]
 pub struct RepoIndexArgs {
@@ -145,8 +154,16 @@ pub struct RepoIndexArgs {
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// An index (file or URL) whose entries are kept where the folder has none
+    /// (its recalls too)
     #[arg(long, value_name = "INDEX_OR_URL")]
     pub merge: Option<String>,
+    /// Put OPERATOR (every version, or OPERATOR@VERSION one) in these
+    /// channels (comma separated), replacing the package's `channels`
+    #[arg(long = "channels", num_args = 2, value_names = ["OPERATOR[@VERSION]", "CHANNELS"], action = clap::ArgAction::Append)]
+    pub channels: Vec<String>,
+    /// Recall the versions of OPERATOR in RANGE, giving REASON
+    #[arg(long = "recall", num_args = 3, value_names = ["OPERATOR", "RANGE", "REASON"], action = clap::ArgAction::Append)]
+    pub recall: Vec<String>,
 }
 
 /// `search`.
@@ -164,6 +181,9 @@ pub struct SearchArgs {
     /// Include pre-release versions
     #[arg(long)]
     pub devel: bool,
+    /// Hide versions that do not run on this Kubernetes version (and say so)
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes_version: Option<String>,
 }
 
 /// `package create`.

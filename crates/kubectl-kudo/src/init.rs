@@ -110,6 +110,8 @@ fn manager_rules() -> Vec<Value> {
         json!({"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "update", "patch"]}),
         json!({"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]}),
         json!({"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": read}),
+        json!({"apiGroups": ["kudo.dev"], "resources": ["operatorrepositories"], "verbs": read}),
+        json!({"apiGroups": ["kudo.dev"], "resources": ["operatorrepositories/status"], "verbs": ["get", "update", "patch"]}),
     ]
 }
 
@@ -134,7 +136,8 @@ fn manager_role_rules(options: &InitOptions) -> Value {
 }
 
 /// A Role in the manager's namespace for the Secret holding the key that
-/// signs render books (made on first start).
+/// signs render books (made on first start), and for reading the Secrets
+/// OperatorRepositories name (credentials, CA), which live there.
 fn key_role(ns: &str) -> [Value; 2] {
     let name = format!("{MANAGER_NAME}-render-key");
     [
@@ -144,6 +147,7 @@ fn key_role(ns: &str) -> [Value; 2] {
             "rules": [
                 {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
                 {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": [RENDER_KEY_SECRET]},
+                {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
             ],
         }),
         json!({
@@ -381,6 +385,7 @@ mod tests {
                 "CustomResourceDefinition",
                 "CustomResourceDefinition",
                 "CustomResourceDefinition",
+                "CustomResourceDefinition",
                 "ClusterRole",
                 "Namespace",
                 "ServiceAccount",
@@ -593,6 +598,7 @@ mod tests {
                 "operatorversions.kudo.dev",
                 "instances.kudo.dev",
                 "maintenanceschedules.kudo.dev",
+                "operatorrepositories.kudo.dev",
                 "kudo-instance"
             ]
         );

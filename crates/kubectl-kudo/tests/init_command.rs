@@ -71,9 +71,9 @@ fn dry_run_json_is_a_list() {
     let output = run(&["init", "--dry-run", "-o", "json"]);
     let value: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(value["kind"], "List");
-    // Four CRDs (MaintenanceSchedule included) and the kudo-instance
+    // Five CRDs (MaintenanceSchedule and OperatorRepository included) and the kudo-instance
     // ClusterRole, then the ten install objects and the webhook.
-    assert_eq!(value["items"].as_array().unwrap().len(), 16);
+    assert_eq!(value["items"].as_array().unwrap().len(), 17);
 }
 
 #[test]

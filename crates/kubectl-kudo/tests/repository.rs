@@ -244,10 +244,10 @@ fn search_lists_names_versions_and_repository() {
     client.ok(&["repo", "add", "local", &server.url()]);
     let all = client.ok(&["search"]);
     insta::assert_snapshot!(all, @r"
-    NAME             OPERATOR VERSION   APP VERSION   REPOSITORY
-    first-operator   0.3.0              1.27.0        local
-    zk-monitor       0.1.0              1.36.1        local
-    zookeeper        0.1.0              3.9.2         local
+    NAME             OPERATOR VERSION   APP VERSION   CHANNELS   REPOSITORY
+    first-operator   0.3.0              1.27.0        stable     local
+    zk-monitor       0.1.0              1.36.1        stable     local
+    zookeeper        0.1.0              3.9.2         stable     local
     ");
     let versions = client.ok(&["search", "first", "--all-versions"]);
     assert!(
@@ -258,6 +258,81 @@ fn search_lists_names_versions_and_repository() {
         client
             .ok(&["search", "redis"])
             .contains("no package matches \"redis\"")
+    );
+}
+
+#[test]
+fn repo_index_writes_channels_and_recalls_and_search_says_why_a_version_is_hidden() {
+    let client = Client::new();
+    let repo = make_repository(&client);
+    let dir = repo.to_str().unwrap();
+    let text = client.ok(&[
+        "repo",
+        "index",
+        dir,
+        "--channels",
+        "first-operator@0.3.0",
+        "stable,beta",
+        "--recall",
+        "first-operator",
+        "0.3.0",
+        "CVE-2026-1: data loss on restart",
+    ]);
+    assert!(
+        text.contains("first-operator@0.3.0: 1 version in channels stable,beta"),
+        "{text}"
+    );
+    assert!(
+        text.contains("first-operator 0.3.0 recalled: CVE-2026-1: data loss on restart"),
+        "{text}"
+    );
+    let written = std::fs::read_to_string(repo.join("index.yaml")).unwrap();
+    assert!(
+        written.contains("kudo.dev/channels: stable,beta"),
+        "{written}"
+    );
+    assert!(
+        written.contains("recalls.kudo.dev/first-operator"),
+        "{written}"
+    );
+    assert!(
+        written.contains("kubeVersion: '>=1.27.0'")
+            || written.contains("kubeVersion: \">=1.27.0\""),
+        "operator.yaml's kubernetesVersion: {written}"
+    );
+    let server = TestServer::serve_dir(&repo);
+    client.ok(&["repo", "add", "local", &server.url()]);
+    let newest = client.ok(&["search", "first"]);
+    insta::assert_snapshot!(newest, @r"
+    NAME             OPERATOR VERSION   APP VERSION   CHANNELS   REPOSITORY   NOTES
+    first-operator   0.2.0              1.27.0        stable     local        0.3.0 hidden: recalled: CVE-2026-1: data loss on restart
+    ");
+    let all = client.ok(&["search", "first", "--all-versions"]);
+    insta::assert_snapshot!(all, @r"
+    NAME             OPERATOR VERSION   APP VERSION   CHANNELS      REPOSITORY   NOTES
+    first-operator   0.3.0              1.27.0        stable,beta   local        recalled: CVE-2026-1: data loss on restart
+    first-operator   0.2.0              1.27.0        stable        local
+    ");
+    let old_cluster = client.ok(&["search", "zoo", "--kubernetes-version", "v1.26.3-gke.1"]);
+    insta::assert_snapshot!(old_cluster, @r"
+    NAME         OPERATOR VERSION   APP VERSION   CHANNELS   REPOSITORY   NOTES
+    zk-monitor   0.1.0              1.36.1        stable     local        needs Kubernetes >=1.27.0, the cluster runs 1.26.3
+    zookeeper    0.1.0              3.9.2         stable     local        needs Kubernetes >=1.27.0, the cluster runs 1.26.3
+    ");
+    let bad = client.run(&[
+        "repo",
+        "index",
+        dir,
+        "--recall",
+        "first-operator",
+        "1.x.2",
+        "r",
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", transcript(&bad));
+    assert!(
+        stderr(&bad).contains("--recall first-operator \"1.x.2\""),
+        "{}",
+        transcript(&bad)
     );
 }
 

@@ -3,7 +3,7 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::{Instance, MaintenanceSchedule, Operator, OperatorVersion};
+use crate::{Instance, MaintenanceSchedule, Operator, OperatorRepository, OperatorVersion};
 
 /// The CRDs, in the order they should be applied.
 pub fn all() -> Vec<CustomResourceDefinition> {
@@ -12,6 +12,7 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         OperatorVersion::crd(),
         Instance::crd(),
         MaintenanceSchedule::crd(),
+        OperatorRepository::crd(),
     ]
 }
 

@@ -60,6 +60,10 @@ pub struct InstanceSpec {
     /// with `--recovery=false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<RecoveryPolicy>,
+    /// Track a release channel of an OperatorRepository: the manager
+    /// installs the newest version it offers within `versions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrades: Option<crate::upgrades::UpgradePolicy>,
 }
 
 /// `spec.recovery`.
@@ -158,6 +162,9 @@ pub struct InstanceStatus {
     /// Node maintenance this Instance was told of, and its answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance: Option<crate::InstanceMaintenance>,
+    /// What `spec.upgrades` resolved to and why no upgrade runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrades: Option<crate::upgrades::UpgradeStatus>,
 }
 
 /// The running plan or the last one that ran (printer columns read it).

@@ -24,7 +24,9 @@ pub mod operator_version;
 pub mod package;
 pub mod param_value;
 pub mod rbac;
+pub mod repository;
 pub mod status;
+pub mod upgrades;
 
 pub use instance::{
     ActivePlan, AppliedConfig, AppliedObject, AutoSuppression, Blocker, BlockerKind, Instance,
@@ -43,6 +45,7 @@ pub use operator_version::{
     Strategy, Task, TaskKind, TaskSpec, UnknownStrategy,
 };
 pub use param_value::{ParameterValueError, preview, validate_parameters};
+pub use repository::{OperatorRepository, OperatorRepositorySpec, OperatorRepositoryStatus};
 pub use status::ExecutionStatus;
 
 /// Re-export so dependants name the same k8s-openapi types.

@@ -52,6 +52,38 @@ pub struct OperatorFile {
     /// Template holding the Namespace for `install --create-namespace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace_manifest: Option<String>,
+    /// Release channels this version is published to (`stable`, `beta`);
+    /// a kudo-rs addition that `repo index` copies into the index. KUDO's
+    /// loader ignores it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<String>,
+}
+
+/// Longest release channel name.
+pub const MAX_CHANNEL_LEN: usize = 63;
+
+/// A release channel name: 1 to 63 lowercase letters, digits, `-` and `.`,
+/// starting and ending with a letter or digit (a DNS label, so it fits in
+/// labels, annotations and messages without quoting).
+pub fn check_channel(name: &str) -> Result<(), String> {
+    let ok_end = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if name.is_empty() || name.len() > MAX_CHANNEL_LEN {
+        return Err(format!(
+            "channel {name:?} must have 1 to {MAX_CHANNEL_LEN} characters"
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        || !ok_end(name.chars().next())
+        || !ok_end(name.chars().last())
+    {
+        return Err(format!(
+            "channel {name:?} is not a channel name (lowercase letters, digits, '-' and '.', \
+             starting and ending with a letter or digit)"
+        ));
+    }
+    Ok(())
 }
 
 /// `params.yaml`.
@@ -148,6 +180,30 @@ impl Default for PackageParameter {
             group: None,
             advanced: None,
             hint: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channel_names_are_dns_labels() {
+        for good in ["stable", "beta", "1.x", "lts-2026"] {
+            assert!(check_channel(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "Stable",
+            "-beta",
+            "beta-",
+            "a b",
+            "a,b",
+            &"x".repeat(64),
+        ] {
+            let err = check_channel(bad).unwrap_err();
+            assert!(err.contains("channel"), "{bad}: {err}");
         }
     }
 }

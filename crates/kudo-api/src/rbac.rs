@@ -41,6 +41,9 @@ pub fn instance_rules() -> Value {
         {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": ALL},
         {"apiGroups": ["kudo.dev"], "resources": ["instances"], "verbs": ALL},
         {"apiGroups": ["kudo.dev"], "resources": ["operatorversions"], "verbs": READ},
+        // An Instance that tracks a channel gets its releases' Operator and
+        // OperatorVersion made in its own namespace, as its own account.
+        {"apiGroups": ["kudo.dev"], "resources": ["operators", "operatorversions"], "verbs": ["get", "create"]},
         {"apiGroups": ["kudo.dev"], "resources": ["instances/finalizers"], "verbs": ["update"]},
     ])
 }

@@ -70,7 +70,7 @@ impl WebhookTarget {
 
 /// Builds the configuration: admissionregistration.k8s.io/v1, CREATE and
 /// UPDATE of `kudo.dev/v1beta1` `instances` and of the cluster-scoped
-/// `maintenanceschedules` (not their `/status`, so the controller's status
+/// `maintenanceschedules` and `operatorrepositories` (not their `/status`, so the controller's status
 /// writes never wait for the webhook), failurePolicy
 /// Fail, sideEffects None, matchPolicy Equivalent, timeoutSeconds 5,
 /// AdmissionReview v1.
@@ -114,6 +114,7 @@ pub fn webhook_configuration(
         rules: Some(vec![
             create_and_update("instances", "Namespaced"),
             create_and_update("maintenanceschedules", "Cluster"),
+            create_and_update("operatorrepositories", "Cluster"),
         ]),
         ..ValidatingWebhook::default()
     };
@@ -219,7 +220,8 @@ mod tests {
             covered,
             [
                 ("instances", "Namespaced"),
-                ("maintenanceschedules", "Cluster")
+                ("maintenanceschedules", "Cluster"),
+                ("operatorrepositories", "Cluster")
             ]
         );
         assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));

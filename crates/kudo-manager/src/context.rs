@@ -66,8 +66,13 @@ pub struct Context {
     /// MaintenanceSchedules, kept current by a watch (empty when the CRD
     /// is not installed).
     pub schedules: Store<kudo_api::MaintenanceSchedule>,
+    /// The indexes of the OperatorRepositories (empty when none are
+    /// followed).
+    pub repositories: crate::repositories::Indexes,
     /// The time of day windows, suppressions and backoffs are judged by.
     pub clock: crate::clock::Clock,
+    /// The API server's Kubernetes version, read once.
+    kubernetes: std::sync::OnceLock<kudo_repo::Version>,
 }
 
 /// Object versions this manager wrote itself, so that the watch event each
@@ -229,6 +234,8 @@ impl Context {
             book_key: Arc::new(crate::recovery::BookKey::random()),
             observers: crate::recovery::Observers::default(),
             schedules: kube::runtime::reflector::store().0,
+            repositories: crate::repositories::Indexes::default(),
+            kubernetes: std::sync::OnceLock::new(),
             clock: crate::clock::Clock::system(),
         }
     }
@@ -274,6 +281,25 @@ impl Context {
     #[must_use]
     pub fn with_clock(mut self, clock: crate::clock::Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// The cluster's Kubernetes version as version ranges compare it
+    /// (`v1.28.3-gke.1` is 1.28.3), read from `/version` once; `None`
+    /// while it cannot be read.
+    pub async fn kubernetes_version(&self) -> Option<kudo_repo::Version> {
+        if let Some(v) = self.kubernetes.get() {
+            return Some(v.clone());
+        }
+        let info = self.client.apiserver_version().await.ok()?;
+        let v = kudo_repo::channels::kubernetes_release(&info.git_version).ok()?;
+        let _ = self.kubernetes.set(v.clone());
+        Some(v)
+    }
+
+    /// Read repository indexes from this map.
+    pub fn with_repositories(mut self, repositories: crate::repositories::Indexes) -> Self {
+        self.repositories = repositories;
         self
     }
 

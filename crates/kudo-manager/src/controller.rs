@@ -56,6 +56,9 @@ pub struct ControllerConfig {
     pub book_key_secret: Option<(String, String)>,
     /// The time of day (tests set it; default: the system's).
     pub clock: crate::clock::Clock,
+    /// Where the Secrets OperatorRepositories name live (default: the
+    /// namespace of `book_key_secret`, the manager's).
+    pub secrets_namespace: Option<String>,
 }
 
 /// Fail with a clear message when the kudo.dev CRDs are not installed.
@@ -197,9 +200,16 @@ pub async fn run(
     } else {
         futures::stream::pending().boxed()
     };
+    let repositories_on = crate::repositories::served(&client).await;
+    let indexes = crate::repositories::Indexes::default();
+    let secrets_namespace = config
+        .secrets_namespace
+        .clone()
+        .or_else(|| config.book_key_secret.as_ref().map(|(ns, _)| ns.clone()));
     let ctx = Arc::new(
         Context::new(client.clone(), metrics, config.engine, ov_store.clone())
             .with_schedules(schedules)
+            .with_repositories(indexes.clone())
             .with_write_as(config.write_as)
             .with_book_key(book_key)
             .with_render_limits(config.render_limits)
@@ -253,6 +263,17 @@ pub async fn run(
     let controller = Controller::for_stream(instance_events, instances.clone())
         .with_config(kube::runtime::controller::Config::default().concurrency(config.concurrency));
 
+    let repository_events = if repositories_on {
+        watcher(
+            Api::<kudo_api::OperatorRepository>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .touched_objects()
+        .boxed()
+    } else {
+        futures::stream::pending().boxed()
+    };
     let by_ov = instances.clone();
     // Owned kinds whose health can change after they are applied, and the
     // kinds whose drift is recovered (their metadata, managed fields
@@ -292,6 +313,25 @@ pub async fn run(
             ),
             |child: PartialObjectMeta<Instance>| parents(&child),
         )
+        // A repository's status changes when its index does: the
+        // Instances that track it look again.
+        .watches_stream(repository_events, {
+            let instances = instances.clone();
+            move |repo: kudo_api::OperatorRepository| {
+                let name = repo.name_any();
+                instances
+                    .state()
+                    .into_iter()
+                    .filter(|i| {
+                        i.spec
+                            .upgrades
+                            .as_ref()
+                            .is_some_and(|u| u.repository == name)
+                    })
+                    .map(|i| ObjectRef::from_obj(i.as_ref()))
+                    .collect::<Vec<_>>()
+            }
+        })
         .watches_stream(schedule_events, {
             let instances = instances.clone();
             move |schedule: MaintenanceSchedule| told_of(&schedule, &instances)
@@ -308,9 +348,24 @@ pub async fn run(
     // wait forever. Running reconciles get a grace period.
     let maintenance = {
         let shutdown = shutdown.clone();
+        let client = client_for_maintenance.clone();
         async move {
             if maintenance_on {
-                crate::maintenance::run(client_for_maintenance, shutdown).await;
+                crate::maintenance::run(client, shutdown).await;
+            }
+        }
+    };
+    let repositories = {
+        let shutdown = shutdown.clone();
+        async move {
+            if repositories_on {
+                crate::repositories::run(
+                    client_for_maintenance,
+                    indexes,
+                    secrets_namespace,
+                    shutdown,
+                )
+                .await;
             }
         }
     };
@@ -323,7 +378,7 @@ pub async fn run(
         tracing::warn!("reconciles still running {SHUTDOWN_GRACE:?} after shutdown; leaving them");
     };
     tokio::select! {
-        ((), ()) = futures::future::join(running, maintenance) => {}
+        ((), (), ()) = futures::future::join3(running, maintenance, repositories) => {}
         () = give_up => {}
     }
     ready.set_controller(ControllerState::Standby);
@@ -530,7 +585,15 @@ fn references(inst: &Instance, ov_name: &str, ov_ns: Option<&str>) -> bool {
         .as_deref()
         .filter(|ns| !ns.is_empty())
         .or(inst.metadata.namespace.as_deref());
-    r.name.as_deref() == Some(ov_name) && ns == ov_ns
+    let tracked = inst
+        .status
+        .as_ref()
+        .and_then(|s| s.upgrades.as_ref())
+        .and_then(|u| u.operator_version.as_deref());
+    // An Instance that tracks a channel runs the OperatorVersion its
+    // status names (in its own namespace).
+    (r.name.as_deref() == Some(ov_name) && ns == ov_ns)
+        || (tracked == Some(ov_name) && inst.metadata.namespace.as_deref() == ov_ns)
 }
 
 #[cfg(test)]

@@ -38,5 +38,7 @@ mod readiness;
 pub mod reconcile;
 pub mod recovery;
 pub mod render_pool;
+pub mod repositories;
 pub mod settings;
 pub mod status_patch;
+pub mod upgrades;

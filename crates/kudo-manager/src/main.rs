@@ -230,6 +230,7 @@ async fn run(
             render_deadline: Some(args.render.deadline()),
             book_key_secret: Some((key_namespace, args.render_book_key_secret)),
             clock: kudo_manager::clock::Clock::system(),
+            secrets_namespace: None,
         },
     };
     manager::run(client, options, shutdown).await

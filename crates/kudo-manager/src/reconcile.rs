@@ -137,7 +137,19 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let Some(inst) = starting_copy(ctx, cached).await? else {
         return Ok(Requeue::await_change());
     };
-    let mut run = Run::observe(ctx, inst).await;
+    let tracked = crate::upgrades::observe(ctx, inst).await;
+    if let Some(message) = &tracked.started {
+        publish(
+            ctx,
+            &tracked.instance,
+            EventType::Normal,
+            "UpgradeStarted",
+            message,
+        )
+        .await;
+    }
+    let mut run = Run::observe(ctx, tracked.instance).await;
+    run.record_upgrades(tracked.status);
     run.decide(ctx);
     // A plan of quick steps advances several steps per reconcile: decide
     // again after each round of tasks, writing progress now and then.

@@ -18,6 +18,9 @@ use crate::context::Context;
 use crate::executor::{PassState, Recorded, run_task};
 use crate::recovery;
 
+/// How often a held channel move is looked at again.
+const UPGRADE_RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// One reconcile of one Instance: what was observed, what the engine
 /// decided so far, and what the tasks did.
 pub(super) struct Run {
@@ -41,6 +44,14 @@ pub(super) struct Run {
 }
 
 impl Run {
+    /// `status.upgrades` as observed for an Instance that tracks a channel.
+    pub(super) fn record_upgrades(&mut self, upgrades: Option<kudo_api::upgrades::UpgradeStatus>) {
+        if upgrades.is_some() && self.work.status.upgrades != upgrades {
+            self.work.status.upgrades = upgrades;
+            self.work.changed = true;
+        }
+    }
+
     /// Observe: the OperatorVersion and whether it may be used, node
     /// maintenance, the render book and drift from it.
     pub(super) async fn observe(ctx: &Context, inst: Arc<Instance>) -> Self {
@@ -238,6 +249,19 @@ impl Run {
             && recovery::watching(ctx, &self.inst, &self.work.status)
         {
             requeue = Some(requeue.map_or(DRIFT_RECHECK, |d| d.min(DRIFT_RECHECK)));
+        }
+        // A channel move held by time (a window, a suppression ending) is
+        // looked at again; a new index or a spec change trigger at once.
+        let tracking_waits = self.inst.spec.upgrades.is_some()
+            && self
+                .work
+                .status
+                .upgrades
+                .as_ref()
+                .and_then(|u| u.reason.as_deref())
+                .is_some_and(|r| r.contains("waiting"));
+        if tracking_waits && exists {
+            requeue = Some(requeue.map_or(UPGRADE_RECHECK, |d| d.min(UPGRADE_RECHECK)));
         }
         requeue.map_or_else(Requeue::await_change, Requeue::requeue)
     }

@@ -78,6 +78,7 @@ pub(crate) fn package_of(ov: &OperatorVersion) -> Package {
         tasks: spec.tasks.clone(),
         plans: spec.plans.clone(),
         namespace_manifest: None,
+        channels: Vec::new(),
     };
     let params = kudo_api::package::ParamsFile {
         api_version: Some(kudo_api::names::API_VERSION.to_string()),

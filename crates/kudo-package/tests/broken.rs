@@ -130,6 +130,12 @@ const CASES: &[(&str, Severity, &str, &str)] = &[
         "operatorVersion \"latest\" is not a semantic version",
     ),
     (
+        "bad-channel",
+        Severity::Error,
+        "operator.yaml",
+        "channels: channel \"Beta\" is not a channel name",
+    ),
+    (
         "empty-resources",
         Severity::Error,
         "operator.yaml",

@@ -19,6 +19,9 @@ use crate::error::{ClientError, Result};
 pub struct Transport {
     /// PEM CA certificates trusted besides the system's.
     pub ca_file: Option<PathBuf>,
+    /// PEM CA certificates given in memory (the manager reads them from a
+    /// Secret), trusted besides the system's.
+    pub ca_pem: Option<Vec<u8>>,
     /// Accept any certificate (only when the user asked for it).
     pub insecure_skip_tls_verify: bool,
     /// Sizes and times.
@@ -98,6 +101,17 @@ pub fn client(transport: &Transport) -> Result<reqwest::Client> {
                 "the CA file {} holds no PEM certificate",
                 path.display()
             )));
+        }
+        builder = builder.tls_certs_merge(certs);
+    }
+    if let Some(pem) = &transport.ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+            ClientError::Tls(format!("the CA bundle holds no usable certificate: {e}"))
+        })?;
+        if certs.is_empty() {
+            return Err(ClientError::Tls(
+                "the CA bundle holds no PEM certificate".into(),
+            ));
         }
         builder = builder.tls_certs_merge(certs);
     }

@@ -23,6 +23,6 @@ pub mod repo;
 pub use error::{ClientError, Result};
 pub use home::Home;
 pub use oci::{OciRef, Registry};
-pub use repo::{Downloaded, Repositories, Resolution, SearchHit};
+pub use repo::{Downloaded, Repositories, Resolution, SearchHit, SearchQuery};
 #[cfg(feature = "test-support")]
 pub mod test_support;

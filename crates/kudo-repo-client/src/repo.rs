@@ -5,6 +5,7 @@
 
 use kudo_package::Located;
 use kudo_repo::cache::{CacheHeader, CachedIndex};
+use kudo_repo::channels::hidden_reason;
 use kudo_repo::config::{Credentials, CredentialsFile, RepositoriesFile, RepositoryConfig};
 use kudo_repo::resolve::{NotFound, matches_search, no_such_package, select};
 use kudo_repo::urls::{Url, index_url, package_url, shown};
@@ -41,6 +42,24 @@ pub struct SearchHit {
     pub repository: String,
     /// The version.
     pub entry: PackageVersion,
+    /// Why it or a newer version is hidden (recalled, needs another
+    /// Kubernetes version); empty when nothing is.
+    pub note: String,
+}
+
+/// What `search` lists.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SearchQuery<'a> {
+    /// This repository only (default: all).
+    pub repo: Option<&'a str>,
+    /// Text in names and descriptions.
+    pub text: &'a str,
+    /// Every version rather than the newest shown one of each operator.
+    pub all_versions: bool,
+    /// Pre-releases too.
+    pub include_prereleases: bool,
+    /// Hide versions that do not run on this Kubernetes version.
+    pub kubernetes: Option<&'a kudo_repo::Version>,
 }
 
 /// The client side of package repositories.
@@ -179,6 +198,7 @@ impl Repositories {
     pub fn transport(&self, repo: &RepositoryConfig) -> Transport {
         Transport {
             ca_file: repo.ca_file.as_ref().map(Into::into),
+            ca_pem: None,
             insecure_skip_tls_verify: repo.insecure_skip_tls_verify,
             limits: self.limits,
         }
@@ -215,6 +235,7 @@ impl Repositories {
             url: repo.url.clone(),
             fetched: jiff::Timestamp::now().to_string(),
             generated: index.generated.clone(),
+            annotations: index.annotations.clone(),
         };
         let bytes = kudo_repo::cache::encode(&index, &header)?;
         write_atomic(&self.home.cache_file(&repo.name), &bytes, 0o644)?;
@@ -295,16 +316,11 @@ impl Repositories {
         not_found
     }
 
-    /// Searches the cached indexes (fetching those not cached): `repo` only,
-    /// or all. Newest version of each operator unless `all_versions`.
-    pub async fn search(
-        &self,
-        repo: Option<&str>,
-        text: &str,
-        all_versions: bool,
-        include_prereleases: bool,
-    ) -> Result<Vec<SearchHit>> {
-        let repos: Vec<RepositoryConfig> = match repo {
+    /// Searches the cached indexes (fetching those not cached). Without
+    /// `all_versions`, the newest version of each operator that is not
+    /// hidden, with a note naming newer hidden ones and why.
+    pub async fn search(&self, query: &SearchQuery<'_>) -> Result<Vec<SearchHit>> {
+        let repos: Vec<RepositoryConfig> = match query.repo {
             Some(name) => vec![self.config.choose(Some(name))?.clone()],
             None if self.config.repositories.is_empty() => {
                 return Err(RepoError::Config(kudo_repo::config::NO_REPOSITORY.into()).into());
@@ -323,16 +339,47 @@ impl Repositories {
                         .await?
                 }
             };
-            for versions in index.entries.values() {
-                let shown = versions
+            for (name, versions) in &index.entries {
+                let recalls = index.recalls(name);
+                let shown: Vec<(&PackageVersion, Option<String>)> = versions
                     .iter()
-                    .filter(|v| !v.removed && (include_prereleases || !v.is_prerelease()))
-                    .filter(|v| matches_search(v, text));
-                let take = if all_versions { usize::MAX } else { 1 };
-                hits.extend(shown.take(take).map(|entry| SearchHit {
+                    .filter(|v| !v.removed && (query.include_prereleases || !v.is_prerelease()))
+                    .filter(|v| matches_search(v, query.text))
+                    .map(|v| (v, hidden_reason(v, &recalls, query.kubernetes)))
+                    .collect();
+                let hit = |entry: &PackageVersion, note: String| SearchHit {
                     repository: repo.name.clone(),
                     entry: entry.clone(),
-                }));
+                    note,
+                };
+                if query.all_versions {
+                    hits.extend(
+                        shown
+                            .iter()
+                            .map(|(v, why)| hit(v, why.clone().unwrap_or_default())),
+                    );
+                    continue;
+                }
+                let newer_hidden: Vec<String> = shown
+                    .iter()
+                    .take_while(|(_, why)| why.is_some())
+                    .map(|(v, why)| {
+                        format!(
+                            "{} hidden: {}",
+                            v.operator_version,
+                            why.as_deref().unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                match shown.iter().find(|(_, why)| why.is_none()) {
+                    Some((v, _)) => hits.push(hit(v, newer_hidden.join("; "))),
+                    // Everything is hidden: show the newest and why.
+                    None => {
+                        if let Some((v, why)) = shown.first() {
+                            hits.push(hit(v, why.clone().unwrap_or_default()));
+                        }
+                    }
+                }
             }
         }
         Ok(hits)
@@ -410,7 +457,7 @@ impl Repositories {
 }
 
 /// The archive must hold the operator and versions its entry names.
-pub(crate) fn check_identity(located: &Located, entry: &PackageVersion, url: &str) -> Result<()> {
+pub fn check_identity(located: &Located, entry: &PackageVersion, url: &str) -> Result<()> {
     let op = &located.package.operator;
     let app = op.app_version.as_deref().filter(|a| !a.is_empty());
     let want_app = entry.app_version.as_deref().filter(|a| !a.is_empty());

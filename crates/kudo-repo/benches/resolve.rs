@@ -35,6 +35,8 @@ fn big_index() -> IndexFile {
                     ),
                     created: Some("2026-01-01T00:00:00Z".into()),
                     removed: false,
+                    kube_version: Some(">=1.27.0".into()),
+                    annotations: [("kudo.dev/channels".to_string(), "stable".to_string())].into(),
                 })
                 .unwrap();
         }

@@ -3,7 +3,7 @@
 //! index (an index of 10,000 versions is about 4 MiB of YAML).
 //!
 //! ```text
-//! kudo-index-cache 1
+//! kudo-index-cache 2
 //! {"url":"https://r.example/","fetched":"2026-01-01T00:00:00Z",...}
 //! kafka\t[{"name":"kafka","operatorVersion":"1.2.1",...},...]
 //! zookeeper\t[...]
@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::RepoError;
 use crate::index::{IndexFile, PackageVersion};
 
-const MAGIC: &str = "kudo-index-cache 1\n";
+const MAGIC: &str = "kudo-index-cache 2\n";
 
 /// What the cache records about where its index came from.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -29,6 +29,10 @@ pub struct CacheHeader {
     /// The index's own `generated`, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<String>,
+    /// The index's own annotations (its recalls), kept with the header
+    /// since they belong to no one operator's line.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub annotations: std::collections::BTreeMap<String, String>,
 }
 
 /// Writes an index (already checked and sorted) in the cached form.
@@ -109,6 +113,7 @@ impl<'a> CachedIndex<'a> {
     /// The whole index.
     pub fn to_index(&self) -> Result<IndexFile, RepoError> {
         let mut index = IndexFile::new(self.header.generated.clone());
+        index.annotations = self.header.annotations.clone();
         for line in self.body.split('\n').filter(|l| !l.is_empty()) {
             let (name, json) = line
                 .split_once('\t')
@@ -138,6 +143,7 @@ mod tests {
             url: "http://r/".into(),
             fetched: "now".into(),
             generated: None,
+            annotations: Default::default(),
         };
         let bytes = encode(&index, &header).unwrap();
         let cached = CachedIndex::open(&bytes).unwrap();
@@ -164,8 +170,8 @@ mod tests {
     fn anything_else_is_a_damaged_cache() {
         for bytes in [
             &b"apiVersion: v1\n"[..],
-            b"kudo-index-cache 1\n{",
-            b"kudo-index-cache 1\n{}\nx\t[\n",
+            b"kudo-index-cache 2\n{",
+            b"kudo-index-cache 2\n{}\nx\t[\n",
             &[0xff],
         ] {
             let result = CachedIndex::open(bytes).and_then(|c| c.to_index());

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::channels::Recall;
 use crate::digest::Digest;
 use crate::error::RepoError;
 use crate::limits::{Limits, human_bytes, yaml_options};
@@ -33,6 +34,10 @@ pub struct IndexFile {
     /// When the index was written (RFC 3339), if it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<String>,
+    /// Helm's free-form index annotations; kudo-rs reads its recalls from
+    /// `recalls.kudo.dev/<operator>` ([`crate::channels`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// One package version of an index.
@@ -67,6 +72,12 @@ pub struct PackageVersion {
     /// Withdrawn by the repository: never chosen.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub removed: bool,
+    /// Kubernetes versions it runs on, a range as Helm's `kubeVersion`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_version: Option<String>,
+    /// Helm's free-form annotations; kudo-rs reads `kudo.dev/channels`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// A maintainer as KUDO (`name`, `email`) and Helm (`url` too) wrote them.
@@ -136,6 +147,7 @@ impl IndexFile {
             api_version: INDEX_API_VERSION.to_string(),
             entries: BTreeMap::new(),
             generated,
+            annotations: BTreeMap::new(),
         }
     }
 
@@ -196,8 +208,11 @@ impl IndexFile {
                     Digest::parse(digest)
                         .map_err(|e| invalid(format!("{} {}: {e}", key, entry.operator_version)))?;
                 }
+                crate::channels::check_version(entry)
+                    .map_err(|e| invalid(format!("{} {}: {e}", key, entry.operator_version)))?;
             }
         }
+        crate::channels::check_index_annotations(&self.annotations).map_err(invalid)?;
         Ok(())
     }
 
@@ -223,6 +238,9 @@ impl IndexFile {
     /// conflict this index's entry wins (KUDO's `--merge`, local first).
     /// Returns how many were added.
     pub fn merge(&mut self, other: IndexFile) -> usize {
+        for (key, value) in other.annotations {
+            self.annotations.entry(key).or_insert(value);
+        }
         let mut added = 0;
         for entry in other.entries.into_values().flatten() {
             if self.add(entry).is_ok() {
@@ -241,6 +259,55 @@ impl IndexFile {
             source_name: "the index being written".into(),
             detail: e.to_string(),
         })
+    }
+
+    /// The recalls of operator `name` (none when the index has none or
+    /// they are malformed; [`IndexFile::parse`] refuses malformed ones).
+    pub fn recalls(&self, name: &str) -> Vec<Recall> {
+        self.annotations
+            .get(&format!("{}{name}", crate::channels::RECALLS_PREFIX))
+            .and_then(|text| crate::channels::parse_recalls(text).ok())
+            .unwrap_or_default()
+    }
+
+    /// Adds a recall of operator `name`.
+    pub fn add_recall(&mut self, name: &str, recall: Recall) {
+        let mut recalls = self.recalls(name);
+        recalls.push(recall);
+        self.annotations.insert(
+            format!("{}{name}", crate::channels::RECALLS_PREFIX),
+            crate::channels::format_recalls(&recalls),
+        );
+    }
+
+    /// Sets the channels of `OPERATOR` (every version) or
+    /// `OPERATOR@VERSION` to `channels` (comma separated); returns how many
+    /// versions changed, an error when none matches.
+    pub fn set_channels(&mut self, target: &str, channels: &str) -> Result<usize, String> {
+        let (name, version) = match target.split_once('@') {
+            Some((name, version)) => (name, Some(version)),
+            None => (target, None),
+        };
+        let channels = crate::channels::parse_channels(channels)?;
+        let versions = self
+            .entries
+            .get_mut(name)
+            .ok_or_else(|| format!("the index has no operator {name:?}"))?;
+        let mut changed = 0;
+        for entry in versions
+            .iter_mut()
+            .filter(|e| version.is_none_or(|v| e.operator_version == v))
+        {
+            entry.set_channels(&channels);
+            changed += 1;
+        }
+        if changed == 0 {
+            return Err(format!(
+                "the index has no {name} {}",
+                version.unwrap_or_default()
+            ));
+        }
+        Ok(changed)
     }
 
     /// Number of versions over all operators.

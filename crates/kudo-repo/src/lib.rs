@@ -9,6 +9,7 @@
 //! Fetching lives in `kudo-repo-client`.
 
 pub mod cache;
+pub mod channels;
 pub mod config;
 pub mod digest;
 mod error;
@@ -17,6 +18,7 @@ pub mod limits;
 pub mod packages;
 pub mod range;
 pub mod resolve;
+pub mod upgrade;
 pub mod urls;
 pub mod version;
 

@@ -179,6 +179,18 @@ pub fn entry_for(
         digest: Some(digest.to_string()),
         created,
         removed: false,
+        kube_version: op
+            .kubernetes_version
+            .as_deref()
+            .filter(|k| !k.trim().is_empty())
+            .and_then(|k| crate::channels::kube_version_of_minimum(k).ok()),
+        annotations: match op.channels.is_empty() {
+            true => BTreeMap::new(),
+            false => BTreeMap::from([(
+                crate::channels::CHANNELS_ANNOTATION.to_string(),
+                op.channels.join(","),
+            )]),
+        },
     }
 }
 

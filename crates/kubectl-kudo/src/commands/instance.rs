@@ -282,6 +282,54 @@ fn never_applied(instance: &Instance, target: &kudo_api::AppliedConfig) -> Vec<S
 }
 
 /// `rollback --instance I`.
+/// `upgrade approve --instance I [VERSION]`: writes the approval into
+/// `spec.upgrades.approved` (a person's decision, so spec); the manager
+/// moves once every other hold allows.
+pub async fn approve(ctx: &KubeContext, instance: &str, version: Option<&str>) -> Result<()> {
+    let inst = get_instance(ctx, instance).await?;
+    let Some(policy) = inst.spec.upgrades.clone() else {
+        return Err(CliError::Other(format!(
+            "instance {instance} tracks no channel (spec.upgrades is unset); nothing to approve"
+        )));
+    };
+    let version = match version {
+        Some(v) => v.to_string(),
+        None => inst
+            .status
+            .as_ref()
+            .and_then(|s| s.upgrades.as_ref())
+            .and_then(|u| u.available.clone())
+            .ok_or_else(|| {
+                CliError::Other(format!(
+                    "instance {instance} has no available version yet (status.upgrades.available); \
+                     name the version to approve"
+                ))
+            })?,
+    };
+    kudo_repo::Version::parse(&version)
+        .map_err(|e| CliError::Usage(format!("{version:?} is not a version: {e}")))?;
+    let patch = serde_json::json!({"spec": {"upgrades": {"approved": version}}});
+    kube::Api::<kudo_api::Instance>::namespaced(ctx.client.clone(), &ctx.namespace)
+        .patch(
+            instance,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .map_err(|e| CliError::api(format!("approving {version} for instance {instance}"), e))?;
+    let note = match policy.approval {
+        kudo_api::upgrades::Approval::Manual => "",
+        kudo_api::upgrades::Approval::Automatic => {
+            " (approval is Automatic: the Instance moves without approvals)"
+        }
+    };
+    outln!(
+        "instance {}/{instance}: {version} approved{note}",
+        ctx.namespace
+    );
+    Ok(())
+}
+
 pub async fn rollback(ctx: &KubeContext, args: &RollbackArgs) -> Result<()> {
     let before = get_instance(ctx, &args.instance).await?;
     let baseline = Baseline::from_status(before.status.as_ref(), None);

@@ -100,6 +100,21 @@ pub async fn run(cli: Cli) -> Result<()> {
             no_output(&global, "update")?;
             instance::update(&connect(&global).await?, &args).await
         }
+        Command::Upgrade(args)
+            if args.package.as_os_str() == "approve"
+                && (args.approve_version.is_some() || !args.package.exists()) =>
+        {
+            no_output(&global, "upgrade approve")?;
+            instance::approve(
+                &connect(&global).await?,
+                &args.instance,
+                args.approve_version.as_deref(),
+            )
+            .await
+        }
+        Command::Upgrade(args) if args.approve_version.is_some() => Err(CliError::Usage(
+            "upgrade takes one PACKAGE; a VERSION follows only `upgrade approve`".into(),
+        )),
         Command::Upgrade(args) => {
             no_output(&global, "upgrade")?;
             instance::upgrade(&connect(&global).await?, &args).await

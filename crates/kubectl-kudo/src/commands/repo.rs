@@ -21,7 +21,7 @@ use crate::output::{DataFormat, format_data, table};
 /// Runs a `repo` subcommand.
 pub async fn run(global: &GlobalArgs, cmd: RepoCommand) -> Result<()> {
     let name = match &cmd {
-        RepoCommand::List => None,
+        RepoCommand::List(_) => None,
         RepoCommand::Add(_) => Some("repo add"),
         RepoCommand::Remove(_) => Some("repo remove"),
         RepoCommand::Context(_) => Some("repo context"),
@@ -49,7 +49,10 @@ pub async fn run(global: &GlobalArgs, cmd: RepoCommand) -> Result<()> {
             }
             Ok(())
         }
-        RepoCommand::List => list(super::data_format(global, "repo list")?),
+        RepoCommand::List(args) if args.in_cluster => {
+            list_in_cluster(global, super::data_format(global, "repo list")?).await
+        }
+        RepoCommand::List(_) => list(super::data_format(global, "repo list")?),
         RepoCommand::Context(args) => {
             let mut repos = repositories()?;
             repos.set_context(&args.name).map_err(repo_error)?;
@@ -174,6 +177,59 @@ fn list(format: Option<DataFormat>) -> Result<()> {
     Ok(())
 }
 
+/// `repo list --in-cluster`: the OperatorRepositories and what the manager
+/// last found in each.
+async fn list_in_cluster(global: &GlobalArgs, format: Option<DataFormat>) -> Result<()> {
+    use kube::ResourceExt;
+    let kube = crate::context::connect(global).await?;
+    let api = kube::Api::<kudo_api::OperatorRepository>::all(kube.client.clone());
+    let repos = api
+        .list(&kube::api::ListParams::default())
+        .await
+        .map_err(|e| CliError::api("listing OperatorRepositories", e))?;
+    if let Some(format) = format {
+        out!("{}", format_data(&repos.items, format)?);
+        return Ok(());
+    }
+    if repos.items.is_empty() {
+        outln!("no OperatorRepositories in the cluster (an administrator creates them)");
+        return Ok(());
+    }
+    let rows = repos
+        .items
+        .iter()
+        .map(|r| {
+            let status = r.status.clone().unwrap_or_default();
+            let ready = status
+                .conditions
+                .iter()
+                .find(|c| c.type_ == kudo_api::repository::READY_CONDITION);
+            vec![
+                r.name_any(),
+                r.spec.url.clone(),
+                ready.map_or("Unknown".into(), |c| c.status.clone()),
+                status.packages.map(|p| p.to_string()).unwrap_or_default(),
+                status
+                    .last_sync_time
+                    .map(|t| t.0.to_string())
+                    .unwrap_or_default(),
+                ready
+                    .filter(|c| c.status != "True")
+                    .map(|c| format!("{}: {}", c.reason, c.message))
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect();
+    out!(
+        "{}",
+        table(
+            &["name", "url", "ready", "packages", "last sync", "message"],
+            rows
+        )
+    );
+    Ok(())
+}
+
 async fn update(names: &[String]) -> Result<()> {
     let repos = repositories()?;
     let results = repos.update(names).await.map_err(repo_error)?;
@@ -214,6 +270,27 @@ async fn index(args: &RepoIndexArgs) -> Result<()> {
             "{merged} version{} kept from {other}",
             if merged == 1 { "" } else { "s" }
         );
+    }
+    for pair in args.channels.chunks(2) {
+        let [target, channels] = pair else { continue };
+        let changed = index
+            .set_channels(target, channels)
+            .map_err(|e| CliError::Usage(format!("--channels {target} {channels}: {e}")))?;
+        outln!(
+            "{target}: {changed} version{} in channels {channels}",
+            if changed == 1 { "" } else { "s" }
+        );
+    }
+    for triple in args.recall.chunks(3) {
+        let [name, range, reason] = triple else {
+            continue;
+        };
+        let recall = kudo_repo::channels::Recall::new(range, reason)
+            .map_err(|e| CliError::Usage(format!("--recall {name} {range:?}: {e}")))?;
+        kudo_repo::index::check_name(name)
+            .map_err(|e| CliError::Usage(format!("--recall {name}: {e}")))?;
+        index.add_recall(name, recall);
+        outln!("{name} {range} recalled: {reason}");
     }
     let path = args.dir.join(kudo_repo::index::INDEX_FILE);
     let text = index.to_yaml().map_err(repo_error)?;
@@ -271,14 +348,26 @@ pub async fn search(global: &GlobalArgs, args: &SearchArgs) -> Result<()> {
     let format = super::data_format(global, "search")?;
     let repos = repositories()?;
     let text = args.text.as_deref().unwrap_or_default();
+    let kubernetes = args
+        .kubernetes_version
+        .as_deref()
+        .map(kudo_repo::channels::kubernetes_release)
+        .transpose()
+        .map_err(|e| CliError::Usage(format!("--kubernetes-version: {e}")))?;
     let hits = repos
-        .search(args.repo.as_deref(), text, args.all_versions, args.devel)
+        .search(&kudo_repo_client::SearchQuery {
+            repo: args.repo.as_deref(),
+            text,
+            all_versions: args.all_versions,
+            include_prereleases: args.devel,
+            kubernetes: kubernetes.as_ref(),
+        })
         .await
         .map_err(repo_error)?;
     if let Some(format) = format {
         let items: Vec<_> = hits
             .iter()
-            .map(|h| json!({"repository": h.repository, "package": h.entry}))
+            .map(|h| json!({"repository": h.repository, "package": h.entry, "note": h.note}))
             .collect();
         out!("{}", format_data(&items, format)?);
         return Ok(());
@@ -294,24 +383,34 @@ pub async fn search(global: &GlobalArgs, args: &SearchArgs) -> Result<()> {
         );
         return Ok(());
     }
+    let notes = hits.iter().any(|h| !h.note.is_empty());
     let rows = hits
         .into_iter()
         .map(|h| {
-            vec![
+            let mut row = vec![
                 h.entry.name.clone(),
                 h.entry.operator_version.clone(),
                 h.entry.app_version.clone().unwrap_or_default(),
+                h.entry.channels().join(","),
                 h.repository,
-            ]
+            ];
+            if notes {
+                row.push(h.note);
+            }
+            row
         })
         .collect();
-    out!(
-        "{}",
-        table(
-            &["name", "operator version", "app version", "repository"],
-            rows
-        )
-    );
+    let mut headers = vec![
+        "name",
+        "operator version",
+        "app version",
+        "channels",
+        "repository",
+    ];
+    if notes {
+        headers.push("notes");
+    }
+    out!("{}", table(&headers, rows));
     Ok(())
 }
 

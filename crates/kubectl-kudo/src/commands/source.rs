@@ -48,6 +48,7 @@ pub fn registry(args: &RegistryArgs) -> Result<Registry> {
     Ok(Registry {
         transport: kudo_repo_client::http::Transport {
             ca_file: args.ca_file.clone(),
+            ca_pem: None,
             insecure_skip_tls_verify: args.insecure_skip_tls_verify,
             limits: Limits::default(),
         },

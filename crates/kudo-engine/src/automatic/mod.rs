@@ -8,3 +8,4 @@ pub mod maintenance;
 pub mod recovery;
 pub mod recovery_fields;
 pub mod recovery_pods;
+pub mod upgrades;

@@ -209,6 +209,7 @@ impl From<&InstanceStatus> for StatusFacts {
             recoveries: _,
             observed_generation: _,
             maintenance: _,
+            upgrades: _,
         } = status;
         Self {
             plan_status: plan_status

@@ -79,6 +79,8 @@ pub(crate) enum Reviewed {
     Instance,
     /// `kudo.dev` MaintenanceSchedule: Mesos' schedule validation, nothing read.
     MaintenanceSchedule,
+    /// `kudo.dev` OperatorRepository: URL and interval, nothing read.
+    OperatorRepository,
 }
 
 /// Decodes the body into the request, or the error answer.
@@ -118,6 +120,7 @@ impl Request<'_> {
             match kind.kind.as_ref() {
                 "Instance" => return Ok(Reviewed::Instance),
                 "MaintenanceSchedule" => return Ok(Reviewed::MaintenanceSchedule),
+                "OperatorRepository" => return Ok(Reviewed::OperatorRepository),
                 _ => {}
             }
         }
@@ -127,9 +130,10 @@ impl Request<'_> {
             format!("{}/{}", kind.group, kind.version)
         };
         Err(format!(
-            "this webhook reviews only {GROUP}/{VERSION} Instance and MaintenanceSchedule \
-             objects, but was sent {gv} {}; restrict the webhook configuration's rules to the \
-             instances and maintenanceschedules resources",
+            "this webhook reviews only {GROUP}/{VERSION} Instance, MaintenanceSchedule and \
+             OperatorRepository objects, but was sent {gv} {}; restrict the webhook \
+             configuration's rules to the instances, maintenanceschedules and \
+             operatorrepositories resources",
             kind.kind
         ))
     }
@@ -315,10 +319,14 @@ mod tests {
             kind_of("kudo.dev", "MaintenanceSchedule"),
             Ok(Reviewed::MaintenanceSchedule)
         );
+        assert_eq!(
+            kind_of("kudo.dev", "OperatorRepository"),
+            Ok(Reviewed::OperatorRepository)
+        );
         let message = kind_of("other.dev", "MaintenanceSchedule").unwrap_err();
         assert!(
             message.contains(
-                "Instance and MaintenanceSchedule objects, but was sent \
+                "MaintenanceSchedule and OperatorRepository objects, but was sent \
                               other.dev/v1beta1 MaintenanceSchedule"
             ),
             "{message}"

@@ -29,6 +29,7 @@ mod limits;
 mod ov_cache;
 mod ov_source;
 mod register;
+mod repository;
 mod review;
 mod schedule;
 mod server;

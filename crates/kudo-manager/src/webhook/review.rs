@@ -22,7 +22,7 @@ use kudo_package::render::RenderLimits;
 use super::answer::{Answer, ReviewVerdict};
 use super::decode::{Objects, OvRef, Request, Reviewed, decode, instance_namespace, ov_ref};
 use super::ov_source::OperatorVersionSource;
-use super::schedule;
+use super::{repository, schedule};
 use crate::render_pool::RenderPool;
 
 /// Reviews Instance changes with OperatorVersions from `S`, and
@@ -134,6 +134,11 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                 let context = LogContext::of(&request);
                 return Err(context.logged(schedule::review(&request, uid)));
             }
+            Ok(Reviewed::OperatorRepository) => {
+                let uid = std::mem::take(&mut request.uid);
+                let context = LogContext::of(&request);
+                return Err(context.logged(repository::review(&request, uid)));
+            }
             Ok(Reviewed::Instance) => instances(&request, now),
         };
         let judged = match judged {
@@ -154,6 +159,13 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(None) => return Err(context.logged(Answer::allowed(uid, vec![]))),
             Err(failure) => return Err(context.logged(failure.into_answer(uid))),
         };
+        if old
+            .as_ref()
+            .is_none_or(|o| o.spec.upgrades != new.spec.upgrades)
+            && let Some(problem) = repository::upgrades_problem(new.spec.upgrades.as_ref())
+        {
+            return Err(context.logged(Answer::refused(uid, 403, "Forbidden", problem)));
+        }
         // The rules judge an OperatorVersion reference from the Instance's
         // namespace: the request's when the object leaves it out.
         let own = instance_namespace(&new, context.namespace.as_deref()).to_string();

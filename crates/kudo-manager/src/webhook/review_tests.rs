@@ -228,6 +228,9 @@ fn spec_with_every_field() -> kudo_api::InstanceSpec {
         suppressions: from(serde_json::json!([{"reason": "freeze"}])),
         service_account_name: Some("deployer".to_string()),
         recovery: Some(kudo_api::RecoveryPolicy::Disabled),
+        upgrades: Some(from(
+            serde_json::json!({"repository": "community", "channel": "stable"}),
+        )),
     }
 }
 
@@ -243,7 +246,7 @@ async fn a_change_of_any_single_spec_field_is_reviewed() {
         .keys()
         .cloned()
         .collect::<Vec<_>>();
-    assert_eq!(fields.len(), 8, "every field serialised: {fields:?}");
+    assert_eq!(fields.len(), 9, "every field serialised: {fields:?}");
     let update = |new_spec: serde_json::Value| {
         let mut new = zk("zk-1");
         new["spec"] = new_spec;

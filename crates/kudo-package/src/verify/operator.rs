@@ -86,6 +86,17 @@ fn verify_versions(pkg: &Package, scope: Scope, r: &mut Report) {
         ),
         Some(_) => {}
     }
+    let mut channels = BTreeSet::new();
+    for channel in &op.channels {
+        if let Err(e) = kudo_api::package::check_channel(channel) {
+            r.error(OPERATOR_FILE, format!("channels: {e}"));
+        } else if !channels.insert(channel.as_str()) {
+            r.error(
+                OPERATOR_FILE,
+                format!("channels: {channel} is listed twice"),
+            );
+        }
+    }
 }
 
 fn verify_tasks(pkg: &Package, r: &mut Report) {

@@ -1,0 +1,84 @@
+//! An Instance that tracks a release channel of an OperatorRepository:
+//! the intent in `spec.upgrades` (written by people and GitOps tools), what
+//! was resolved and installed in `status.upgrades` (written by the
+//! manager, which never writes spec).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Whether a resolved version is installed by itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Approval {
+    /// As soon as every hold allows.
+    #[default]
+    Automatic,
+    /// Only the version named in `approved` (`kubectl kudo upgrade approve`).
+    Manual,
+}
+
+/// `spec.upgrades`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradePolicy {
+    /// The OperatorRepository (cluster-scoped) whose index is followed.
+    #[serde(default)]
+    pub repository: String,
+    /// The channel (default `stable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Operator versions allowed (Helm's ranges: `>=1.2 <2`, `^1`); unset:
+    /// any of the installed major version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions: Option<String>,
+    /// `Automatic` (default) or `Manual`.
+    #[serde(default)]
+    pub approval: Approval,
+    /// Whether a recalled version may be left for an older one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_downgrade: bool,
+    /// With `Manual`: the operator version a person approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<String>,
+}
+
+impl UpgradePolicy {
+    /// The channel, `stable` when unset.
+    pub fn channel(&self) -> &str {
+        self.channel
+            .as_deref()
+            .filter(|c| !c.is_empty())
+            .unwrap_or("stable")
+    }
+}
+
+/// `status.upgrades`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradeStatus {
+    /// The operator version the Instance runs or is moving to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed: Option<String>,
+    /// The newest version the channel and range offer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available: Option<String>,
+    /// The OperatorVersion the manager runs the Instance with (it takes the
+    /// place of `spec.operatorVersion` once set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator_version: Option<String>,
+    /// Why no upgrade runs now (`channel stable: 1.3.0 → 1.4.0: waiting
+    /// for approval`); unset when nothing waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The last move the manager started (`channel stable: 1.3.0 → 1.4.0`,
+    /// `recall of 1.3.0: CVE-... (→ 1.3.1)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_change: Option<String>,
+    /// `spec.operatorVersion` when `operatorVersion` was set: when a person
+    /// changes it (`rollback`, `upgrade`), spec wins again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_operator_version: Option<String>,
+    /// A version left by hand (rolled back from): not moved to again
+    /// until a newer one is offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}

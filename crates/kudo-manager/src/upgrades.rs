@@ -1,0 +1,314 @@
+//! Instances that track a channel (`spec.upgrades`): observe the
+//! repository's index (in memory, kept by `repositories/`), let
+//! `kudo_repo::upgrade::resolve` choose the version and
+//! `kudo_engine::automatic::upgrades::gate` say whether it may start, and
+//! act: make the release's Operator and OperatorVersion in the Instance's
+//! namespace as the Instance's own account, from the digest-checked
+//! archive, and record the move in `status.upgrades`. The Instance the rest
+//! of the reconcile sees then names that OperatorVersion, so the upgrade
+//! runs as any upgrade does (`upgrade`, else `update`, else `deploy`).
+//! The manager never writes spec.
+
+use std::sync::Arc;
+
+use kube::api::PostParams;
+use kube::runtime::reflector::ObjectRef;
+use kube::{Api, ResourceExt};
+use kudo_api::Instance;
+use kudo_api::upgrades::UpgradeStatus;
+use kudo_engine::automatic::upgrades::{Gate, Offer, gate};
+use kudo_repo::upgrade::{Choice, Track, Why, resolve};
+use kudo_repo::{Digest, Limits, PackageVersion, Range};
+use kudo_repo_client::http::{self, Download, Transport};
+
+use crate::context::Context;
+use crate::repositories::Synced;
+
+/// What observing decided: the Instance the reconcile works with (its
+/// spec naming the tracked OperatorVersion), the new `status.upgrades`,
+/// and the Event of a move started now.
+pub struct Observed {
+    /// The Instance with its effective OperatorVersion.
+    pub instance: Arc<Instance>,
+    /// `status.upgrades` to record (`None`: the Instance tracks nothing).
+    pub status: Option<UpgradeStatus>,
+    /// `UpgradeStarted` message, once, when a move starts.
+    pub started: Option<String>,
+}
+
+/// The Instance as the reconcile should see it: `spec.operatorVersion`
+/// replaced by the OperatorVersion `status.upgrades` names.
+pub fn effective(inst: Arc<Instance>) -> Arc<Instance> {
+    let target = inst
+        .status
+        .as_ref()
+        .and_then(|s| s.upgrades.as_ref())
+        .and_then(|u| u.operator_version.clone());
+    with_operator_version(inst, target)
+}
+
+/// `inst` running `target` (when it tracks a channel).
+fn with_operator_version(inst: Arc<Instance>, target: Option<String>) -> Arc<Instance> {
+    match target {
+        Some(name)
+            if inst.spec.upgrades.is_some()
+                && inst.spec.operator_version.name.as_deref() != Some(name.as_str()) =>
+        {
+            let mut copy = (*inst).clone();
+            copy.spec.operator_version.name = Some(name);
+            copy.spec.operator_version.namespace = None;
+            Arc::new(copy)
+        }
+        _ => inst,
+    }
+}
+
+/// Observes and acts for an Instance with `spec.upgrades`.
+pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
+    let Some(policy) = inst.spec.upgrades.clone() else {
+        return Observed {
+            instance: inst,
+            status: None,
+            started: None,
+        };
+    };
+    let mut status = inst
+        .status
+        .as_ref()
+        .and_then(|s| s.upgrades.clone())
+        .unwrap_or_default();
+    let spec_ov = inst.spec.operator_version.name.clone();
+    if status.operator_version.is_some() && status.spec_operator_version != spec_ov {
+        // A person changed spec.operatorVersion (rollback, upgrade): it
+        // wins, and the version left is not chosen again by itself.
+        status.skipped = status.installed.take();
+        status.operator_version = None;
+        status.last_change = Some(format!(
+            "spec.operatorVersion set to {} by hand",
+            spec_ov.as_deref().unwrap_or_default()
+        ));
+    }
+    let inst = with_operator_version(inst, status.operator_version.clone());
+    let ov = ctx.operator_version_of(&inst);
+    let installed = status
+        .installed
+        .clone()
+        .or_else(|| ov.as_ref().and_then(|ov| ov.spec.version.clone()));
+    status.installed = installed.clone();
+    let done = |status: UpgradeStatus, inst: Arc<Instance>| Observed {
+        instance: inst,
+        status: Some(status),
+        started: None,
+    };
+    let Some(synced) = ctx.repositories.get(&policy.repository) else {
+        status.reason = Some(format!(
+            "repository {} has no index yet: no such OperatorRepository, or it has not \
+             synced (kubectl kudo repo list --in-cluster)",
+            policy.repository
+        ));
+        return done(status, inst);
+    };
+    let range = match policy.versions.as_deref().map(Range::parse).transpose() {
+        Ok(r) => r,
+        Err(e) => {
+            status.reason = Some(format!("spec.upgrades.versions: {e}"));
+            return done(status, inst);
+        }
+    };
+    let Some(operator) = operator_name(&inst, ov.as_deref()) else {
+        status.reason = Some(
+            "the operator of spec.operatorVersion is unknown (its OperatorVersion is missing)"
+                .into(),
+        );
+        return done(status, inst);
+    };
+    let Some(versions) = synced.index.entries.get(&operator) else {
+        status.reason = Some(format!(
+            "repository {} has no operator {operator}",
+            policy.repository
+        ));
+        return done(status, inst);
+    };
+    let recalls = synced.index.recalls(&operator);
+    let kubernetes = ctx.kubernetes_version().await;
+    let track = Track {
+        channel: policy.channel(),
+        range: range.as_ref(),
+        installed: installed.as_deref(),
+        allow_downgrade: policy.allow_downgrade,
+        kubernetes: kubernetes.as_ref(),
+    };
+    let resolution = resolve(versions, &recalls, &track);
+    status.available = resolution.available.map(|v| v.operator_version.clone());
+    let (to, why) = match resolution.choice {
+        Choice::Stay { note } => {
+            status.reason = Some(note);
+            return done(status, inst);
+        }
+        Choice::NoVersion { message } => {
+            status.reason = Some(message);
+            return done(status, inst);
+        }
+        Choice::Move { to, why } => (to, why),
+    };
+    let describe = why.describe(policy.channel(), &to.operator_version);
+    if status.skipped.as_deref() == Some(to.operator_version.as_str())
+        && !matches!(why, Why::Recall { .. })
+    {
+        status.reason = Some(format!(
+            "{describe}: {} was left by hand (rolled back); waiting for a newer version",
+            to.operator_version
+        ));
+        return done(status, inst);
+    }
+    let offer = Offer {
+        version: &to.operator_version,
+        recall: matches!(why, Why::Recall { .. }),
+    };
+    let now = ctx.clock.now();
+    if let Gate::Hold(hold) = gate(&inst, &offer, now, &ctx.engine) {
+        status.reason = Some(format!("{describe}: {hold}"));
+        return done(status, inst);
+    }
+    match ensure_operator_version(ctx, &inst, &synced, to).await {
+        Ok(ov_name) => {
+            status.operator_version = Some(ov_name);
+            status.spec_operator_version = spec_ov;
+            status.skipped = None;
+            status.installed = Some(to.operator_version.clone());
+            status.last_change = Some(describe.clone());
+            status.reason = None;
+            // The stored status stays as read: the status write compares
+            // against it.
+            Observed {
+                instance: with_operator_version(inst, status.operator_version.clone()),
+                status: Some(status),
+                started: Some(describe),
+            }
+        }
+        Err(e) => {
+            status.reason = Some(format!("{describe}: {e}"));
+            done(status, inst)
+        }
+    }
+}
+
+/// The operator the Instance runs: its OperatorVersion's operator.
+fn operator_name(inst: &Instance, ov: Option<&kudo_api::OperatorVersion>) -> Option<String> {
+    ov.and_then(|ov| ov.spec.operator.as_ref())
+        .and_then(|o| o.name.clone())
+        .or_else(|| {
+            inst.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(kudo_api::names::OPERATOR_LABEL).cloned())
+        })
+}
+
+/// The release's OperatorVersion in the Instance's namespace: there
+/// already, or made (with its Operator) as the Instance's account from the
+/// archive the index names, checked against its digest.
+async fn ensure_operator_version(
+    ctx: &Context,
+    inst: &Instance,
+    synced: &Synced,
+    entry: &PackageVersion,
+) -> Result<String, String> {
+    let ns = inst.namespace().unwrap_or_else(|| "default".into());
+    let name = kudo_package::operator_version_name(
+        &entry.name,
+        entry.app_version.as_deref(),
+        &entry.operator_version,
+    );
+    if ctx
+        .operator_versions
+        .get(&ObjectRef::new(&name).within(&ns))
+        .is_some()
+    {
+        return Ok(name);
+    }
+    let package = download(synced, entry).await?;
+    let writer = ctx.writers.for_instance(&ctx.client, inst)?;
+    let operators = Api::<kudo_api::Operator>::namespaced(writer.client.clone(), &ns);
+    let ovs = Api::<kudo_api::OperatorVersion>::namespaced(writer.client.clone(), &ns);
+    let who = writer.user.as_deref().unwrap_or("the manager");
+    for result in [
+        operators
+            .create(&PostParams::default(), &package.to_operator(&ns))
+            .await
+            .map(|_| ()),
+        ovs.create(&PostParams::default(), &package.to_operator_version(&ns))
+            .await
+            .map(|_| ()),
+    ] {
+        match result {
+            Ok(()) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => return Err(format!("creating {name} in {ns} as {who}: {e}")),
+        }
+    }
+    // The rest of this reconcile reads the OperatorVersion from the cache:
+    // give the watch a moment to bring it (it is there within milliseconds).
+    let key = ObjectRef::new(&name).within(&ns);
+    for _ in 0..60 {
+        if ctx.operator_versions.get(&key).is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Ok(name)
+}
+
+/// Downloads and checks the package of `entry`: URLs in order, the sha256
+/// of the index, the names and versions it promised, `package verify`.
+async fn download(
+    synced: &Synced,
+    entry: &PackageVersion,
+) -> Result<kudo_package::Package, String> {
+    let limits = Limits::default();
+    let expected = entry
+        .digest
+        .as_deref()
+        .ok_or_else(|| format!("{} has no digest in the index", entry.label()))
+        .and_then(|d| Digest::parse(d).map_err(|e| format!("{}: {e}", entry.label())))?;
+    let transport = Transport {
+        ca_file: None,
+        ca_pem: synced.ca_pem.clone(),
+        insecure_skip_tls_verify: false,
+        limits,
+    };
+    let client = http::client(&transport).map_err(|e| e.to_string())?;
+    let mut last = format!("{} lists no URL", entry.label());
+    for text in &entry.urls {
+        let url =
+            kudo_repo::urls::package_url(&synced.base, text, false).map_err(|e| e.to_string())?;
+        let shown = kudo_repo::urls::shown(&url);
+        let fetched = http::fetch(
+            &client,
+            &limits,
+            &Download {
+                url: &url,
+                max_bytes: limits.max_package_bytes,
+                what: "package",
+                credentials: synced.credentials.as_ref(),
+                origin: Some(&synced.base),
+                accept: None,
+            },
+        )
+        .await;
+        let bytes = match fetched {
+            Ok(f) => f.bytes,
+            Err(e) => {
+                last = e.to_string();
+                continue;
+            }
+        };
+        expected.verify(&bytes, &shown).map_err(|e| e.to_string())?;
+        let located = kudo_package::load_archive(&bytes, &shown).map_err(|e| e.to_string())?;
+        kudo_repo_client::repo::check_identity(&located, entry, &shown)
+            .map_err(|e| e.to_string())?;
+        located.package.verified().map_err(|e| e.to_string())?;
+        return Ok(located.package);
+    }
+    Err(last)
+}

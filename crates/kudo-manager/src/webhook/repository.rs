@@ -1,0 +1,157 @@
+//! OperatorRepository reviews: the URL and the interval
+//! (`OperatorRepositorySpec::problems`), nothing read from the cluster.
+
+use std::borrow::Cow;
+
+use kube::core::admission::Operation;
+use kudo_api::OperatorRepositorySpec;
+use serde::Deserialize;
+
+use super::answer::Answer;
+use super::decode::Request;
+
+/// What the review reads of an OperatorRepository: its spec.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Repository {
+    #[serde(default)]
+    spec: OperatorRepositorySpec,
+}
+
+/// Answers an OperatorRepository request: refused (403) naming every
+/// problem of the spec, 400 when an object does not decode, allowed
+/// otherwise (status and metadata-only writes are not judged).
+pub(crate) fn review<'b>(request: &Request<'_>, uid: Cow<'b, str>) -> Answer<'b> {
+    let subresource = request
+        .sub_resource
+        .as_deref()
+        .is_some_and(|s| !s.is_empty());
+    if subresource || !matches!(request.operation, Operation::Create | Operation::Update) {
+        return Answer::allowed(uid, vec![]);
+    }
+    let (old, new) = match request.objects_as::<Repository>("OperatorRepository") {
+        Ok(objects) => objects,
+        Err(message) => return Answer::bad_request(uid, message),
+    };
+    let Some(new) = new else {
+        return Answer::bad_request(
+            uid,
+            "request.object is missing; the API server always sends it for this operation"
+                .to_string(),
+        );
+    };
+    if old.is_some_and(|old| old.spec == new.spec) {
+        return Answer::allowed(uid, vec![]);
+    }
+    let problems = new.spec.problems();
+    if problems.is_empty() {
+        Answer::allowed(uid, vec![])
+    } else {
+        Answer::refused(uid, 403, "Forbidden", problems.join("; "))
+    }
+}
+
+/// What is wrong with an Instance's `spec.upgrades`: no repository, a
+/// channel that is no channel name, a range that does not parse, an
+/// approved version that is no version. The repository's existence is
+/// not checked here (status says when it is missing).
+pub(crate) fn upgrades_problem(
+    policy: Option<&kudo_api::upgrades::UpgradePolicy>,
+) -> Option<String> {
+    let policy = policy?;
+    let mut problems = Vec::new();
+    if let Err(e) = kudo_repo::index::check_name(policy.repository.trim()) {
+        problems.push(format!(
+            "spec.upgrades.repository {:?}: {e} (name an OperatorRepository)",
+            policy.repository
+        ));
+    }
+    if let Err(e) = kudo_api::package::check_channel(policy.channel()) {
+        problems.push(format!("spec.upgrades.channel: {e}"));
+    }
+    if let Some(range) = &policy.versions
+        && let Err(e) = kudo_repo::Range::parse(range)
+    {
+        problems.push(format!("spec.upgrades.versions: {e}"));
+    }
+    if let Some(approved) = &policy.approved
+        && let Err(e) = kudo_repo::Version::parse(approved)
+    {
+        problems.push(format!("spec.upgrades.approved {approved:?}: {e}"));
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kube::core::DynamicObject;
+    use kube::core::admission::AdmissionReview;
+    use serde_json::{Value, json};
+
+    use crate::webhook::Reviewer;
+    use crate::webhook::ov_source::FnSource;
+
+    async fn answer(spec: Value) -> (bool, String) {
+        let reviewer = Reviewer::new(
+            FnSource(|_: &str, _: &str| Ok(None)),
+            Duration::from_secs(1),
+        );
+        let body = serde_json::to_vec(&json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "r-1",
+                "kind": {"group": "kudo.dev", "version": "v1beta1", "kind": "OperatorRepository"},
+                "resource": {"group": "kudo.dev", "version": "v1beta1", "resource": "operatorrepositories"},
+                "name": "community",
+                "operation": "CREATE",
+                "userInfo": {"username": "admin"},
+                "object": {"apiVersion": "kudo.dev/v1beta1", "kind": "OperatorRepository",
+                           "metadata": {"name": "community"}, "spec": spec},
+            }
+        }))
+        .unwrap();
+        let review: AdmissionReview<DynamicObject> = reviewer.review_bytes(&body).await;
+        let response = review.response.unwrap();
+        (response.allowed, response.result.message)
+    }
+
+    #[tokio::test]
+    async fn a_repository_with_a_bad_url_or_interval_is_refused_naming_both() {
+        let (allowed, message) = answer(json!({"url": "file:///etc", "interval": "1s"})).await;
+        assert!(!allowed);
+        assert!(
+            message.contains("spec.url \"file:///etc\" is not an http or https URL"),
+            "{message}"
+        );
+        assert!(
+            message.contains("spec.interval: interval \"1s\" is outside 10s to 24h"),
+            "{message}"
+        );
+        let (allowed, message) =
+            answer(json!({"url": "https://charts.example/kudo", "interval": "5m"})).await;
+        assert!(allowed, "{message}");
+    }
+
+    #[test]
+    fn an_upgrade_policy_with_a_bad_range_or_channel_is_named() {
+        let policy = |json: Value| -> kudo_api::upgrades::UpgradePolicy {
+            serde_json::from_value(json).unwrap()
+        };
+        let fine = policy(json!({"repository": "community", "versions": ">=1.2 <2"}));
+        assert_eq!(super::upgrades_problem(Some(&fine)), None);
+        let bad = policy(
+            json!({"repository": "", "channel": "Beta", "versions": "1.x.2", "approved": "latest"}),
+        );
+        let problem = super::upgrades_problem(Some(&bad)).unwrap();
+        for needle in [
+            "spec.upgrades.repository \"\"",
+            "spec.upgrades.channel: channel \"Beta\"",
+            "spec.upgrades.versions: \"1.x.2\" is not a version or range",
+            "spec.upgrades.approved \"latest\"",
+        ] {
+            assert!(problem.contains(needle), "{needle}: {problem}");
+        }
+    }
+}
