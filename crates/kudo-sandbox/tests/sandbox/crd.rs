@@ -134,7 +134,7 @@ async fn kudo_crds_from_the_repository_install() {
         assert!(established);
         count += 1;
     }
-    assert_eq!(count, 4);
+    assert_eq!(count, 5);
     let ar = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("kudo.dev", "v1beta1", "Instance"),
         "instances",

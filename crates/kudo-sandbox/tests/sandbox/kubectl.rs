@@ -235,9 +235,9 @@ async fn kudo_crds_apply_and_become_established() {
     let k = Kubectl::start().await;
     let crds = concat!(env!("CARGO_MANIFEST_DIR"), "/../../crds/");
     let dry = k.ok(&["apply", "--dry-run=client", "-f", crds]).await;
-    assert_eq!(dry.matches("(dry run)").count(), 4, "{dry}");
+    assert_eq!(dry.matches("(dry run)").count(), 5, "{dry}");
     let applied = k.ok(&["apply", "-f", crds]).await;
-    assert_eq!(applied.matches("created").count(), 4, "{applied}");
+    assert_eq!(applied.matches("created").count(), 5, "{applied}");
     k.ok(&[
         "wait",
         "--for",
@@ -247,6 +247,7 @@ async fn kudo_crds_apply_and_become_established() {
         "crd/operators.kudo.dev",
         "crd/operatorversions.kudo.dev",
         "crd/maintenanceschedules.kudo.dev",
+        "crd/operatorrepositories.kudo.dev",
     ])
     .await;
     let inst = k.file("inst.yaml", "apiVersion: kudo.dev/v1beta1\nkind: Instance\nmetadata:\n  name: demo\nspec:\n  operatorVersion:\n    name: demo-0.1.0\n");
