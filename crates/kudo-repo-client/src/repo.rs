@@ -262,7 +262,12 @@ impl Repositories {
         if let Some(bytes) = self.cached_bytes(&repo)
             && let Ok(cached) = CachedIndex::open(&bytes)
             && let Ok(Some(versions)) = cached.versions(query.name)
-            && let Ok(entry) = select(&versions, &repo.name, query)
+            && let Ok(entry) = select(
+                &versions,
+                &kudo_repo::channels::recalls_in(&cached.header().annotations, query.name),
+                &repo.name,
+                query,
+            )
         {
             return Ok(Resolution {
                 entry: entry.clone(),
@@ -273,7 +278,9 @@ impl Repositories {
             .fetch_index(&repo, self.credentials_of(&repo.name))
             .await?;
         let result = match index.entries.get(query.name) {
-            Some(versions) => select(versions, &repo.name, query).cloned(),
+            Some(versions) => {
+                select(versions, &index.recalls(query.name), &repo.name, query).cloned()
+            }
             None => Err(self
                 .elsewhere(
                     no_such_package(

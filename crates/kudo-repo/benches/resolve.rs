@@ -71,7 +71,7 @@ fn benches(c: &mut Criterion) {
                 let cached = CachedIndex::open(&bytes).unwrap();
                 let versions = cached.versions(query.name).unwrap().unwrap();
                 black_box(
-                    select(&versions, "bench", &query)
+                    select(&versions, &[], "bench", &query)
                         .unwrap()
                         .operator_version
                         .clone(),

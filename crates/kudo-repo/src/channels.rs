@@ -95,6 +95,19 @@ pub fn parse_channels(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The recalls of operator `name` among an index's annotations (none when
+/// the field is missing or malformed: a malformed one refuses the index
+/// when it is read).
+pub fn recalls_in(
+    annotations: &std::collections::BTreeMap<String, String>,
+    name: &str,
+) -> Vec<Recall> {
+    annotations
+        .get(&format!("{RECALLS_PREFIX}{name}"))
+        .and_then(|text| parse_recalls(text).ok())
+        .unwrap_or_default()
+}
+
 /// Parses a recalls annotation: one `RANGE: REASON` per line.
 pub fn parse_recalls(text: &str) -> Result<Vec<Recall>, String> {
     let mut out = Vec::new();

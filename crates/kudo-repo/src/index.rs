@@ -264,10 +264,7 @@ impl IndexFile {
     /// The recalls of operator `name` (none when the index has none or
     /// they are malformed; [`IndexFile::parse`] refuses malformed ones).
     pub fn recalls(&self, name: &str) -> Vec<Recall> {
-        self.annotations
-            .get(&format!("{}{name}", crate::channels::RECALLS_PREFIX))
-            .and_then(|text| crate::channels::parse_recalls(text).ok())
-            .unwrap_or_default()
+        crate::channels::recalls_in(&self.annotations, name)
     }
 
     /// Adds a recall of operator `name`.

@@ -1,10 +1,12 @@
 //! Choosing one index entry for a name and optional version ranges: the
 //! newest in KUDO's order ([`crate::index::kudo_order`]) among those that
-//! fit, pre-releases only when asked for, removed versions never. When
+//! fit, pre-releases only when asked for, removed and recalled versions
+//! never (a recalled version is named with its reason). When
 //! nothing fits, the error says what was asked and what there is.
 
 use std::fmt;
 
+use crate::channels::Recall;
 use crate::error::RepoError;
 use crate::index::{IndexFile, PackageVersion, kudo_order};
 use crate::range::Range;
@@ -87,10 +89,17 @@ impl Want {
     }
 }
 
-/// The entry of `versions` (one operator's versions in `repository`) that
-/// fits `query` best.
+/// Whether one of `recalls` covers `v`; which.
+fn recall_of<'r>(recalls: &'r [Recall], v: &PackageVersion) -> Option<&'r Recall> {
+    let version = v.operator_semver()?;
+    recalls.iter().find(|r| r.covers(&version))
+}
+
+/// The entry of `versions` (one operator's versions in `repository`, whose
+/// recalls are `recalls`) that fits `query` best.
 pub fn select<'a>(
     versions: &'a [PackageVersion],
+    recalls: &[Recall],
     repository: &str,
     query: &Query<'_>,
 ) -> Result<&'a PackageVersion, RepoError> {
@@ -111,10 +120,29 @@ pub fn select<'a>(
     };
     let best = versions
         .iter()
-        .filter(|v| !v.removed && fits(v, query.include_prereleases))
+        .filter(|v| !v.removed && recall_of(recalls, v).is_none())
+        .filter(|v| fits(v, query.include_prereleases))
         .max_by(|a, b| kudo_order(a, b));
     if let Some(best) = best {
         return Ok(best);
+    }
+    if let Some((v, recall)) = versions
+        .iter()
+        .filter(|v| !v.removed && fits(v, true))
+        .filter_map(|v| recall_of(recalls, v).map(|r| (v, r)))
+        .max_by(|a, b| kudo_order(a.0, b.0))
+    {
+        return Err(NotFound {
+            no_such_package: false,
+            message: format!(
+                "{}: {} is recalled in repository {repository} ({}){}",
+                query.describe(),
+                v.label(),
+                recall.reason,
+                newest_note(versions)
+            ),
+        }
+        .into());
     }
     Err(no_version(versions, repository, query, &fits).into())
 }
@@ -198,7 +226,7 @@ pub fn select_in_index<'a>(
     query: &Query<'_>,
 ) -> Result<&'a PackageVersion, RepoError> {
     match index.entries.get(query.name) {
-        Some(versions) => select(versions, repository, query),
+        Some(versions) => select(versions, &index.recalls(query.name), repository, query),
         None => Err(no_such_package(
             query.name,
             repository,

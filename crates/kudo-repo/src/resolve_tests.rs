@@ -26,6 +26,31 @@ fn without_a_version_the_newest_stable_version_is_chosen() {
 }
 
 #[test]
+fn a_recalled_version_is_never_chosen_and_asking_for_it_names_the_recall() {
+    let mut index = index();
+    index.add_recall(
+        "kafka",
+        crate::channels::Recall::new("1.2.1", "CVE-2026-1: data loss").unwrap(),
+    );
+    let query = |op| Query {
+        name: "kafka",
+        operator_version: op,
+        ..Query::default()
+    };
+    let newest = select_in_index(&index, "community", &query(None)).unwrap();
+    assert_eq!(newest.operator_version, "1.2.0");
+    let err = select_in_index(&index, "community", &query(Some("1.2.1")))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "kafka 1.2.1 (app 2.5.0) is recalled in repository community (CVE-2026-1: data loss)"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn exact_versions_and_ranges_choose_the_newest_that_fits() {
     assert_eq!(pick(Some("1.2.0"), None, false).unwrap(), "1.2.0");
     assert_eq!(pick(Some("^1.1"), None, false).unwrap(), "1.2.1");
