@@ -262,19 +262,29 @@ impl Context {
         if let Ok(mut written) = self.written.lock() {
             written.remove(&ObjectRef::from_obj(inst));
         }
+        self.set_running_plans(inst, 0);
+    }
+
+    /// Records how many plans of `inst` run now and sets the active-plans
+    /// gauge to the total over all Instances.
+    pub(crate) fn set_running_plans(&self, inst: &Instance, count: usize) {
         let key = format!(
             "{}/{}",
             inst.metadata.namespace.as_deref().unwrap_or_default(),
             inst.metadata.name.as_deref().unwrap_or_default()
         );
-        if let Ok(mut running) = self.running.lock()
-            && running.remove(&key).is_some()
-        {
-            let total: usize = running.values().sum();
-            self.metrics
-                .active_plans
-                .set(i64::try_from(total).unwrap_or(i64::MAX));
+        let Ok(mut running) = self.running.lock() else {
+            return;
+        };
+        if count == 0 {
+            running.remove(&key);
+        } else {
+            running.insert(key, count);
         }
+        let total: usize = running.values().sum();
+        self.metrics
+            .active_plans
+            .set(i64::try_from(total).unwrap_or(i64::MAX));
     }
 
     /// Take the time of day from `clock` (tests set it).

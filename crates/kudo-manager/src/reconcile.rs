@@ -461,11 +461,6 @@ pub(crate) async fn publish(
 /// Plans started / finished and the active-plans gauge, from the status
 /// change of every plan (recovery runs beside another plan).
 fn count_plans(ctx: &Context, inst: &Instance, old: &InstanceStatus, new: &InstanceStatus) {
-    let key = format!(
-        "{}/{}",
-        inst.namespace().unwrap_or_default(),
-        inst.name_any()
-    );
     for (name, plan) in &new.plan_status {
         let Some(uid) = plan.uid.as_deref() else {
             continue;
@@ -485,17 +480,7 @@ fn count_plans(ctx: &Context, inst: &Instance, old: &InstanceStatus, new: &Insta
         .values()
         .filter(|p| p.status().is_running())
         .count();
-    if let Ok(mut all) = ctx.running.lock() {
-        if running == 0 {
-            all.remove(&key);
-        } else {
-            all.insert(key, running);
-        }
-        let total: usize = all.values().sum();
-        ctx.metrics
-            .active_plans
-            .set(i64::try_from(total).unwrap_or(i64::MAX));
-    }
+    ctx.set_running_plans(inst, running);
 }
 
 /// What to do after a failed reconcile: transient errors retry soon, the
