@@ -281,7 +281,6 @@ fn never_applied(instance: &Instance, target: &kudo_api::AppliedConfig) -> Vec<S
     out
 }
 
-/// `rollback --instance I`.
 /// `upgrade approve --instance I [VERSION]`: writes the approval into
 /// `spec.upgrades.approved` (a person's decision, so spec); the manager
 /// moves once every other hold allows.
@@ -330,6 +329,7 @@ pub async fn approve(ctx: &KubeContext, instance: &str, version: Option<&str>) -
     Ok(())
 }
 
+/// `rollback --instance I`.
 pub async fn rollback(ctx: &KubeContext, args: &RollbackArgs) -> Result<()> {
     let before = get_instance(ctx, &args.instance).await?;
     let baseline = Baseline::from_status(before.status.as_ref(), None);
