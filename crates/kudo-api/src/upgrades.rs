@@ -82,3 +82,18 @@ pub struct UpgradeStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
 }
+
+impl UpgradeStatus {
+    /// The OperatorVersion a channel move installed, while
+    /// `spec.operatorVersion` (`spec_operator_version`) is still what it was
+    /// when the move started. A person who changes spec (rollback, upgrade
+    /// by hand) takes over again; removing `spec.upgrades` alone does not,
+    /// so that it never moves the Instance back to an older version.
+    pub fn in_force(&self, spec_operator_version: Option<&str>) -> Option<&str> {
+        if self.spec_operator_version.as_deref() == spec_operator_version {
+            self.operator_version.as_deref()
+        } else {
+            None
+        }
+    }
+}

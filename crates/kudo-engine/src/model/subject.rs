@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use kudo_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kudo_api::upgrades::UpgradeStatus;
 use kudo_api::{
     ActivePlan, AppliedConfig, AppliedObject, AutoSuppression, ExecutionStatus, Instance,
     InstanceSpec, InstanceStatus, PhaseStatus, PlanStatus, StepStatus, TaskStatus, Time,
@@ -83,6 +84,10 @@ pub struct StatusFacts {
     /// `operationsMark`.
     #[serde(default)]
     pub operations_mark: Option<String>,
+    /// `upgrades`: which OperatorVersion an Instance that tracks a channel
+    /// runs in place of `spec.operatorVersion`.
+    #[serde(default)]
+    pub upgrades: Option<UpgradeStatus>,
 }
 
 /// One `planStatus` entry.
@@ -209,7 +214,7 @@ impl From<&InstanceStatus> for StatusFacts {
             recoveries: _,
             observed_generation: _,
             maintenance: _,
-            upgrades: _,
+            upgrades,
         } = status;
         Self {
             plan_status: plan_status
@@ -223,6 +228,7 @@ impl From<&InstanceStatus> for StatusFacts {
             last_successful: last_successful.clone(),
             auto_suppression: auto_suppression.clone(),
             operations_mark: operations_mark.clone(),
+            upgrades: upgrades.clone(),
         }
     }
 }

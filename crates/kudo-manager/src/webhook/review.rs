@@ -154,11 +154,22 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         };
         let uid = std::mem::take(&mut request.uid);
         let context = LogContext::of(&request);
-        let (old, mut new) = match judged {
+        let (mut old, mut new) = match judged {
             Ok(Some(pair)) => pair,
             Ok(None) => return Err(context.logged(Answer::allowed(uid, vec![]))),
             Err(failure) => return Err(context.logged(failure.into_answer(uid))),
         };
+        // An Instance that tracks a channel runs the OperatorVersion its
+        // stored status names: the change is judged against that one.
+        let tracked = old
+            .as_ref()
+            .and_then(|o| o.status.as_ref())
+            .and_then(|s| s.upgrades.clone());
+        if let Some(tracked) = &tracked {
+            for subject in old.iter_mut().chain(std::iter::once(&mut new)) {
+                runs_tracked(subject, tracked);
+            }
+        }
         if old
             .as_ref()
             .is_none_or(|o| o.spec.upgrades != new.spec.upgrades)
@@ -242,6 +253,16 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                 self.read_timeout.as_secs_f32()
             ))),
         }
+    }
+}
+
+/// Points `subject` at the OperatorVersion a channel move installed, while
+/// that is in force.
+fn runs_tracked(subject: &mut Subject, tracked: &kudo_api::upgrades::UpgradeStatus) {
+    let reference = &mut subject.spec.operator_version;
+    if let Some(ov) = tracked.in_force(reference.name.as_deref()) {
+        reference.name = Some(ov.to_owned());
+        reference.namespace = None;
     }
 }
 

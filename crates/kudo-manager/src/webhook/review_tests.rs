@@ -130,6 +130,42 @@ async fn the_operator_version_is_read_once_unless_the_update_changes_it() {
     );
 }
 
+/// The OperatorVersions a parameter update of an Instance that runs
+/// `zk-2` by a channel move (spec still names `spec_ov`, status recorded
+/// the move from `moved_from`) makes the reviewer read.
+async fn reads_of_a_tracking_update(moved_from: &str, spec_ov: &str) -> Vec<String> {
+    let (reviewer, seen) = recording_reviewer();
+    let mut old = zk(moved_from);
+    old["status"] = serde_json::json!({"upgrades": {
+        "installed": "0.2.0", "operatorVersion": "zk-2", "specOperatorVersion": moved_from,
+    }});
+    let mut new = zk(spec_ov);
+    new["spec"]["parameters"] = serde_json::json!({"A": "2"});
+    let mut body: serde_json::Value = serde_json::from_slice(&review_json("UPDATE", new)).unwrap();
+    body["request"]["oldObject"] = old;
+    reviewer
+        .review_bytes(&serde_json::to_vec(&body).unwrap())
+        .await;
+    let seen = seen.lock().unwrap().clone();
+    seen
+}
+
+#[tokio::test]
+async fn a_tracking_instance_is_judged_by_the_operator_version_it_runs() {
+    // Parameters change, spec.operatorVersion does not: the version the
+    // channel installed is the one read, once.
+    assert_eq!(
+        reads_of_a_tracking_update("zk-1", "zk-1").await,
+        ["ns/zk-2"]
+    );
+    // A person sets spec.operatorVersion (a rollback): judged as a move
+    // from what runs to what spec names.
+    assert_eq!(
+        reads_of_a_tracking_update("zk-1", "zk-0").await,
+        ["ns/zk-0", "ns/zk-2"]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_upgrade_reads_both_operator_versions_at_once() {
     let mut old = zk("zk-1");
