@@ -2,7 +2,8 @@
 //! loopback and followed by an OperatorRepository; a version published to
 //! it is installed by the manager once every hold allows (maintenance
 //! window), `Manual` waits for the approval in spec, and an Instance on a
-//! recalled version rolls forward when a fixed one appears.
+//! recalled version rolls forward when a fixed one appears; removing the
+//! tracking never moves an Instance back to the older version spec names.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
@@ -272,4 +273,56 @@ async fn an_instance_on_a_recalled_version_rolls_forward_when_a_fixed_one_appear
         upgrades(&moved).last_change.as_deref(),
         Some("recall of 0.2.0: CVE-2026-1: data loss (→ 0.3.0)")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_spec_upgrades_keeps_the_version_the_channel_installed() {
+    let env = Env::start().await.unwrap();
+    let repo = Repo::new();
+    repo.publish("0.2.0");
+    repo.publish("0.3.0");
+    let name = format!("leave-{}", env.ns);
+    repo.follow(&env, &name).await;
+    deployed(&env, "web", json!({"repository": name})).await;
+    let moved = env
+        .wait_for("web", "running 0.3.0", t(), |i| runs(i, NEW_OV))
+        .await
+        .unwrap();
+    let run = |i: &Instance| {
+        i.status
+            .as_ref()
+            .and_then(|s| s.active_plan.as_ref())
+            .map(|p| p.uid.clone())
+    };
+    let upgrade_run = run(&moved);
+
+    // spec.operatorVersion still names 0.2.0: removing the tracking must
+    // not move the Instance back to it.
+    env.patch_spec("web", json!({"upgrades": null}))
+        .await
+        .unwrap();
+    let left = env
+        .wait_for("web", "staying on 0.3.0", t(), |i| {
+            reason(i).starts_with(&format!(
+                "spec.upgrades is unset: the Instance stays on {NEW_OV}"
+            ))
+        })
+        .await
+        .unwrap();
+    assert!(runs(&left, NEW_OV));
+    assert_eq!(run(&left), upgrade_run, "no plan ran");
+
+    // Naming it in spec makes it explicit: status.upgrades goes, and
+    // nothing runs either.
+    env.patch_spec("web", json!({"operatorVersion": {"name": NEW_OV}}))
+        .await
+        .unwrap();
+    let explicit = env
+        .wait_for("web", "status.upgrades gone", t(), |i| {
+            i.status.as_ref().is_some_and(|s| s.upgrades.is_none())
+        })
+        .await
+        .unwrap();
+    assert!(runs(&explicit, NEW_OV));
+    assert_eq!(run(&explicit), upgrade_run, "no plan ran");
 }

@@ -148,7 +148,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
         )
         .await;
     }
-    let mut run = Run::observe(ctx, tracked.instance).await;
+    let mut run = Run::observe(ctx, tracked.instance, tracked.made).await;
     run.record_upgrades(tracked.status);
     run.decide(ctx);
     // A plan of quick steps advances several steps per reconcile: decide

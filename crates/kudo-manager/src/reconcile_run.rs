@@ -44,18 +44,24 @@ pub(super) struct Run {
 }
 
 impl Run {
-    /// `status.upgrades` as observed for an Instance that tracks a channel.
+    /// `status.upgrades` as observed (`None`: the Instance tracks nothing
+    /// and runs what spec names).
     pub(super) fn record_upgrades(&mut self, upgrades: Option<kudo_api::upgrades::UpgradeStatus>) {
-        if upgrades.is_some() && self.work.status.upgrades != upgrades {
+        if self.work.status.upgrades != upgrades {
             self.work.status.upgrades = upgrades;
             self.work.changed = true;
         }
     }
 
     /// Observe: the OperatorVersion and whether it may be used, node
-    /// maintenance, the render book and drift from it.
-    pub(super) async fn observe(ctx: &Context, inst: Arc<Instance>) -> Self {
-        let ov = ctx.operator_version_of(&inst);
+    /// maintenance, the render book and drift from it. `made`: an
+    /// OperatorVersion this reconcile created, used while the cache lacks it.
+    pub(super) async fn observe(
+        ctx: &Context,
+        inst: Arc<Instance>,
+        made: Option<Arc<kudo_api::OperatorVersion>>,
+    ) -> Self {
+        let ov = ctx.operator_version_of(&inst).or(made);
         let ov_problem = match &ov {
             Some(ov) => ctx.verified.problem(&ctx.renders, ov).await,
             None => None,

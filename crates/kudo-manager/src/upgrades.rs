@@ -34,26 +34,33 @@ pub struct Observed {
     pub status: Option<UpgradeStatus>,
     /// `UpgradeStarted` message, once, when a move starts.
     pub started: Option<String>,
+    /// The OperatorVersion made for the move, as the API server returned
+    /// it: the cache may not hold it yet, and this reconcile runs with it
+    /// instead of waiting for the watch.
+    pub made: Option<Arc<kudo_api::OperatorVersion>>,
 }
 
 /// The Instance as the reconcile should see it: `spec.operatorVersion`
-/// replaced by the OperatorVersion `status.upgrades` names.
+/// replaced by the OperatorVersion `status.upgrades` names while that is in
+/// force.
 pub fn effective(inst: Arc<Instance>) -> Arc<Instance> {
-    let target = inst
-        .status
-        .as_ref()
-        .and_then(|s| s.upgrades.as_ref())
-        .and_then(|u| u.operator_version.clone());
+    let target = in_force(&inst);
     with_operator_version(inst, target)
 }
 
-/// `inst` running `target` (when it tracks a channel).
+/// The OperatorVersion a channel move installed and that is still in force
+/// (`UpgradeStatus::in_force`).
+fn in_force(inst: &Instance) -> Option<String> {
+    let tracked = inst.status.as_ref()?.upgrades.as_ref()?;
+    tracked
+        .in_force(inst.spec.operator_version.name.as_deref())
+        .map(str::to_owned)
+}
+
+/// `inst` running `target`.
 fn with_operator_version(inst: Arc<Instance>, target: Option<String>) -> Arc<Instance> {
     match target {
-        Some(name)
-            if inst.spec.upgrades.is_some()
-                && inst.spec.operator_version.name.as_deref() != Some(name.as_str()) =>
-        {
+        Some(name) if inst.spec.operator_version.name.as_deref() != Some(name.as_str()) => {
             let mut copy = (*inst).clone();
             copy.spec.operator_version.name = Some(name);
             copy.spec.operator_version.namespace = None;
@@ -63,14 +70,38 @@ fn with_operator_version(inst: Arc<Instance>, target: Option<String>) -> Arc<Ins
     }
 }
 
+/// An Instance without `spec.upgrades`: one that tracked a channel stays on
+/// the version the channel installed until spec names another one, and says
+/// so; otherwise `status.upgrades` goes.
+fn untracked(inst: Arc<Instance>) -> Observed {
+    let stored = inst.status.as_ref().and_then(|s| s.upgrades.as_ref());
+    let (status, target) = match (stored, in_force(&inst)) {
+        (Some(stored), Some(target))
+            if inst.spec.operator_version.name.as_deref() != Some(target.as_str()) =>
+        {
+            let mut status = stored.clone();
+            status.available = None;
+            status.reason = Some(format!(
+                "spec.upgrades is unset: the Instance stays on {target}, which its channel \
+                 installed; set spec.operatorVersion to {target} to make that explicit, or to \
+                 another OperatorVersion to move"
+            ));
+            (Some(status), Some(target))
+        }
+        _ => (None, None),
+    };
+    Observed {
+        instance: with_operator_version(inst, target),
+        status,
+        started: None,
+        made: None,
+    }
+}
+
 /// Observes and acts for an Instance with `spec.upgrades`.
 pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
     let Some(policy) = inst.spec.upgrades.clone() else {
-        return Observed {
-            instance: inst,
-            status: None,
-            started: None,
-        };
+        return untracked(inst);
     };
     let mut status = inst
         .status
@@ -99,6 +130,7 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         instance: inst,
         status: Some(status),
         started: None,
+        made: None,
     };
     let Some(synced) = ctx.repositories.get(&policy.repository) else {
         status.reason = Some(format!(
@@ -171,7 +203,7 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         return done(status, inst);
     }
     match ensure_operator_version(ctx, &inst, &synced, to).await {
-        Ok(ov_name) => {
+        Ok((ov_name, made)) => {
             status.operator_version = Some(ov_name);
             status.spec_operator_version = spec_ov;
             status.skipped = None;
@@ -184,6 +216,7 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
                 instance: with_operator_version(inst, status.operator_version.clone()),
                 status: Some(status),
                 started: Some(describe),
+                made,
             }
         }
         Err(e) => {
@@ -207,13 +240,14 @@ fn operator_name(inst: &Instance, ov: Option<&kudo_api::OperatorVersion>) -> Opt
 
 /// The release's OperatorVersion in the Instance's namespace: there
 /// already, or made (with its Operator) as the Instance's account from the
-/// archive the index names, checked against its digest.
+/// archive the index names, checked against its digest. Returns its name,
+/// and the object when the cache does not hold it yet.
 async fn ensure_operator_version(
     ctx: &Context,
     inst: &Instance,
     synced: &Synced,
     entry: &PackageVersion,
-) -> Result<String, String> {
+) -> Result<(String, Option<Arc<kudo_api::OperatorVersion>>), String> {
     let ns = inst.namespace().unwrap_or_else(|| "default".into());
     let name = kudo_package::operator_version_name(
         &entry.name,
@@ -225,38 +259,39 @@ async fn ensure_operator_version(
         .get(&ObjectRef::new(&name).within(&ns))
         .is_some()
     {
-        return Ok(name);
+        return Ok((name, None));
     }
     let package = download(synced, entry).await?;
     let writer = ctx.writers.for_instance(&ctx.client, inst)?;
     let operators = Api::<kudo_api::Operator>::namespaced(writer.client.clone(), &ns);
     let ovs = Api::<kudo_api::OperatorVersion>::namespaced(writer.client.clone(), &ns);
     let who = writer.user.as_deref().unwrap_or("the manager");
-    for result in [
-        operators
-            .create(&PostParams::default(), &package.to_operator(&ns))
-            .await
-            .map(|_| ()),
-        ovs.create(&PostParams::default(), &package.to_operator_version(&ns))
-            .await
-            .map(|_| ()),
-    ] {
-        match result {
-            Ok(()) => {}
-            Err(kube::Error::Api(e)) if e.code == 409 => {}
-            Err(e) => return Err(format!("creating {name} in {ns} as {who}: {e}")),
+    match operators
+        .create(&PostParams::default(), &package.to_operator(&ns))
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => {
+            return Err(format!(
+                "creating Operator {} in {ns} as {who}: {e}",
+                entry.name
+            ));
         }
     }
-    // The rest of this reconcile reads the OperatorVersion from the cache:
-    // give the watch a moment to bring it (it is there within milliseconds).
-    let key = ObjectRef::new(&name).within(&ns);
-    for _ in 0..60 {
-        if ctx.operator_versions.get(&key).is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    Ok(name)
+    let made = match ovs
+        .create(&PostParams::default(), &package.to_operator_version(&ns))
+        .await
+    {
+        Ok(made) => made,
+        // Made by an earlier reconcile the cache has not shown yet.
+        Err(kube::Error::Api(e)) if e.code == 409 => ovs
+            .get(&name)
+            .await
+            .map_err(|e| format!("reading {name} in {ns} as {who}: {e}"))?,
+        Err(e) => return Err(format!("creating {name} in {ns} as {who}: {e}")),
+    };
+    Ok((name, Some(Arc::new(made))))
 }
 
 /// Downloads and checks the package of `entry`: URLs in order, the sha256
