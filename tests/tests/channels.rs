@@ -7,12 +7,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::api::{Patch, PatchParams, PostParams};
 use kudo_api::{ExecutionStatus as S, Instance, OperatorRepository, OperatorRepositorySpec};
 use kudo_e2e::{Env, operator, plan_status};
-use kudo_repo_client::test_support::TestServer;
+use kudo_repo_client::test_support::{Reply, TestServer, file_reply};
 use serde_json::json;
 
 fn t() -> Duration {
@@ -35,6 +36,27 @@ impl Repo {
             server,
             recalls: Vec::new(),
         }
+    }
+
+    /// Like [`Repo::new`], over TLS with a CA of its own (returned), and
+    /// answering only requests that carry the token `token` holds now.
+    fn behind_token(token: Arc<Mutex<String>>) -> (Self, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let (server, ca) = TestServer::start_tls(move |seen| {
+            let expected = format!("Bearer {}", token.lock().unwrap());
+            if seen.header("authorization") == Some(expected.as_str()) {
+                file_reply(&root, &seen.path)
+            } else {
+                Reply::Body(401, b"a token is needed".to_vec())
+            }
+        });
+        let repo = Self {
+            dir,
+            server,
+            recalls: Vec::new(),
+        };
+        (repo, ca)
     }
 
     /// Publishes first-operator at `version` (stable channel) and indexes.
@@ -78,12 +100,17 @@ impl Repo {
 
     /// An OperatorRepository for it, synced every 10 s.
     async fn follow(&self, env: &Env, name: &str) {
+        self.follow_with(env, name, None).await;
+    }
+
+    /// The same, with the Secret `secret` (token, CA).
+    async fn follow_with(&self, env: &Env, name: &str, secret: Option<&str>) {
         let repo = OperatorRepository::new(
             name,
             OperatorRepositorySpec {
                 url: self.server.url(),
                 interval: Some("10s".into()),
-                secret_name: None,
+                secret_name: secret.map(str::to_owned),
             },
         );
         env.api_all::<OperatorRepository>()
@@ -325,4 +352,72 @@ async fn removing_spec_upgrades_keeps_the_version_the_channel_installed() {
         .unwrap();
     assert!(runs(&explicit, NEW_OV));
     assert_eq!(run(&explicit), upgrade_run, "no plan ran");
+}
+
+/// The manager's Secret for a repository: a token and the CA.
+async fn repository_secret(env: &Env, name: &str, token: &str, ca: &str) {
+    let secret = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": name, "namespace": env.ns},
+        "stringData": {"token": token, "ca.crt": ca},
+    });
+    env.api::<k8s_openapi::api::core::v1::Secret>()
+        .patch(
+            name,
+            &PatchParams::apply("kudo-e2e").force(),
+            &Patch::Apply(secret),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_behind_a_token_and_its_own_ca_is_followed_and_a_new_token_is_used_at_once() {
+    let env = Env::start().await.unwrap();
+    let token = Arc::new(Mutex::new("first".to_string()));
+    let (repo, ca) = Repo::behind_token(token.clone());
+    repo.publish("0.2.0");
+    repo.publish("0.3.0");
+    let name = format!("login-{}", env.ns);
+    let secret = format!("{name}-access");
+    repository_secret(&env, &secret, "first", &ca).await;
+    repo.follow_with(&env, &name, Some(&secret)).await;
+    deployed(
+        &env,
+        "web",
+        json!({"repository": name, "approval": "Manual"}),
+    )
+    .await;
+    env.wait_for("web", "offered 0.3.0", t(), |i| {
+        reason(i).contains("waiting for approval")
+    })
+    .await
+    .unwrap();
+
+    // The token changes on the server, then in the Secret; the index stays
+    // the same, and the download after the approval must use the new one.
+    *token.lock().unwrap() = "second".into();
+    repository_secret(&env, &secret, "second", &ca).await;
+    let logged_in_again = || {
+        repo.server
+            .seen()
+            .iter()
+            .any(|s| s.header("authorization") == Some("Bearer second"))
+    };
+    tokio::time::timeout(t(), async {
+        while !logged_in_again() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .expect("the repository was not synced with the new token");
+    env.patch_spec(
+        "web",
+        json!({"upgrades": {"repository": name, "approval": "Manual", "approved": "0.3.0"}}),
+    )
+    .await
+    .unwrap();
+    env.wait_for("web", "running 0.3.0", t(), |i| runs(i, NEW_OV))
+        .await
+        .unwrap();
 }

@@ -31,8 +31,8 @@ pub struct Synced {
     pub url: String,
     /// `sha256:` and hex of the index bytes.
     pub digest: String,
-    /// The checked index.
-    pub index: kudo_repo::IndexFile,
+    /// The checked index (shared: a Secret change keeps it).
+    pub index: Arc<kudo_repo::IndexFile>,
     /// The repository's URL, parsed (packages are resolved against it).
     pub base: kudo_repo::urls::Url,
     /// Credentials from its Secret (never printed).

@@ -2,6 +2,8 @@
 //! request), compare digests, parse only a changed index, write status
 //! only when it changes.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
@@ -112,6 +114,20 @@ async fn fetch(
         && known.digest == digest
         && known.url == repo.spec.url
     {
+        // The same index; a changed Secret is used for downloads at once.
+        if known.credentials != access.credentials || known.ca_pem != access.ca_pem {
+            indexes.set(
+                &name,
+                Synced {
+                    url: known.url.clone(),
+                    digest: known.digest.clone(),
+                    index: known.index.clone(),
+                    base,
+                    credentials: access.credentials,
+                    ca_pem: access.ca_pem,
+                },
+            );
+        }
         return read_outcome(&known.index, digest);
     }
     let shown = kudo_repo::urls::shown(&url);
@@ -123,7 +139,7 @@ async fn fetch(
                 Synced {
                     url: repo.spec.url.clone(),
                     digest,
-                    index,
+                    index: Arc::new(index),
                     base,
                     credentials: access.credentials,
                     ca_pem: access.ca_pem,
