@@ -3,7 +3,9 @@
 //! it is installed by the manager once every hold allows (maintenance
 //! window), `Manual` waits for the approval in spec, and an Instance on a
 //! recalled version rolls forward when a fixed one appears; removing the
-//! tracking never moves an Instance back to the older version spec names.
+//! tracking never moves an Instance back to the older version spec names;
+//! a repository behind a token and its own CA works; a manager killed
+//! mid-upgrade finishes the move once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
@@ -12,8 +14,9 @@ use std::time::Duration;
 
 use kube::api::{Patch, PatchParams, PostParams};
 use kudo_api::{ExecutionStatus as S, Instance, OperatorRepository, OperatorRepositorySpec};
-use kudo_e2e::{Env, operator, plan_status};
+use kudo_e2e::{Cluster, Env, operator, plan_status, plan_uid};
 use kudo_repo_client::test_support::{Reply, TestServer, file_reply};
+use kudo_sandbox::Faults;
 use serde_json::json;
 
 fn t() -> Duration {
@@ -420,4 +423,68 @@ async fn a_repository_behind_a_token_and_its_own_ca_is_followed_and_a_new_token_
     env.wait_for("web", "running 0.3.0", t(), |i| runs(i, NEW_OV))
         .await
         .unwrap();
+}
+
+/// How many `UpgradeStarted` Events were recorded (repeats included).
+async fn upgrades_started(env: &Env) -> i32 {
+    let events: kube::Api<k8s_openapi::api::events::v1::Event> = env.api();
+    events
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("UpgradeStarted"))
+        .map(|e| e.series.as_ref().map_or(1, |s| s.count))
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_killed_mid_upgrade_finishes_the_move_once_after_a_restart() {
+    let mut env = Env::start().await.unwrap();
+    let repo = Repo::new();
+    repo.publish("0.2.0");
+    let name = format!("kill-{}", env.ns);
+    repo.follow(&env, &name).await;
+    deployed(&env, "web", json!({"repository": name})).await;
+    env.wait_for("web", "nothing newer", t(), |i| {
+        reason(i).contains("is the newest in channel stable")
+    })
+    .await
+    .unwrap();
+    // Slow requests keep the upgrade running when the manager dies.
+    if let Cluster::Sandbox(sandbox) = &env.sandbox {
+        sandbox.set_faults(Faults::none().latency(Duration::from_millis(150)));
+    }
+    repo.publish("0.3.0");
+    let moving = env
+        .wait_for("web", "the move recorded", t(), |i| {
+            upgrades(i).operator_version.as_deref() == Some(NEW_OV)
+        })
+        .await
+        .unwrap();
+    env.stop_controller().await.unwrap();
+    let at_kill = env.instances().get("web").await.unwrap();
+    let run = |i: &Instance| plan_uid(i, "deploy");
+    if let Cluster::Sandbox(sandbox) = &env.sandbox {
+        sandbox.set_faults(Faults::none());
+    }
+    env.start_controller();
+    let done = env
+        .wait_for("web", "running 0.3.0", t(), |i| runs(i, NEW_OV))
+        .await
+        .unwrap();
+    if !runs(&at_kill, NEW_OV) {
+        // The run the killed manager started is the one that finished.
+        assert_eq!(run(&done), run(&at_kill), "the upgrade started again");
+    }
+    let history = &done.status.as_ref().unwrap().history;
+    let upgrades_run = history.iter().filter(|r| r.trigger == "upgrade").count();
+    assert_eq!(upgrades_run, 1, "{history:#?}");
+    assert_eq!(upgrades_started(&env).await, 1);
+    assert_eq!(
+        upgrades(&done).last_change,
+        upgrades(&moving).last_change,
+        "one move, recorded once"
+    );
 }
