@@ -19,23 +19,24 @@
 //! `kudo-manager` binary; the sandbox and the bare client use it too.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, Patch, PatchParams};
-use kube::client::ClientBuilder;
 use kudo_api::ExecutionStatus;
 use kudo_e2e::{Env, NS, kudo_engine_config, plan_status};
 use kudo_manager::admin::Readiness;
 use kudo_manager::controller::{self, ControllerConfig};
 use serde_json::json;
+use support::{Counts, counting_client, process_cpu};
 use tokio_util::sync::CancellationToken;
+
+mod support;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -76,55 +77,6 @@ fn write_package(dir: &Path) {
         )
         .unwrap();
     }
-}
-
-/// Requests by `VERB resource[/subresource]` (WATCH for watch requests).
-type Counts = Arc<Mutex<BTreeMap<String, usize>>>;
-
-fn request_key<B>(req: &http::Request<B>) -> String {
-    let path = req.uri().path();
-    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    // /api/v1/[namespaces/NS/]PLURAL[/NAME[/SUB]] or /apis/G/V/[namespaces/NS/]PLURAL[/NAME[/SUB]]
-    let skip = if segments.first() == Some(&"api") {
-        2
-    } else {
-        3
-    };
-    let rest = segments.get(skip..).unwrap_or_default();
-    let rest = match rest {
-        ["namespaces", _, tail @ ..] if !tail.is_empty() => tail,
-        other => other,
-    };
-    let resource = match rest {
-        [plural, _, sub, ..] => format!("{plural}/{sub}"),
-        [plural, ..] => (*plural).to_string(),
-        [] => path.to_string(),
-    };
-    let watch = req.uri().query().is_some_and(|q| q.contains("watch=true"));
-    let verb = if watch {
-        "WATCH"
-    } else {
-        req.method().as_str()
-    };
-    format!("{verb} {resource}")
-}
-
-/// A client for the sandbox that counts every request it sends.
-fn counting_client(env: &Env) -> (kube::Client, Counts) {
-    let counts: Counts = Arc::default();
-    let layer = tower::util::MapRequestLayer::new({
-        let counts = counts.clone();
-        move |req: http::Request<kube::client::Body>| {
-            *counts.lock().unwrap().entry(request_key(&req)).or_default() += 1;
-            req
-        }
-    });
-    let config = env.sandbox.kube_config().unwrap();
-    let client = ClientBuilder::try_from(config)
-        .unwrap()
-        .with_layer(&layer)
-        .build();
-    (client, counts)
 }
 
 fn new_instance(name: &str) -> kudo_api::Instance {
@@ -217,27 +169,6 @@ async fn bare_applies(client: &kube::Client, prefix: &str) {
         .await
         .unwrap();
     }
-}
-
-/// CPU time (user + system, all threads) this process has used so far;
-/// zero where /proc is not there. Unlike wall time it hardly moves when
-/// other processes load the machine.
-fn process_cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name: utime and stime are the 12th and 13th.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or("", |(_, rest)| rest)
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    // USER_HZ is 100 on Linux.
-    Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
 /// Process CPU per plan and per 100 bare applies, averaged over `runs` of

@@ -1,0 +1,263 @@
+//! Channel decisions at scale on the sandbox: `CHANNEL_BENCH_INSTANCES`
+//! (default 1,000) Instances of first-operator track the stable channel of
+//! one OperatorRepository served on loopback, with `Manual` approval so
+//! that what is measured is the decision, not the upgrades.
+//!
+//! Printed:
+//! - the unchanged-index syncs: requests to the repository and to the API
+//!   server in the time of two sync intervals (target: one index request
+//!   per interval, no API request);
+//! - a new version published: the manager's CPU time until every Instance
+//!   says `waiting for approval` for it (target: < 1 s for 1,000), its wall
+//!   time, and the API requests the manager sent, by verb and resource
+//!   (target: what the status writes need, one per Instance).
+//!
+//! The manager runs in-process on a runtime of its own whose threads are
+//! named `bench-manager`; its CPU is read per thread from /proc, apart from
+//! the sandbox and this client.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt};
+use kube::Api;
+use kube::api::PostParams;
+use kube::runtime::{WatchStreamExt, watcher};
+use kudo_api::{
+    ExecutionStatus, Instance, InstanceSpec, ObjectReference, OperatorRepository,
+    OperatorRepositorySpec,
+};
+use kudo_e2e::{Env, NS, kudo_engine_config, operator, plan_status};
+use kudo_manager::admin::Readiness;
+use kudo_manager::controller::{self, ControllerConfig};
+use kudo_repo_client::test_support::TestServer;
+use support::{counting_client, threads_cpu};
+use tokio_util::sync::CancellationToken;
+
+mod support;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const MANAGER_THREADS: &str = "bench-manager";
+const REPOSITORY: &str = "bench";
+const INTERVAL: Duration = Duration::from_secs(10);
+
+/// first-operator at `version`, packaged into `dir`, and the index
+/// rewritten.
+fn publish(dir: &Path, version: &str) {
+    let src = dir.join(format!("src-{version}"));
+    for (rel, bytes) in kudo_repo::packages::collect_folder(&operator("first-operator")).unwrap() {
+        let path = src.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let text = String::from_utf8(bytes).unwrap().replace(
+            "operatorVersion: 0.2.0",
+            &format!("operatorVersion: {version}"),
+        );
+        std::fs::write(path, text).unwrap();
+    }
+    let created = kudo_repo::packages::create(&src).unwrap();
+    std::fs::write(dir.join(&created.file_name), &created.bytes).unwrap();
+    std::fs::remove_dir_all(&src).unwrap();
+    let (index, _) = kudo_repo::packages::index_folder(dir, None, None).unwrap();
+    let tmp = dir.join("index.yaml.tmp");
+    std::fs::write(&tmp, index.to_yaml().unwrap()).unwrap();
+    std::fs::rename(tmp, dir.join("index.yaml")).unwrap();
+}
+
+fn tracking(name: &str) -> Instance {
+    let mut inst = Instance::new(
+        name,
+        InstanceSpec {
+            operator_version: ObjectReference {
+                name: Some("first-operator-1.27.0-0.2.0".into()),
+                ..Default::default()
+            },
+            upgrades: Some(kudo_api::upgrades::UpgradePolicy {
+                repository: REPOSITORY.into(),
+                approval: kudo_api::upgrades::Approval::Manual,
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    );
+    inst.metadata.namespace = Some(NS.into());
+    inst
+}
+
+fn reason(i: &Instance) -> &str {
+    i.status
+        .as_ref()
+        .and_then(|s| s.upgrades.as_ref())
+        .and_then(|u| u.reason.as_deref())
+        .unwrap_or_default()
+}
+
+/// Waits (one watch) until `n` Instances satisfy `done`; prints progress.
+async fn wait_all(env: &Env, n: usize, what: &str, done: impl Fn(&Instance) -> bool) {
+    let api: Api<Instance> = Api::namespaced(env.client.clone(), NS);
+    let mut seen: HashMap<String, bool> = HashMap::new();
+    let mut events = watcher(api, watcher::Config::default())
+        .applied_objects()
+        .boxed();
+    let start = Instant::now();
+    let mut last_print = Instant::now();
+    while seen.values().filter(|d| **d).count() < n {
+        let next = tokio::time::timeout(Duration::from_secs(120), events.try_next()).await;
+        let Ok(Ok(Some(inst))) = next else {
+            panic!(
+                "stalled waiting for {what}: {} of {n}",
+                seen.values().filter(|d| **d).count()
+            );
+        };
+        seen.insert(inst.metadata.name.clone().unwrap_or_default(), done(&inst));
+        if last_print.elapsed() > Duration::from_secs(10) {
+            last_print = Instant::now();
+            eprintln!(
+                "channels: {:>4.0?}: {} of {n} {what}",
+                start.elapsed(),
+                seen.values().filter(|d| **d).count()
+            );
+        }
+    }
+}
+
+/// Waits until the manager ran no reconcile for five seconds (the last
+/// readiness events and status writes of the deploys).
+async fn settle(env: &Env) {
+    let mut last = env.metrics.reconciles.get();
+    let mut still = 0;
+    while still < 5 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = env.metrics.reconciles.get();
+        still = if now == last { still + 1 } else { 0 };
+        last = now;
+    }
+}
+
+fn index_requests(server: &TestServer) -> usize {
+    server
+        .seen()
+        .iter()
+        .filter(|s| s.path == "/index.yaml")
+        .count()
+}
+
+fn main() {
+    let instances: usize = std::env::var("CHANNEL_BENCH_INSTANCES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let manager_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(MANAGER_THREADS)
+        .enable_all()
+        .build()
+        .unwrap();
+    let env = rt.block_on(Env::start_without_controller()).unwrap();
+    rt.block_on(env.install_operator_version(operator("first-operator")))
+        .unwrap();
+    let repo_dir = tempfile::tempdir().unwrap();
+    publish(repo_dir.path(), "0.2.0");
+    let server = TestServer::serve_dir(repo_dir.path());
+    let repository = OperatorRepository::new(
+        REPOSITORY,
+        OperatorRepositorySpec {
+            url: server.url(),
+            interval: Some(format!("{}s", INTERVAL.as_secs())),
+            secret_name: None,
+        },
+    );
+    rt.block_on(
+        env.api_all::<OperatorRepository>()
+            .create(&PostParams::default(), &repository),
+    )
+    .unwrap();
+
+    let (client, counts) = {
+        let _guard = manager_rt.enter();
+        counting_client(&env)
+    };
+    let stop = CancellationToken::new();
+    let controller = manager_rt.spawn(controller::run(
+        client,
+        ControllerConfig {
+            engine: kudo_engine_config(),
+            concurrency: 0,
+            ..ControllerConfig::default()
+        },
+        env.metrics.clone(),
+        Readiness::default(),
+        {
+            let stop = stop.clone();
+            async move { stop.cancelled().await }
+        },
+    ));
+
+    rt.block_on(async {
+        let api: Api<Instance> = Api::namespaced(env.client.clone(), NS);
+        futures::stream::iter(0..instances)
+            .map(|i| {
+                let api = api.clone();
+                async move {
+                    api.create(&PostParams::default(), &tracking(&format!("t{i}")))
+                        .await
+                        .unwrap();
+                }
+            })
+            .buffer_unordered(32)
+            .collect::<Vec<_>>()
+            .await;
+        wait_all(&env, instances, "deployed and tracking", |i| {
+            plan_status(i, "deploy") == Some(ExecutionStatus::Complete)
+                && reason(i).contains("is the newest in channel stable")
+        })
+        .await;
+
+        // Unchanged index: two more syncs.
+        settle(&env).await;
+        counts.lock().unwrap().clear();
+        let fetched = index_requests(&server);
+        let start = Instant::now();
+        while index_requests(&server) < fetched + 2 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let api_requests: usize = counts.lock().unwrap().values().sum();
+        eprintln!(
+            "channels: unchanged index: 2 index requests in {:.1?}, {api_requests} API requests",
+            start.elapsed()
+        );
+
+        // A new version in the channel.
+        settle(&env).await;
+        counts.lock().unwrap().clear();
+        let reconciles = env.metrics.reconciles.get();
+        let cpu = threads_cpu(MANAGER_THREADS);
+        let start = Instant::now();
+        publish(repo_dir.path(), "0.3.0");
+        wait_all(&env, instances, "waiting for approval of 0.3.0", |i| {
+            reason(i).starts_with("channel stable: 0.2.0 → 0.3.0: waiting for approval")
+        })
+        .await;
+        let wall = start.elapsed();
+        let cpu = threads_cpu(MANAGER_THREADS) - cpu;
+        // The status writes' own watch events come after.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let counts = counts.lock().unwrap().clone();
+        let total: usize = counts.values().sum();
+        eprintln!(
+            "channels: 0.3.0 published: {instances} decisions in {wall:.1?}, manager CPU {cpu:?}, \
+             {} reconciles, {total} API requests ({:.2} per Instance)",
+            env.metrics.reconciles.get() - reconciles,
+            total as f64 / instances as f64
+        );
+        for (key, n) in &counts {
+            eprintln!("channels:   {key:<40} {n:>6}");
+        }
+    });
+    stop.cancel();
+    let _ = manager_rt.block_on(controller);
+}
