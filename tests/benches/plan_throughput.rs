@@ -22,7 +22,6 @@
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
