@@ -29,12 +29,9 @@ use kudo_api::{
     ExecutionStatus, Instance, InstanceSpec, ObjectReference, OperatorRepository,
     OperatorRepositorySpec,
 };
-use kudo_e2e::{Env, NS, kudo_engine_config, operator, plan_status};
-use kudo_manager::admin::Readiness;
-use kudo_manager::controller::{self, ControllerConfig};
+use kudo_e2e::{Env, NS, operator, plan_status};
 use kudo_repo_client::test_support::TestServer;
-use support::{counting_client, threads_cpu};
-use tokio_util::sync::CancellationToken;
+use support::{spawn_controller, threads_cpu};
 
 mod support;
 
@@ -177,25 +174,7 @@ fn main() {
     )
     .unwrap();
 
-    let (client, counts) = {
-        let _guard = manager_rt.enter();
-        counting_client(&env)
-    };
-    let stop = CancellationToken::new();
-    let controller = manager_rt.spawn(controller::run(
-        client,
-        ControllerConfig {
-            engine: kudo_engine_config(),
-            concurrency: 0,
-            ..ControllerConfig::default()
-        },
-        env.metrics.clone(),
-        Readiness::default(),
-        {
-            let stop = stop.clone();
-            async move { stop.cancelled().await }
-        },
-    ));
+    let (counts, stop, controller) = spawn_controller(&manager_rt, &env);
 
     rt.block_on(async {
         let api: Api<Instance> = Api::namespaced(env.client.clone(), NS);

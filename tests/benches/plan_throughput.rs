@@ -28,12 +28,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kudo_api::ExecutionStatus;
-use kudo_e2e::{Env, NS, kudo_engine_config, plan_status};
-use kudo_manager::admin::Readiness;
-use kudo_manager::controller::{self, ControllerConfig};
+use kudo_e2e::{Env, NS, plan_status};
 use serde_json::json;
-use support::{Counts, counting_client, process_cpu};
-use tokio_util::sync::CancellationToken;
+use support::{Counts, process_cpu, spawn_controller};
 
 mod support;
 
@@ -264,25 +261,7 @@ fn bench(c: &mut Criterion) {
     rt.block_on(env.install_operator_version(pkg.path().to_path_buf()))
         .unwrap();
     // The client's buffer task needs the runtime.
-    let (client, counts) = {
-        let _guard = rt.enter();
-        counting_client(&env)
-    };
-    let stop = CancellationToken::new();
-    let controller = rt.spawn(controller::run(
-        client,
-        ControllerConfig {
-            engine: kudo_engine_config(),
-            concurrency: 0,
-            ..ControllerConfig::default()
-        },
-        env.metrics.clone(),
-        Readiness::default(),
-        {
-            let stop = stop.clone();
-            async move { stop.cancelled().await }
-        },
-    ));
+    let (counts, stop, controller) = spawn_controller(&rt, &env);
     rt.block_on(probe(&env, &counts, &env.metrics));
     rt.block_on(cpu_per_run(&env, 40));
     let rounds = std::env::var("PLAN_BENCH_ROUNDS")

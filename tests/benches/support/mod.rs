@@ -7,7 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::client::ClientBuilder;
-use kudo_e2e::Env;
+use kudo_e2e::{Env, kudo_engine_config};
+use kudo_manager::admin::Readiness;
+use kudo_manager::controller::{self, ControllerConfig};
+use tokio_util::sync::CancellationToken;
 
 /// Requests by `VERB resource[/subresource]` (WATCH for watch requests).
 pub type Counts = Arc<Mutex<BTreeMap<String, usize>>>;
@@ -105,4 +108,36 @@ pub fn threads_cpu(prefix: &str) -> Duration {
     }
     // USER_HZ is 100 on Linux.
     Duration::from_millis(ticks * 10)
+}
+
+/// The controller, counting its requests, on `rt` (its client's tasks run
+/// there too); cancel the token and await the handle to stop it.
+pub fn spawn_controller(
+    rt: &tokio::runtime::Runtime,
+    env: &Env,
+) -> (
+    Counts,
+    CancellationToken,
+    tokio::task::JoinHandle<kudo_manager::Result<()>>,
+) {
+    let (client, counts) = {
+        let _guard = rt.enter();
+        counting_client(env)
+    };
+    let stop = CancellationToken::new();
+    let controller = rt.spawn(controller::run(
+        client,
+        ControllerConfig {
+            engine: kudo_engine_config(),
+            concurrency: 0,
+            ..ControllerConfig::default()
+        },
+        env.metrics.clone(),
+        Readiness::default(),
+        {
+            let stop = stop.clone();
+            async move { stop.cancelled().await }
+        },
+    ));
+    (counts, stop, controller)
 }
