@@ -1,6 +1,7 @@
 //! After deploy completes, `Ready` follows the health of what it applied
 //! (KUDO 0.16+): a Deployment whose rollout breaks turns it False naming
-//! the Deployment, and its recovery turns it True again.
+//! the Deployment, and its recovery turns it True again; an unchanged
+//! workload is not read again by a reconcile something else woke.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Patch, PatchParams};
 use kudo_api::{ExecutionStatus as S, Instance};
-use kudo_e2e::{Env, fixture, plan_status};
+use kudo_e2e::{Cluster, Env, fixture, plan_status};
 use serde_json::json;
 
 fn ready(i: &Instance) -> Option<(String, String, String)> {
@@ -79,4 +80,63 @@ async fn ready_turns_false_when_a_deployed_workload_breaks_and_true_when_it_reco
         .await
         .unwrap();
     assert_eq!(ready(&healed).unwrap().1, "ResourcesReady");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_woken_by_something_else_does_not_read_an_unchanged_workload_again() {
+    if kudo_e2e::skip_on_real_cluster("reads the sandbox's request log") {
+        return;
+    }
+    let env = Env::start_with(kudo_sandbox::Sandbox::builder().request_log(100_000))
+        .await
+        .unwrap();
+    let Cluster::Sandbox(sandbox) = &env.sandbox else {
+        unreachable!("a sandbox")
+    };
+    env.install(fixture("e2e-op-v1"), "app", &[]).await.unwrap();
+    let done = env
+        .wait_for("app", "Ready True", Duration::from_secs(60), |i| {
+            plan_status(i, "deploy") == Some(S::Complete) && ready(i).is_some_and(|r| r.0 == "True")
+        })
+        .await
+        .unwrap();
+    let ov = done.spec.operator_version.name.clone().unwrap();
+    let reads_of_the_workload = |from: u64| {
+        sandbox
+            .requests_since(from)
+            .iter()
+            .filter(|r| r.method == "GET" && r.path.ends_with("/deployments/app-app"))
+            .count()
+    };
+
+    // A label on the OperatorVersion wakes the Instance; its workload is
+    // as it was.
+    let from = sandbox.next_request_seq();
+    let before = env.metrics.reconciles.get();
+    env.api::<kudo_api::OperatorVersion>()
+        .patch(
+            &ov,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"touched": "yes"}}})),
+        )
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while env.metrics.reconciles.get() == before {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the OperatorVersion change woke no reconcile");
+    assert_eq!(reads_of_the_workload(from), 0);
+
+    // Once the workload changes it is read again, and Ready follows.
+    let from = sandbox.next_request_seq();
+    set_failing(&env, "app-app", true).await;
+    env.wait_for("app", "Ready False", Duration::from_secs(30), |i| {
+        ready(i).is_some_and(|r| r.0 == "False")
+    })
+    .await
+    .unwrap();
+    assert!(reads_of_the_workload(from) >= 1);
 }

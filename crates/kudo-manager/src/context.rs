@@ -59,6 +59,8 @@ pub struct Context {
     said: Mutex<HashMap<String, Vec<String>>>,
     /// Render books of the Instances (what recovery re-applies).
     pub books: crate::recovery::Books,
+    /// The workload health last read per Instance (Ready without re-reads).
+    pub seen_health: crate::readiness::SeenHealth,
     /// Signs render books; a book without its signature is not trusted.
     pub book_key: Arc<crate::recovery::BookKey>,
     /// Metadata caches of owned objects, where drift is seen.
@@ -231,6 +233,7 @@ impl Context {
             verified: crate::ov_verify::VerifiedOperatorVersions::default(),
             said: Mutex::default(),
             books: crate::recovery::Books::default(),
+            seen_health: crate::readiness::SeenHealth::default(),
             book_key: Arc::new(crate::recovery::BookKey::random()),
             observers: crate::recovery::Observers::default(),
             schedules: kube::runtime::reflector::store().0,
@@ -252,10 +255,12 @@ impl Context {
     }
 
     /// Forgets what is kept for an Instance that is gone: its render book,
-    /// its published notes and the copy of its last write.
+    /// its workload's last health, its published notes and the copy of its
+    /// last write.
     pub fn forget_instance(&self, inst: &Instance) {
         let uid = inst.metadata.uid.as_deref().unwrap_or_default();
         self.books.forget(uid);
+        self.seen_health.forget(uid);
         if let Ok(mut said) = self.said.lock() {
             said.remove(uid);
         }

@@ -194,7 +194,7 @@ impl Run {
         if self.ran.is_empty()
             && self.inst.metadata.deletion_timestamp.is_none()
             && let Some(conditions) =
-                crate::readiness::workload_condition(ctx, &self.work.status).await
+                crate::readiness::workload_condition(ctx, &self.inst, &self.work.status).await
         {
             self.work.status.conditions = conditions;
             self.work.changed = true;

@@ -23,6 +23,8 @@ pub trait MetaLookup: Send + Sync {
     fn synced(&self) -> bool;
     /// The object's metadata, `None` when it is not in the cache.
     fn get(&self, namespace: Option<&str>, name: &str) -> Option<ObjectMeta>;
+    /// The object's resourceVersion, `None` when it is not in the cache.
+    fn resource_version(&self, namespace: Option<&str>, name: &str) -> Option<String>;
 }
 
 /// A reflector store of one kind's metadata and whether it has synced.
@@ -57,6 +59,15 @@ where
             expand_managed_fields(&mut meta);
             meta
         })
+    }
+
+    fn resource_version(&self, namespace: Option<&str>, name: &str) -> Option<String> {
+        let r = ObjectRef::<PartialObjectMeta<K>>::new(name);
+        let r = match namespace {
+            Some(ns) => r.within(ns),
+            None => r,
+        };
+        self.store.get(&r)?.metadata.resource_version.clone()
     }
 }
 
@@ -108,6 +119,13 @@ impl Observers {
     pub fn add(&mut self, group: &str, kind: &str, lookup: Arc<dyn MetaLookup>) {
         self.kinds
             .push((group.to_string(), kind.to_string(), lookup));
+    }
+
+    /// The resourceVersion the synced cache of its kind holds for
+    /// `object`; `None` for kinds without a cache and before it synced.
+    pub fn resource_version(&self, object: &AppliedObject) -> Option<String> {
+        let cache = self.of(object).filter(|c| c.synced())?;
+        cache.resource_version(object.namespace.as_deref(), &object.name)
     }
 
     fn of(&self, object: &AppliedObject) -> Option<&dyn MetaLookup> {

@@ -146,8 +146,7 @@ async fn reads_of_a_tracking_update(moved_from: &str, spec_ov: &str) -> Vec<Stri
     reviewer
         .review_bytes(&serde_json::to_vec(&body).unwrap())
         .await;
-    let seen = seen.lock().unwrap().clone();
-    seen
+    seen.lock().unwrap().clone()
 }
 
 #[tokio::test]
