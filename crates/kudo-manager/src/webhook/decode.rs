@@ -72,6 +72,9 @@ pub(crate) struct Kind<'a> {
 /// The objects of a request: `(oldObject, object)`, each when sent.
 pub(crate) type Objects<T = Subject> = (Option<Box<T>>, Option<Box<T>>);
 
+/// The (old, new) objects of a spec write: a create has no old one.
+pub(crate) type SpecWrite<T> = (Option<Box<T>>, Box<T>);
+
 /// The kinds this webhook reviews.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Reviewed {
@@ -159,6 +162,27 @@ impl Request<'_> {
             object(self.old_object, "oldObject", kind)?,
             object(self.object, "object", kind)?,
         ))
+    }
+
+    /// For the kinds judged by their spec alone: the (old, new) objects of
+    /// a create or update of the object itself, decoded as `kind`; `None`
+    /// for what is not judged (status writes and other subresources,
+    /// deletions, CONNECT); an error message when an object does not
+    /// decode or the new one is missing.
+    pub(crate) fn spec_write_as<T: DeserializeOwned>(
+        &self,
+        kind: &str,
+    ) -> Result<Option<SpecWrite<T>>, String> {
+        let subresource = self.sub_resource.as_deref().is_some_and(|s| !s.is_empty());
+        if subresource || !matches!(self.operation, Operation::Create | Operation::Update) {
+            return Ok(None);
+        }
+        let (old, new) = self.objects_as::<T>(kind)?;
+        let new = new.ok_or_else(|| {
+            "request.object is missing; the API server always sends it for this operation"
+                .to_string()
+        })?;
+        Ok(Some((old, new)))
     }
 }
 

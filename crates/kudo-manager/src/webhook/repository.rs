@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 
-use kube::core::admission::Operation;
 use kudo_api::OperatorRepositorySpec;
 use serde::Deserialize;
 
@@ -21,23 +20,11 @@ pub(crate) struct Repository {
 /// problem of the spec, 400 when an object does not decode, allowed
 /// otherwise (status and metadata-only writes are not judged).
 pub(crate) fn review<'b>(request: &Request<'_>, uid: Cow<'b, str>) -> Answer<'b> {
-    let subresource = request
-        .sub_resource
-        .as_deref()
-        .is_some_and(|s| !s.is_empty());
-    if subresource || !matches!(request.operation, Operation::Create | Operation::Update) {
-        return Answer::allowed(uid, vec![]);
-    }
-    let (old, new) = match request.objects_as::<Repository>("OperatorRepository") {
-        Ok(objects) => objects,
+    // Status writes, deletions and CONNECT change no spec: not judged.
+    let (old, new) = match request.spec_write_as::<Repository>("OperatorRepository") {
+        Ok(Some(objects)) => objects,
+        Ok(None) => return Answer::allowed(uid, vec![]),
         Err(message) => return Answer::bad_request(uid, message),
-    };
-    let Some(new) = new else {
-        return Answer::bad_request(
-            uid,
-            "request.object is missing; the API server always sends it for this operation"
-                .to_string(),
-        );
     };
     if old.is_some_and(|old| old.spec == new.spec) {
         return Answer::allowed(uid, vec![]);

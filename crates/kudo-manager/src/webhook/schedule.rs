@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 
-use kube::core::admission::Operation;
 use kudo_api::MaintenanceScheduleSpec;
 use kudo_engine::maintenance::{validate, validate_name};
 use serde::Deserialize;
@@ -35,23 +34,10 @@ struct Metadata {
 /// otherwise.
 pub(crate) fn review<'b>(request: &Request<'_>, uid: Cow<'b, str>) -> Answer<'b> {
     // Status writes, deletions and CONNECT change no spec: not judged.
-    let subresource = request
-        .sub_resource
-        .as_deref()
-        .is_some_and(|s| !s.is_empty());
-    if subresource || !matches!(request.operation, Operation::Create | Operation::Update) {
-        return Answer::allowed(uid, vec![]);
-    }
-    let (old, new) = match request.objects_as::<Schedule>("MaintenanceSchedule") {
-        Ok(objects) => objects,
+    let (old, new) = match request.spec_write_as::<Schedule>("MaintenanceSchedule") {
+        Ok(Some(objects)) => objects,
+        Ok(None) => return Answer::allowed(uid, vec![]),
         Err(message) => return Answer::bad_request(uid, message),
-    };
-    let Some(new) = new else {
-        return Answer::bad_request(
-            uid,
-            "request.object is missing; the API server always sends it for this operation"
-                .to_string(),
-        );
     };
     // Writes that leave the spec alone (labels, annotations, finalizers)
     // pass, so a schedule from before these rules can still be tidied up.
