@@ -76,8 +76,7 @@ pub fn check(dependencies: &[IndexDependency]) -> Result<(), String> {
 /// what does not parse.
 pub fn satisfies(range: &str, version: &str) -> Result<bool, String> {
     let range = Range::parse(range)?;
-    let version =
-        crate::version::Version::parse(version).map_err(|e| format!("version {e}"))?;
+    let version = crate::version::Version::parse(version).map_err(|e| format!("version {e}"))?;
     Ok(range.matches(&version, true))
 }
 
