@@ -18,17 +18,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
 use kube::Api;
 use kube::api::PostParams;
 use kube::runtime::{WatchStreamExt, watcher};
-use kudo_api::{
-    ExecutionStatus, Instance, InstanceSpec, ObjectReference, OperatorRepository,
-    OperatorRepositorySpec,
-};
+use kudo_api::{ExecutionStatus, Instance, InstanceSpec, ObjectReference};
+use kudo_e2e::channel_repo::Repo;
 use kudo_e2e::{Env, NS, operator, plan_status};
 use kudo_repo_client::test_support::TestServer;
 use support::{spawn_controller, threads_cpu};
@@ -40,29 +37,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const MANAGER_THREADS: &str = "bench-manager";
 const REPOSITORY: &str = "bench";
-const INTERVAL: Duration = Duration::from_secs(10);
-
-/// first-operator at `version`, packaged into `dir`, and the index
-/// rewritten.
-fn publish(dir: &Path, version: &str) {
-    let src = dir.join(format!("src-{version}"));
-    for (rel, bytes) in kudo_repo::packages::collect_folder(&operator("first-operator")).unwrap() {
-        let path = src.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let text = String::from_utf8(bytes).unwrap().replace(
-            "operatorVersion: 0.2.0",
-            &format!("operatorVersion: {version}"),
-        );
-        std::fs::write(path, text).unwrap();
-    }
-    let created = kudo_repo::packages::create(&src).unwrap();
-    std::fs::write(dir.join(&created.file_name), &created.bytes).unwrap();
-    std::fs::remove_dir_all(&src).unwrap();
-    let (index, _) = kudo_repo::packages::index_folder(dir, None, None).unwrap();
-    let tmp = dir.join("index.yaml.tmp");
-    std::fs::write(&tmp, index.to_yaml().unwrap()).unwrap();
-    std::fs::rename(tmp, dir.join("index.yaml")).unwrap();
-}
 
 fn tracking(name: &str) -> Instance {
     let mut inst = Instance::new(
@@ -157,22 +131,9 @@ fn main() {
     let env = rt.block_on(Env::start_without_controller()).unwrap();
     rt.block_on(env.install_operator_version(operator("first-operator")))
         .unwrap();
-    let repo_dir = tempfile::tempdir().unwrap();
-    publish(repo_dir.path(), "0.2.0");
-    let server = TestServer::serve_dir(repo_dir.path());
-    let repository = OperatorRepository::new(
-        REPOSITORY,
-        OperatorRepositorySpec {
-            url: server.url(),
-            interval: Some(format!("{}s", INTERVAL.as_secs())),
-            secret_name: None,
-        },
-    );
-    rt.block_on(
-        env.api_all::<OperatorRepository>()
-            .create(&PostParams::default(), &repository),
-    )
-    .unwrap();
+    let repo = Repo::new();
+    repo.publish("0.2.0");
+    rt.block_on(repo.follow(&env, REPOSITORY));
 
     let (counts, stop, controller) = spawn_controller(&manager_rt, &env);
 
@@ -199,9 +160,9 @@ fn main() {
         // Unchanged index: two more syncs.
         settle(&env).await;
         counts.lock().unwrap().clear();
-        let fetched = index_requests(&server);
+        let fetched = index_requests(repo.server());
         let start = Instant::now();
-        while index_requests(&server) < fetched + 2 {
+        while index_requests(repo.server()) < fetched + 2 {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let api_requests: usize = counts.lock().unwrap().values().sum();
@@ -216,7 +177,7 @@ fn main() {
         let reconciles = env.metrics.reconciles.get();
         let cpu = threads_cpu(MANAGER_THREADS);
         let start = Instant::now();
-        publish(repo_dir.path(), "0.3.0");
+        repo.publish("0.3.0");
         wait_all(&env, instances, "waiting for approval of 0.3.0", |i| {
             reason(i).starts_with("channel stable: 0.2.0 → 0.3.0: waiting for approval")
         })

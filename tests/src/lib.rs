@@ -9,6 +9,7 @@
 //!
 //! [`Env`] is the harness; waits are watches with a timeout, never sleeps.
 
+pub mod channel_repo;
 pub mod chaos;
 pub mod cluster;
 pub mod resilient;

@@ -8,173 +8,15 @@
 //! mid-upgrade finishes the move once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kube::api::{Patch, PatchParams, PostParams};
-use kudo_api::{ExecutionStatus as S, Instance, OperatorRepository, OperatorRepositorySpec};
-use kudo_e2e::{Cluster, Env, operator, plan_status, plan_uid};
-use kudo_repo_client::test_support::{Reply, TestServer, file_reply};
+use kube::api::{Patch, PatchParams};
+use kudo_api::Instance;
+use kudo_e2e::channel_repo::{NEW_OV, Repo, closed_window, deployed, reason, runs, t, upgrades};
+use kudo_e2e::{Cluster, Env, plan_uid};
 use kudo_sandbox::Faults;
 use serde_json::json;
-
-fn t() -> Duration {
-    kudo_e2e::timeout(Duration::from_secs(90))
-}
-
-/// A repository folder of first-operator versions, served on loopback.
-struct Repo {
-    dir: tempfile::TempDir,
-    server: TestServer,
-    recalls: Vec<(String, String)>,
-}
-
-impl Repo {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let server = TestServer::serve_dir(dir.path());
-        Self {
-            dir,
-            server,
-            recalls: Vec::new(),
-        }
-    }
-
-    /// Like [`Repo::new`], over TLS with a CA of its own (returned), and
-    /// answering only requests that carry the token `token` holds now.
-    fn behind_token(token: Arc<Mutex<String>>) -> (Self, String) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        let (server, ca) = TestServer::start_tls(move |seen| {
-            let expected = format!("Bearer {}", token.lock().unwrap());
-            if seen.header("authorization") == Some(expected.as_str()) {
-                file_reply(&root, &seen.path)
-            } else {
-                Reply::Body(401, b"a token is needed".to_vec())
-            }
-        });
-        let repo = Self {
-            dir,
-            server,
-            recalls: Vec::new(),
-        };
-        (repo, ca)
-    }
-
-    /// Publishes first-operator at `version` (stable channel) and indexes.
-    fn publish(&self, version: &str) {
-        let src = self.dir.path().join(format!("src-{version}"));
-        for (rel, bytes) in
-            kudo_repo::packages::collect_folder(&operator("first-operator")).unwrap()
-        {
-            let path = src.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            let text = String::from_utf8(bytes).unwrap().replace(
-                "operatorVersion: 0.2.0",
-                &format!("operatorVersion: {version}"),
-            );
-            std::fs::write(path, text).unwrap();
-        }
-        let created = kudo_repo::packages::create(&src).unwrap();
-        std::fs::write(self.dir.path().join(&created.file_name), &created.bytes).unwrap();
-        std::fs::remove_dir_all(&src).unwrap();
-        self.index();
-    }
-
-    fn recall(&mut self, range: &str, reason: &str) {
-        self.recalls.push((range.into(), reason.into()));
-        self.index();
-    }
-
-    fn index(&self) {
-        let (mut index, _) =
-            kudo_repo::packages::index_folder(self.dir.path(), None, None).unwrap();
-        for (range, reason) in &self.recalls {
-            index.add_recall(
-                "first-operator",
-                kudo_repo::channels::Recall::new(range, reason).unwrap(),
-            );
-        }
-        let tmp = self.dir.path().join("index.yaml.tmp");
-        std::fs::write(&tmp, index.to_yaml().unwrap()).unwrap();
-        std::fs::rename(tmp, self.dir.path().join("index.yaml")).unwrap();
-    }
-
-    /// An OperatorRepository for it, synced every 10 s.
-    async fn follow(&self, env: &Env, name: &str) {
-        self.follow_with(env, name, None).await;
-    }
-
-    /// The same, with the Secret `secret` (token, CA).
-    async fn follow_with(&self, env: &Env, name: &str, secret: Option<&str>) {
-        let repo = OperatorRepository::new(
-            name,
-            OperatorRepositorySpec {
-                url: self.server.url(),
-                interval: Some("10s".into()),
-                secret_name: secret.map(str::to_owned),
-            },
-        );
-        env.api_all::<OperatorRepository>()
-            .create(&PostParams::default(), &repo)
-            .await
-            .unwrap();
-    }
-
-    #[allow(dead_code)]
-    fn path(&self) -> PathBuf {
-        self.dir.path().to_path_buf()
-    }
-}
-
-fn upgrades(i: &Instance) -> kudo_api::upgrades::UpgradeStatus {
-    i.status
-        .as_ref()
-        .and_then(|s| s.upgrades.clone())
-        .unwrap_or_default()
-}
-
-fn reason(i: &Instance) -> String {
-    upgrades(i).reason.unwrap_or_default()
-}
-
-fn runs(i: &Instance, ov: &str) -> bool {
-    let st = i.status.as_ref();
-    st.and_then(|s| s.applied_operator_version.as_deref()) == Some(ov)
-        && st
-            .and_then(|s| s.active_plan.as_ref())
-            .is_some_and(|p| p.status == S::Complete)
-}
-
-async fn deployed(env: &Env, name: &str, policy: serde_json::Value) {
-    env.install(operator("first-operator"), name, &[])
-        .await
-        .unwrap();
-    env.wait_for(name, "deploy COMPLETE", t(), |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
-    env.patch_spec(name, json!({"upgrades": policy}))
-        .await
-        .unwrap();
-}
-
-const NEW_OV: &str = "first-operator-1.27.0-0.3.0";
-
-/// Today's weekday is never in this window, so it is closed now.
-fn closed_window() -> serde_json::Value {
-    let today = jiff::Timestamp::now()
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .weekday();
-    let day = if today == jiff::civil::Weekday::Sunday {
-        "Mon"
-    } else {
-        "Sun"
-    };
-    json!([{"days": day, "start": "00:00", "end": "23:59"}])
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_published_version_is_installed_only_inside_the_maintenance_window() {
@@ -402,7 +244,7 @@ async fn a_repository_behind_a_token_and_its_own_ca_is_followed_and_a_new_token_
     *token.lock().unwrap() = "second".into();
     repository_secret(&env, &secret, "second", &ca).await;
     let logged_in_again = || {
-        repo.server
+        repo.server()
             .seen()
             .iter()
             .any(|s| s.header("authorization") == Some("Bearer second"))

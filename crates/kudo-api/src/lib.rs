@@ -25,6 +25,7 @@ pub mod package;
 pub mod param_value;
 pub mod rbac;
 pub mod repository;
+pub mod requirements;
 pub mod status;
 pub mod upgrades;
 

@@ -55,6 +55,11 @@ pub struct OperatorVersionSpec {
     /// Unused by KUDO; kept for compatibility.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upgradable_from: Vec<ObjectReference>,
+    /// Other operators this version needs in the Instance's namespace,
+    /// and which of their versions (a kudo-rs addition: upgrades that
+    /// would leave one unmet are held).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<crate::requirements::Requirement>,
 }
 
 impl OperatorVersionSpec {

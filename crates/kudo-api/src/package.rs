@@ -57,6 +57,11 @@ pub struct OperatorFile {
     /// loader ignores it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub channels: Vec<String>,
+    /// Other operators this version needs running beside it, and which of
+    /// their versions (a kudo-rs addition, copied into the index and the
+    /// OperatorVersion; KUDO's loader ignores it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<crate::requirements::Requirement>,
 }
 
 /// Longest release channel name.

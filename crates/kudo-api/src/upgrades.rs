@@ -39,6 +39,11 @@ pub struct UpgradePolicy {
     /// With `Manual`: the operator version a person approved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved: Option<String>,
+    /// Operator name → the Instance of this namespace that satisfies
+    /// this Instance's requirement on it; unset: the one Instance of that
+    /// operator in the namespace.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub dependencies: std::collections::BTreeMap<String, String>,
 }
 
 impl UpgradePolicy {

@@ -71,6 +71,11 @@ pub struct Context {
     /// The indexes of the OperatorRepositories (empty when none are
     /// followed).
     pub repositories: crate::repositories::Indexes,
+    /// Instances, kept current by the controller's watch (empty outside
+    /// the controller): dependency constraints read the namespace's.
+    pub instances: Store<Instance>,
+    /// Instances to reconcile again (dependency constraints).
+    pub wakes: crate::dependencies::Wakes,
     /// The time of day windows, suppressions and backoffs are judged by.
     pub clock: crate::clock::Clock,
     /// The API server's Kubernetes version, read once.
@@ -238,6 +243,8 @@ impl Context {
             observers: crate::recovery::Observers::default(),
             schedules: kube::runtime::reflector::store().0,
             repositories: crate::repositories::Indexes::default(),
+            instances: kube::runtime::reflector::store().0,
+            wakes: crate::dependencies::Wakes::default(),
             kubernetes: std::sync::OnceLock::new(),
             clock: crate::clock::Clock::system(),
         }
@@ -315,6 +322,13 @@ impl Context {
     /// Read repository indexes from this map.
     pub fn with_repositories(mut self, repositories: crate::repositories::Indexes) -> Self {
         self.repositories = repositories;
+        self
+    }
+
+    /// With the Instance cache of the controller.
+    #[must_use]
+    pub fn with_instances(mut self, instances: Store<Instance>) -> Self {
+        self.instances = instances;
         self
     }
 

@@ -206,8 +206,10 @@ pub async fn run(
         .secrets_namespace
         .clone()
         .or_else(|| config.book_key_secret.as_ref().map(|(ns, _)| ns.clone()));
+    let (instances, instance_writer) = reflector::store::<Instance>();
     let ctx = Arc::new(
         Context::new(client.clone(), metrics, config.engine, ov_store.clone())
+            .with_instances(instances.clone())
             .with_schedules(schedules)
             .with_repositories(indexes.clone())
             .with_write_as(config.write_as)
@@ -221,7 +223,6 @@ pub async fn run(
             .with_observers(observers)
             .with_clock(config.clock),
     );
-    let (instances, instance_writer) = reflector::store::<Instance>();
     // Our own status writes update the cache but trigger nothing. The cache
     // is updated before the filter, so events may be judged concurrently
     // (one waiting for our write's response does not hold up the others).
@@ -332,6 +333,13 @@ pub async fn run(
                     .collect::<Vec<_>>()
             }
         })
+        // An Instance that started running another version wakes the
+        // moves of its namespace held for it (dependency constraints).
+        .reconcile_on(
+            ctx.wakes
+                .take()
+                .map_or_else(|| futures::stream::pending().boxed(), StreamExt::boxed),
+        )
         .watches_stream(schedule_events, {
             let instances = instances.clone();
             move |schedule: MaintenanceSchedule| told_of(&schedule, &instances)

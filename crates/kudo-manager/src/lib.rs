@@ -22,6 +22,7 @@ pub use error::{Error, Result};
 pub mod admin;
 pub mod context;
 pub mod controller;
+pub mod dependencies;
 #[cfg(feature = "dev")]
 pub mod dev;
 pub mod discovery;

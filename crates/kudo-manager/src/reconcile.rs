@@ -137,6 +137,10 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let Some(inst) = starting_copy(ctx, cached).await? else {
         return Ok(Requeue::await_change());
     };
+    let applied = inst
+        .status
+        .as_ref()
+        .and_then(|s| s.applied_operator_version.clone());
     let tracked = crate::upgrades::observe(ctx, inst).await;
     if let Some(message) = &tracked.started {
         publish(
@@ -162,6 +166,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     }
     run.observe_readiness(ctx).await;
     let exists = run.record(ctx).await?;
+    run.wake_dependents(ctx, exists, applied.as_deref());
     Ok(run.requeue(ctx, exists))
 }
 

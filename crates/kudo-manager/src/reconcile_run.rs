@@ -44,6 +44,16 @@ pub(super) struct Run {
 }
 
 impl Run {
+    /// After the record: when the Instance started running another
+    /// OperatorVersion than `before` (the stored status'), the moves of its
+    /// namespace held for it are judged again.
+    pub(super) fn wake_dependents(&self, ctx: &Context, exists: bool, before: Option<&str>) {
+        if exists {
+            let after = self.work.status.applied_operator_version.as_deref();
+            crate::dependencies::wake_if_moved(ctx, &self.inst, before, after);
+        }
+    }
+
     /// `status.upgrades` as observed (`None`: the Instance tracks nothing
     /// and runs what spec names).
     pub(super) fn record_upgrades(&mut self, upgrades: Option<kudo_api::upgrades::UpgradeStatus>) {

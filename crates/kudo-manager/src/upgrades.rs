@@ -202,6 +202,17 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         status.reason = Some(format!("{describe}: {hold}"));
         return done(status, inst);
     }
+    let requires: Vec<_> = to
+        .dependencies
+        .iter()
+        .map(kudo_repo::requirements::IndexDependency::requirement)
+        .collect();
+    if let Some(hold) =
+        crate::dependencies::hold(ctx, &inst, &operator, &to.operator_version, &requires)
+    {
+        status.reason = Some(format!("{describe}: {hold}"));
+        return done(status, inst);
+    }
     match ensure_operator_version(ctx, &inst, &synced, to).await {
         Ok((ov_name, made)) => {
             status.operator_version = Some(ov_name);

@@ -44,6 +44,7 @@ pub(crate) fn to_operator_version(pkg: &Package, namespace: &str) -> OperatorVer
         plans: op.plans.clone(),
         connection_string: None,
         upgradable_from: Vec::new(),
+        dependencies: pkg.operator.dependencies.clone(),
     };
     OperatorVersion {
         metadata: ObjectMeta {
@@ -79,6 +80,7 @@ pub(crate) fn package_of(ov: &OperatorVersion) -> Package {
         plans: spec.plans.clone(),
         namespace_manifest: None,
         channels: Vec::new(),
+        dependencies: spec.dependencies.clone(),
     };
     let params = kudo_api::package::ParamsFile {
         api_version: Some(kudo_api::names::API_VERSION.to_string()),

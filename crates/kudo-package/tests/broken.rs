@@ -136,6 +136,18 @@ const CASES: &[(&str, Severity, &str, &str)] = &[
         "channels: channel \"Beta\" is not a channel name",
     ),
     (
+        "dependency-twice",
+        Severity::Error,
+        "operator.yaml",
+        "dependencies: zookeeper is listed twice",
+    ),
+    (
+        "dependency-on-itself",
+        Severity::Error,
+        "operator.yaml",
+        "dependencies: broken cannot depend on itself",
+    ),
+    (
         "empty-resources",
         Severity::Error,
         "operator.yaml",

@@ -37,6 +37,7 @@ fn big_index() -> IndexFile {
                     removed: false,
                     kube_version: Some(">=1.27.0".into()),
                     annotations: [("kudo.dev/channels".to_string(), "stable".to_string())].into(),
+                    dependencies: Vec::new(),
                 })
                 .unwrap();
         }

@@ -78,6 +78,10 @@ pub struct PackageVersion {
     /// Helm's free-form annotations; kudo-rs reads `kudo.dev/channels`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
+    /// Other operators it needs and their version ranges (Helm's
+    /// `dependencies`; [`crate::requirements`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<crate::requirements::IndexDependency>,
 }
 
 /// A maintainer as KUDO (`name`, `email`) and Helm (`url` too) wrote them.
@@ -209,6 +213,8 @@ impl IndexFile {
                         .map_err(|e| invalid(format!("{} {}: {e}", key, entry.operator_version)))?;
                 }
                 crate::channels::check_version(entry)
+                    .map_err(|e| invalid(format!("{} {}: {e}", key, entry.operator_version)))?;
+                crate::requirements::check(&entry.dependencies)
                     .map_err(|e| invalid(format!("{} {}: {e}", key, entry.operator_version)))?;
             }
         }

@@ -17,6 +17,7 @@ pub mod index;
 pub mod limits;
 pub mod packages;
 pub mod range;
+pub mod requirements;
 pub mod resolve;
 pub mod upgrade;
 pub mod urls;

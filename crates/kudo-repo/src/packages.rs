@@ -191,6 +191,7 @@ pub fn entry_for(
                 op.channels.join(","),
             )]),
         },
+        dependencies: crate::requirements::from_package(&op.dependencies),
     }
 }
 
@@ -252,6 +253,8 @@ pub fn index_folder(
             None => file_name,
         };
         let entry = entry_for(&package, &Digest::of(&bytes), location, created.clone());
+        crate::requirements::check(&entry.dependencies)
+            .map_err(|e| file_err(&path, format!("operator.yaml {e}")))?;
         if let Err(duplicate) = index.add(entry) {
             warnings.push(format!("{}: {duplicate}; kept the first", path.display()));
         }

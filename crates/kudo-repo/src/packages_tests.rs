@@ -109,3 +109,38 @@ fn indexing_refuses_a_folder_without_archives_and_a_broken_archive() {
         .to_string();
     assert!(err.contains("bad.tgz"), "{err}");
 }
+
+#[test]
+fn indexing_writes_a_versions_requirements_and_refuses_a_malformed_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let folder = first_operator_at("0.3.0", tmp.path());
+    let with = |range: &str| {
+        let yaml = std::fs::read_to_string(operators().join("first-operator/operator.yaml"))
+            .unwrap()
+            .replace("operatorVersion: 0.2.0", "operatorVersion: 0.3.0");
+        let extra = format!("dependencies:\n  - operator: zookeeper\n    versions: \"{range}\"\n");
+        std::fs::write(folder.join("operator.yaml"), yaml + &extra).unwrap();
+        let created = create(&folder).unwrap();
+        std::fs::write(repo.join(&created.file_name), &created.bytes).unwrap();
+    };
+    with(">=3.5 <4");
+    let (index, _) = index_folder(&repo, None, None).unwrap();
+    let deps = &index.entries["first-operator"][0].dependencies;
+    assert_eq!(deps.len(), 1);
+    assert_eq!(
+        (deps[0].name.as_str(), deps[0].version.as_str()),
+        ("zookeeper", ">=3.5 <4")
+    );
+    let written = index.to_yaml().unwrap();
+    let again = IndexFile::parse(written.as_bytes(), "written", &Limits::default()).unwrap();
+    assert_eq!(
+        again.entries["first-operator"][0].dependencies, *deps,
+        "round trip"
+    );
+
+    with(">=three");
+    let err = index_folder(&repo, None, None).unwrap_err().to_string();
+    assert!(err.contains("dependencies: zookeeper"), "{err}");
+}

@@ -220,6 +220,12 @@ pub async fn install(ctx: &KubeContext, args: &InstallArgs) -> Result<()> {
         },
     );
     instance.spec.operator_version.name = Some(ov.name_any());
+    if let Some(why) = super::requirements::unmet(ctx, &instance_name, &ov).await {
+        errln!(
+            "warning: {why}; the Instance is created, and the manager holds channel upgrades \
+             that would leave this unmet"
+        );
+    }
     instance.metadata.namespace = Some(ctx.namespace.clone());
     instance.metadata.labels = Some(BTreeMap::from([(
         OPERATOR_LABEL.to_string(),

@@ -16,6 +16,7 @@ mod plan;
 mod plan_ops;
 mod pod;
 mod repo;
+mod requirements;
 mod source;
 mod suppress;
 pub(crate) mod warned;

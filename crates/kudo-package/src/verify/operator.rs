@@ -97,6 +97,47 @@ fn verify_versions(pkg: &Package, scope: Scope, r: &mut Report) {
             );
         }
     }
+    verify_requirements(op, r);
+}
+
+/// `dependencies`: operator names, each once, not the package itself. The
+/// ranges are checked where they are read (`repo index`, the manager).
+fn verify_requirements(op: &kudo_api::package::OperatorFile, r: &mut Report) {
+    use kudo_api::requirements::MAX_REQUIREMENTS;
+    if op.dependencies.len() > MAX_REQUIREMENTS {
+        r.error(
+            OPERATOR_FILE,
+            format!(
+                "dependencies: {} operators listed; at most {MAX_REQUIREMENTS}",
+                op.dependencies.len()
+            ),
+        );
+    }
+    let mut seen = BTreeSet::new();
+    for dep in &op.dependencies {
+        let name = dep.operator.as_str();
+        let well_formed = !name.is_empty()
+            && name.len() <= 253
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+        if !well_formed {
+            r.error(
+                OPERATOR_FILE,
+                format!("dependencies: {name:?} is not an operator name"),
+            );
+        } else if name == op.name {
+            r.error(
+                OPERATOR_FILE,
+                format!("dependencies: {name} cannot depend on itself"),
+            );
+        } else if !seen.insert(name) {
+            r.error(
+                OPERATOR_FILE,
+                format!("dependencies: {name} is listed twice"),
+            );
+        }
+    }
 }
 
 fn verify_tasks(pkg: &Package, r: &mut Report) {

@@ -1,0 +1,152 @@
+use super::*;
+
+fn req(operator: &str, versions: &str) -> Requirement {
+    Requirement {
+        operator: operator.into(),
+        versions: Some(versions.into()),
+    }
+}
+
+const NONE: &BTreeMap<String, String> = &BTreeMap::new();
+
+fn judge(mv: &Move<'_>, peers: &[Peer<'_>]) -> Gate {
+    check(mv, peers, &kudo_repo::requirements::satisfies)
+}
+
+fn held(gate: Gate) -> String {
+    match gate {
+        Gate::Hold(why) => why,
+        Gate::Go => panic!("expected a hold"),
+    }
+}
+
+fn zk<'a>(name: &'a str, version: &'a str) -> Peer<'a> {
+    Peer {
+        instance: name,
+        operator: Some("zookeeper"),
+        version: Some(version),
+        requires: &[],
+        names: NONE,
+    }
+}
+
+fn kafka_to<'a>(to: &'a str, requires: &'a [Requirement]) -> Move<'a> {
+    Move {
+        instance: "kafka",
+        operator: "kafka",
+        to,
+        requires,
+        names: NONE,
+    }
+}
+
+#[test]
+fn a_dependent_moves_when_its_dependency_runs_a_version_in_range() {
+    let needs = [req("zookeeper", ">=3.5 <4")];
+    assert_eq!(
+        judge(&kafka_to("2.0.0", &needs), &[zk("zk", "3.5.1")]),
+        Gate::Go
+    );
+}
+
+#[test]
+fn a_dependent_needing_a_newer_dependency_is_held_naming_both_and_the_range() {
+    let needs = [req("zookeeper", ">=3.6 <4")];
+    assert_eq!(
+        held(judge(&kafka_to("2.0.0", &needs), &[zk("zk", "3.5.1")])),
+        "kafka 2.0.0 needs zookeeper >=3.6 <4; Instance zk runs 3.5.1"
+    );
+}
+
+#[test]
+fn a_dependency_with_no_instance_or_several_unnamed_holds_the_move() {
+    let needs = [req("zookeeper", ">=3.5")];
+    assert_eq!(
+        held(judge(&kafka_to("2.0.0", &needs), &[])),
+        "kafka 2.0.0 needs zookeeper >=3.5; no Instance of zookeeper runs in this namespace"
+    );
+    let two = [zk("zk-a", "3.5.1"), zk("zk-b", "3.6.0")];
+    let why = held(judge(&kafka_to("2.0.0", &needs), &two));
+    assert!(
+        why.contains("several Instances of zookeeper run in this namespace (zk-a, zk-b)")
+            && why.contains("spec.upgrades.dependencies.zookeeper"),
+        "{why}"
+    );
+}
+
+#[test]
+fn the_instance_named_in_spec_is_the_one_judged() {
+    let needs = [req("zookeeper", ">=3.6")];
+    let names = BTreeMap::from([("zookeeper".to_string(), "zk-b".to_string())]);
+    let mv = Move {
+        names: &names,
+        ..kafka_to("2.0.0", &needs)
+    };
+    let two = [zk("zk-a", "3.5.1"), zk("zk-b", "3.6.0")];
+    assert_eq!(judge(&mv, &two), Gate::Go);
+    let gone = BTreeMap::from([("zookeeper".to_string(), "zk-c".to_string())]);
+    let why = held(judge(&Move { names: &gone, ..mv }, &two));
+    assert!(why.contains("Instance zk-c named for it"), "{why}");
+}
+
+#[test]
+fn a_dependency_move_that_leaves_a_dependents_range_is_held() {
+    let kafka_needs = [req("zookeeper", ">=3.5 <4")];
+    let kafka = Peer {
+        instance: "kafka",
+        operator: Some("kafka"),
+        version: Some("1.3.0"),
+        requires: &kafka_needs,
+        names: NONE,
+    };
+    let zk_to = |to: &'static str| Move {
+        instance: "zk",
+        operator: "zookeeper",
+        to,
+        requires: &[],
+        names: NONE,
+    };
+    assert_eq!(
+        held(judge(&zk_to("4.0.0"), &[kafka])),
+        "zookeeper 4.0.0 would break Instance kafka, which needs zookeeper >=3.5 <4"
+    );
+    assert_eq!(judge(&zk_to("3.9.0"), &[kafka]), Gate::Go);
+}
+
+#[test]
+fn a_dependent_that_relies_on_another_instance_does_not_hold_the_move() {
+    let kafka_needs = [req("zookeeper", "<4")];
+    let names = BTreeMap::from([("zookeeper".to_string(), "zk-other".to_string())]);
+    let kafka = Peer {
+        instance: "kafka",
+        operator: Some("kafka"),
+        version: Some("1.3.0"),
+        requires: &kafka_needs,
+        names: &names,
+    };
+    let mv = Move {
+        instance: "zk",
+        operator: "zookeeper",
+        to: "4.0.0",
+        requires: &[],
+        names: NONE,
+    };
+    assert_eq!(judge(&mv, &[kafka, zk("zk-other", "3.5.0")]), Gate::Go);
+    // Unnamed, with two Instances of zookeeper: kafka's requirement
+    // resolves to neither, so neither is held for it.
+    let unnamed = Peer {
+        names: NONE,
+        ..kafka
+    };
+    assert_eq!(judge(&mv, &[unnamed, zk("zk-other", "3.5.0")]), Gate::Go);
+}
+
+#[test]
+fn a_malformed_range_holds_with_the_error() {
+    let needs = [req("zookeeper", ">=three")];
+    let why = held(judge(&kafka_to("2.0.0", &needs), &[zk("zk", "3.5.1")]));
+    assert!(
+        why.starts_with("kafka 2.0.0 needs zookeeper >=three: "),
+        "{why}"
+    );
+}
