@@ -39,6 +39,11 @@ pub struct UpgradePolicy {
     /// With `Manual`: the operator version a person approved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved: Option<String>,
+    /// The version a person rolled back from (`kubectl kudo rollback`
+    /// writes it): while the manager runs it, `spec.operatorVersion` wins
+    /// again, and it is not moved to again by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled_back_from: Option<String>,
 }
 
 impl UpgradePolicy {
