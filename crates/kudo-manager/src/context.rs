@@ -57,6 +57,9 @@ pub struct Context {
     pub verified: crate::ov_verify::VerifiedOperatorVersions,
     /// Notes already published as Events, by Instance uid: `plan uid/note`.
     said: Mutex<HashMap<String, Vec<String>>>,
+    /// Automatically suppressed Instances per namespace and the Namespaces'
+    /// thresholds, from the watches.
+    pub namespace_counts: crate::namespace_hold::NamespaceCounts,
     /// Render books of the Instances (what recovery re-applies).
     pub books: crate::recovery::Books,
     /// Signs render books; a book without its signature is not trusted.
@@ -230,6 +233,7 @@ impl Context {
             renders: crate::render_pool::RenderPool::default(),
             verified: crate::ov_verify::VerifiedOperatorVersions::default(),
             said: Mutex::default(),
+            namespace_counts: crate::namespace_hold::NamespaceCounts::default(),
             books: crate::recovery::Books::default(),
             book_key: Arc::new(crate::recovery::BookKey::random()),
             observers: crate::recovery::Observers::default(),

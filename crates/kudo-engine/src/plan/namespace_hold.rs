@@ -26,7 +26,7 @@ pub fn parse_threshold(text: &str) -> Result<Threshold, String> {
     match text.parse::<u32>() {
         Ok(n) if n <= MAX_THRESHOLD => Ok(Threshold::MoreThan(n)),
         _ => Err(format!(
-            "\"{}\" is not a threshold: write a whole number from 0 to {MAX_THRESHOLD} \
+            "{} is not a threshold: write a whole number from 0 to {MAX_THRESHOLD} \
              (hold when more than that many Instances are suppressed) or \"off\"",
             kudo_api::param_value::preview(text)
         )),
