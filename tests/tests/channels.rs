@@ -79,10 +79,13 @@ spec:
         {
             let path = src.join(&rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            let text = edit(&rel, String::from_utf8(bytes).unwrap().replace(
-                "operatorVersion: 0.2.0",
-                &format!("operatorVersion: {version}"),
-            ));
+            let text = edit(
+                &rel,
+                String::from_utf8(bytes).unwrap().replace(
+                    "operatorVersion: 0.2.0",
+                    &format!("operatorVersion: {version}"),
+                ),
+            );
             std::fs::write(path, text).unwrap();
         }
         let created = kudo_repo::packages::create(&src).unwrap();
@@ -369,7 +372,10 @@ async fn a_failing_release_suppresses_and_the_version_rolled_back_from_is_not_in
         .await
         .unwrap();
     let st = back.status.clone().unwrap();
-    assert!(st.auto_suppression.is_none(), "a successful rollback clears it");
+    assert!(
+        st.auto_suppression.is_none(),
+        "a successful rollback clears it"
+    );
     assert_eq!(
         history_reason(&back).as_deref(),
         Some(format!("operatorVersion {NEW_OV} → {OLD_OV}").as_str())

@@ -164,7 +164,12 @@ async fn the_namespace_threshold_holds_automatic_plans_and_lifts_when_a_suppress
         .await
         .unwrap();
     assert!(
-        !done.status.unwrap().blockers.iter().any(|b| b.kind == BlockerKind::Suppressed),
+        !done
+            .status
+            .unwrap()
+            .blockers
+            .iter()
+            .any(|b| b.kind == BlockerKind::Suppressed),
         "the hold is gone"
     );
 }

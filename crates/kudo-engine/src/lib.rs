@@ -89,8 +89,7 @@ pub use model::{
 };
 pub use plan::{
     assets, blocked, execution, namespace_hold, operations, ownership, params, ready, select,
-    suppression, tenancy,
-    tree, walk, windows,
+    suppression, tenancy, tree, walk, windows,
 };
 
 /// Decides what to do next for one Instance (see [`model`] for the loop

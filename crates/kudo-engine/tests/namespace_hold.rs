@@ -105,7 +105,10 @@ fn a_plan_a_person_asks_for_runs_despite_the_hold() {
 fn a_hold_that_ends_by_expiry_wakes_the_instance_then() {
     let mut sim = zk();
     sim.all_done();
-    sim.namespace = Some(suppressed(&["kafka", "redis"], Some("2026-11-24T13:00:00Z")));
+    sim.namespace = Some(suppressed(
+        &["kafka", "redis"],
+        Some("2026-11-24T13:00:00Z"),
+    ));
     sim.set_params(&[("replicas", "5")]);
     let d = sim.all_done();
     assert_eq!(sim.plan_status("update"), S::NeverRun);

@@ -24,7 +24,10 @@ fn an_upgrade_by_hand_records_the_operator_versions_it_moves_between() {
     sim.all_done();
     let run = sim.status().history.last().unwrap();
     assert_eq!(run.trigger, "upgrade");
-    assert_eq!(run.reason.as_deref(), Some("operatorVersion zk-1.0 → zk-1.1"));
+    assert_eq!(
+        run.reason.as_deref(),
+        Some("operatorVersion zk-1.0 → zk-1.1")
+    );
     assert_eq!(sim.status().history[0].reason, None, "deploy has none");
 }
 

@@ -69,7 +69,10 @@ mod tests {
         let Gate::Hold(why) = gate(&instance(), &offer, now, &config, Some(&namespace(2))) else {
             panic!("not held");
         };
-        assert!(why.contains("namespace team holds automatic plans"), "{why}");
+        assert!(
+            why.contains("namespace team holds automatic plans"),
+            "{why}"
+        );
         assert_eq!(
             gate(&instance(), &offer, now, &config, Some(&namespace(1))),
             Gate::Go

@@ -62,7 +62,12 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
     let mut changed = pass.reshape(st);
     changed |= pass.clear_suppressions(st, &mut applied_ops);
     pass.ask_for_finalizer(&mut out);
-    if let Some(why) = input.observed.namespace.as_ref().and_then(namespace_hold::malformed) {
+    if let Some(why) = input
+        .observed
+        .namespace
+        .as_ref()
+        .and_then(namespace_hold::malformed)
+    {
         out.push_blocker(why);
     }
     let picked = pass.pick_plan(st, &mut out);

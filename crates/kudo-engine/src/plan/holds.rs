@@ -142,7 +142,11 @@ fn namespace_blocker(hold: &Hold, st: &InstanceStatus, out: &mut WalkOutput) -> 
     if let Some(at) = hold.lifts_at {
         wake(out, at);
     }
-    if !st.blockers.iter().any(|b| b.message.ends_with(&hold.message)) {
+    if !st
+        .blockers
+        .iter()
+        .any(|b| b.message.ends_with(&hold.message))
+    {
         out.actions.push(event(
             EventType::Warning,
             "NamespaceSuppressed",

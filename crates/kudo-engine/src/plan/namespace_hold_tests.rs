@@ -84,7 +84,8 @@ fn the_hold_names_threshold_count_and_a_few_instances() {
     assert!(h.message.contains("8 Instances"), "{}", h.message);
     assert!(h.message.contains("threshold 3"), "{}", h.message);
     assert!(
-        h.message.contains("db-0, db-1, db-2, db-3, db-4 and 3 more"),
+        h.message
+            .contains("db-0, db-1, db-2, db-3, db-4 and 3 more"),
         "{}",
         h.message
     );
@@ -111,7 +112,11 @@ fn the_hold_lifts_when_enough_suppressions_have_expired() {
 fn a_hold_that_only_clearing_lifts_has_no_end() {
     let ns = counted(
         Threshold::MoreThan(1),
-        &[("a", Some("2026-01-01T03:00:00Z")), ("b", None), ("c", None)],
+        &[
+            ("a", Some("2026-01-01T03:00:00Z")),
+            ("b", None),
+            ("c", None),
+        ],
     );
     assert_eq!(hold(&ns, ts(NOW)).unwrap().lifts_at, None);
 }
