@@ -100,10 +100,39 @@ impl Repo {
 
     /// Publishes [`Repo::folder`] and indexes.
     pub fn publish_as(&self, name: &str, version: &str, extra: &str) {
-        let src = self.folder(name, version, extra);
-        let created = kudo_repo::packages::create(&src).unwrap();
+        self.publish_folder(&self.folder(name, version, extra));
+    }
+
+    /// Publishes first-operator at `version` whose deploy fails: it runs a
+    /// Job that fails (on a real cluster its command exits 1; the sandbox
+    /// fails it as the annotation tells it to).
+    pub fn publish_broken(&self, version: &str) {
+        let src = self.folder("first-operator", version, "");
+        let job = "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Name }}-migrate
+  annotations:
+    sandbox.kudo.dev/fail: \"true\"
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: migrate
+          image: busybox:1.36
+          command: [\"false\"]
+";
+        std::fs::write(src.join("templates").join("deployment.yaml"), job).unwrap();
+        self.publish_folder(&src);
+    }
+
+    /// Packages the folder `src` into the repository, removes it, indexes.
+    fn publish_folder(&self, src: &std::path::Path) {
+        let created = kudo_repo::packages::create(src).unwrap();
         std::fs::write(self.dir.path().join(&created.file_name), &created.bytes).unwrap();
-        std::fs::remove_dir_all(&src).unwrap();
+        std::fs::remove_dir_all(src).unwrap();
         self.index();
     }
 

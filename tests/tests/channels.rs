@@ -5,7 +5,9 @@
 //! recalled version rolls forward when a fixed one appears; removing the
 //! tracking never moves an Instance back to the older version spec names;
 //! a repository behind a token and its own CA works; a manager killed
-//! mid-upgrade finishes the move once.
+//! mid-upgrade finishes the move once; a failing release suppresses the
+//! Instance, a rollback works across that, and the version rolled back
+//! from is not installed again by itself.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::{Arc, Mutex};
@@ -329,4 +331,99 @@ async fn a_manager_killed_mid_upgrade_finishes_the_move_once_after_a_restart() {
         upgrades(&moving).last_change,
         "one move, recorded once"
     );
+}
+
+const OLD_OV: &str = "first-operator-1.27.0-0.2.0";
+
+fn history_reason(i: &Instance) -> Option<String> {
+    i.status.as_ref()?.history.last()?.reason.clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_release_suppresses_and_the_version_rolled_back_from_is_not_installed_again() {
+    let env = Env::start().await.unwrap();
+    let repo = Repo::new();
+    repo.publish("0.2.0");
+    let name = format!("failing-{}", env.ns);
+    repo.follow(&env, &name).await;
+    deployed(&env, "web", json!({"repository": name})).await;
+    env.wait_for("web", "nothing newer", t(), |i| {
+        reason(i).contains("is the newest in channel stable")
+    })
+    .await
+    .unwrap();
+
+    repo.publish_broken("0.3.0");
+    let failed = env
+        .wait_for("web", "suppressed after the upgrade failed", t(), |i| {
+            i.status.as_ref().is_some_and(|s| {
+                s.auto_suppression.is_some()
+                    && s.applied_operator_version.as_deref() == Some(NEW_OV)
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        history_reason(&failed).as_deref(),
+        Some("channel stable: 0.2.0 → 0.3.0"),
+        "history says why the upgrade ran"
+    );
+    let last = failed.status.clone().unwrap().last_successful.unwrap();
+    assert_eq!(last.operator_version, OLD_OV);
+
+    // What `kubectl kudo rollback` writes for an Instance the channel moved:
+    // the last successful configuration, and the version it leaves.
+    env.patch_spec(
+        "web",
+        json!({
+            "operatorVersion": {"name": last.operator_version},
+            "upgrades": {"rolledBackFrom": "0.3.0"},
+        }),
+    )
+    .await
+    .unwrap();
+    let back = env
+        .wait_for("web", "rolled back to 0.2.0", t(), |i| {
+            runs(i, OLD_OV)
+                && i.status
+                    .as_ref()
+                    .and_then(|s| s.history.last())
+                    .is_some_and(|r| r.trigger == "rollback")
+        })
+        .await
+        .unwrap();
+    let st = back.status.clone().unwrap();
+    assert!(
+        st.auto_suppression.is_none(),
+        "a successful rollback clears it"
+    );
+    assert_eq!(
+        history_reason(&back).as_deref(),
+        Some(format!("operatorVersion {NEW_OV} → {OLD_OV}").as_str())
+    );
+
+    let skipping = env
+        .wait_for("web", "0.3.0 skipped", t(), |i| {
+            reason(i).contains("0.3.0 was left by hand")
+        })
+        .await
+        .unwrap();
+    assert_eq!(upgrades(&skipping).skipped.as_deref(), Some("0.3.0"));
+    assert_eq!(upgrades(&skipping).installed.as_deref(), Some("0.2.0"));
+    assert_eq!(
+        skipping
+            .status
+            .as_ref()
+            .and_then(|s| s.applied_operator_version.as_deref()),
+        Some(OLD_OV),
+        "not installed again by itself"
+    );
+
+    // A newer release is moved to as usual.
+    repo.publish("0.4.0");
+    env.wait_for("web", "running 0.4.0", t(), |i| {
+        runs(i, "first-operator-1.27.0-0.4.0")
+    })
+    .await
+    .unwrap();
 }

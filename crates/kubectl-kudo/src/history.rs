@@ -2,6 +2,8 @@
 //! KUDO manager wrote (no history), what `status.planStatus` still tells.
 //! Pure.
 
+use std::fmt::Write as _;
+
 use kudo_api::{InstanceStatus, PlanRun};
 
 use crate::output::table;
@@ -37,6 +39,7 @@ pub fn runs(status: &InstanceStatus) -> Vec<PlanRun> {
                 result: status.is_terminal().then_some(status),
                 message: p.message.clone(),
                 parameters: p.parameters.clone(),
+                reason: None,
             })
         })
         .collect()
@@ -53,6 +56,67 @@ fn result_text(run: &PlanRun) -> String {
         (Some(result), None) => result.to_string(),
         (None, None) => "running".into(),
     }
+}
+
+/// For `plan status`: why the active plan's run moved the Instance (its
+/// history's reason), and what `status.upgrades` says of a tracked channel.
+pub fn why_text(status: &InstanceStatus, active: &str) -> String {
+    let mut out = String::new();
+    let uid = status
+        .plan_status
+        .get(active)
+        .and_then(|p| p.uid.as_deref());
+    if let Some(reason) = status
+        .history
+        .iter()
+        .rev()
+        .find(|r| r.plan == active && Some(r.uid.as_str()) == uid)
+        .and_then(|r| r.reason.as_deref())
+    {
+        let _ = writeln!(out, "\nWhy plan {active} ran: {reason}");
+    }
+    if let Some(u) = &status.upgrades {
+        let _ = writeln!(
+            out,
+            "\nUpgrades: installed {}, available {}",
+            u.installed.as_deref().unwrap_or("-"),
+            u.available.as_deref().unwrap_or("-")
+        );
+        if let Some(last) = &u.last_change {
+            let _ = writeln!(out, "  last move: {last}");
+        }
+        if let Some(reason) = &u.reason {
+            let _ = writeln!(out, "  no move now: {reason}");
+        }
+        if let Some(skipped) = &u.skipped {
+            let _ = writeln!(
+                out,
+                "  skipped: {skipped} (left by hand; not installed again by itself)"
+            );
+        }
+    }
+    out
+}
+
+/// The trigger column: the trigger, why it moved the Instance, and the
+/// values given for that run.
+fn trigger_text(run: &PlanRun) -> String {
+    let mut text = if run.trigger.is_empty() {
+        "-".to_string()
+    } else {
+        run.trigger.clone()
+    };
+    if let Some(reason) = &run.reason {
+        let _ = write!(text, " ({reason})");
+    }
+    if !run.parameters.is_empty() {
+        let _ = write!(
+            text,
+            " ({})",
+            crate::plan_tree::execution_values_text(&run.parameters)
+        );
+    }
+    text
 }
 
 /// The history table of an Instance.
@@ -72,19 +136,7 @@ pub fn render(instance: &str, namespace: &str, status: &InstanceStatus) -> Strin
             vec![
                 run.plan.clone(),
                 run.uid.clone(),
-                match (run.trigger.is_empty(), run.parameters.is_empty()) {
-                    (true, true) => "-".into(),
-                    (false, true) => run.trigger.clone(),
-                    (_, false) => format!(
-                        "{} ({})",
-                        if run.trigger.is_empty() {
-                            "-"
-                        } else {
-                            &run.trigger
-                        },
-                        crate::plan_tree::execution_values_text(&run.parameters)
-                    ),
-                },
+                trigger_text(run),
                 format_time(&run.started),
                 run.finished
                     .as_ref()
@@ -131,6 +183,7 @@ mod tests {
                     result: Some(ExecutionStatus::Complete),
                     message: String::new(),
                     parameters: BTreeMap::new(),
+                    reason: None,
                 },
                 PlanRun {
                     plan: "update".into(),
@@ -141,6 +194,7 @@ mod tests {
                     result: None,
                     message: String::new(),
                     parameters: BTreeMap::new(),
+                    reason: None,
                 },
             ],
             ..Default::default()
@@ -170,6 +224,7 @@ update   u2    parameter REPLICAS   2026-11-21 11:00:00   -                     
                     ("BUCKET".to_string(), "x".to_string()),
                     ("NOTE".to_string(), "two\nlines".to_string()),
                 ]),
+                reason: None,
             }],
             ..Default::default()
         };
@@ -216,6 +271,7 @@ update   u2    parameter REPLICAS   2026-11-21 11:00:00   -                     
             result,
             message: "restarted by a new request (parameter A)".into(),
             parameters: BTreeMap::new(),
+            reason: None,
         };
         let done = Some("2026-11-21T11:01:00Z");
         assert_eq!(result_text(&run(done, None)), "SUPERSEDED");
@@ -228,5 +284,61 @@ update   u2    parameter REPLICAS   2026-11-21 11:00:00   -                     
             "FATAL_ERROR"
         );
         assert_eq!(result_text(&run(None, None)), "running");
+    }
+
+    fn upgrade_run() -> InstanceStatus {
+        InstanceStatus {
+            plan_status: BTreeMap::from([(
+                "upgrade".to_string(),
+                PlanStatus {
+                    uid: Some("u9".into()),
+                    ..Default::default()
+                },
+            )]),
+            history: vec![PlanRun {
+                plan: "upgrade".into(),
+                uid: "u9".into(),
+                trigger: "upgrade".into(),
+                started: time("2026-11-21T12:00:00Z"),
+                finished: None,
+                result: None,
+                message: String::new(),
+                parameters: BTreeMap::new(),
+                reason: Some("channel stable: 1.3.0 → 1.4.0".into()),
+            }],
+            upgrades: Some(kudo_api::upgrades::UpgradeStatus {
+                installed: Some("1.4.0".into()),
+                available: Some("1.5.0".into()),
+                reason: Some("channel stable: 1.4.0 → 1.5.0: waiting for approval".into()),
+                skipped: Some("1.3.1".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn history_shows_why_an_upgrade_ran_beside_its_trigger() {
+        let text = render("app", "default", &upgrade_run());
+        assert!(
+            text.contains("upgrade (channel stable: 1.3.0 → 1.4.0)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn plan_status_says_why_the_active_plan_ran_and_what_the_channel_offers() {
+        let text = why_text(&upgrade_run(), "upgrade");
+        assert!(
+            text.contains("Why plan upgrade ran: channel stable: 1.3.0 → 1.4.0"),
+            "{text}"
+        );
+        assert!(text.contains("installed 1.4.0, available 1.5.0"), "{text}");
+        assert!(
+            text.contains("no move now: channel stable: 1.4.0 → 1.5.0: waiting for approval"),
+            "{text}"
+        );
+        assert!(text.contains("skipped: 1.3.1"), "{text}");
+        assert_eq!(why_text(&InstanceStatus::default(), "deploy"), "");
     }
 }

@@ -278,6 +278,7 @@ pub fn render(instance: &Instance, ov: Option<&OperatorVersionSpec>, colour: boo
 
     let mut out = format!("Plan(s) for \"{name}\" in namespace \"{namespace}\":\n{root}");
     out.push_str(&ready_text(&status, colour));
+    out.push_str(&crate::history::why_text(&status, &active));
     out.push_str(&blockers_text(&name, &namespace, &status, colour));
     out.push_str(&maintenance_text(&status, colour));
     out

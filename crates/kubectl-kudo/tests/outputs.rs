@@ -91,6 +91,56 @@ async fn ready_last_results_and_superseded_runs_are_shown() {
     );
 }
 
+/// deploy run by a channel move, a newer version available but held.
+fn moved_by_a_channel() -> serde_json::Value {
+    json!({
+        "activePlan": {"name": "deploy", "uid": "u2", "status": "COMPLETE", "trigger": "upgrade"},
+        "planStatus": {
+            "deploy": {
+                "name": "deploy", "status": "COMPLETE", "uid": "u2",
+                "lastUpdatedTimestamp": "2026-11-21T10:05:00Z",
+                "phases": [{"name": "main", "status": "COMPLETE", "steps": [
+                    {"name": "config", "status": "COMPLETE"},
+                    {"name": "app", "status": "COMPLETE"}
+                ]}]
+            }
+        },
+        "history": [
+            {"plan": "deploy", "uid": "u1", "trigger": "create", "started": "2026-11-21T09:00:00Z",
+             "finished": "2026-11-21T09:00:10Z", "result": "COMPLETE"},
+            {"plan": "deploy", "uid": "u2", "trigger": "upgrade", "started": "2026-11-21T10:00:00Z",
+             "finished": "2026-11-21T10:05:00Z", "result": "COMPLETE",
+             "reason": "recall of 0.1.0: CVE-2026-1 (→ 0.2.0)"}
+        ],
+        "upgrades": {
+            "installed": "0.2.0",
+            "available": "0.3.0",
+            "operatorVersion": "demo-1.0.0-0.2.0",
+            "lastChange": "recall of 0.1.0: CVE-2026-1 (→ 0.2.0)",
+            "reason": "channel stable: 0.2.0 → 0.3.0: waiting for approval (kubectl kudo upgrade approve --instance demo-instance 0.3.0)"
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_move_shows_its_reason_and_the_installed_and_available_versions() {
+    let sandbox = Sandbox::start().await.unwrap();
+    let kc = sandbox.kubeconfig_path().to_path_buf();
+    let kc = kc.as_path();
+    ok(kc, &["init", "--crd-only"]);
+    ok(kc, &["install", &fixture_arg("demo")]);
+    write_status(&sandbox, "default", "demo-instance", moved_by_a_channel()).await;
+    insta::assert_snapshot!(
+        "plan-status-channel-move",
+        ok(kc, &["plan", "status", "--instance", "demo-instance"])
+    );
+    insta::assert_snapshot!(
+        "plan-history-channel-move",
+        ok(kc, &["plan", "history", "--instance", "demo-instance"])
+    );
+    insta::assert_snapshot!("get-instances-channel-move", ok(kc, &["get", "instances"]));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_takes_kubectl_kinds_names_namespaces_and_formats() {
     let sandbox = Sandbox::start().await.unwrap();

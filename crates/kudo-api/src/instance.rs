@@ -454,6 +454,11 @@ pub struct PlanRun {
     /// Parameter values given for this execution only.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub parameters: BTreeMap<String, String>,
+    /// Why an upgrade or a rollback moved the Instance, e.g. `channel
+    /// stable: 1.3.0 → 1.4.0`, `recall of 1.3.0: CVE-... (→ 1.3.1)` or
+    /// `operatorVersion zk-0.3.0 → zk-0.3.1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// How often the `recovery` plan re-applied one object lately.

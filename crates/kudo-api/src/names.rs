@@ -62,6 +62,11 @@ pub const DELETE_CRDS_ANNOTATION: &str = "kudo.dev/delete-crds";
 /// On an OperatorVersion (its namespace's owner opts in): `*` or a
 /// comma-separated list of the other namespaces whose Instances may run it.
 pub const SHARED_WITH_ANNOTATION: &str = "kudo.dev/shared-with";
+/// On a Namespace: how many of its Instances may be automatically
+/// suppressed before automatic plans in the whole namespace hold (a number
+/// N holds when more than N are; `off` never holds). Overrides the
+/// manager's `--namespace-suppression-threshold`.
+pub const SUPPRESSION_THRESHOLD_ANNOTATION: &str = "kudo.dev/suppression-threshold";
 /// Finalizer that holds an Instance until its `cleanup` plan has run.
 pub const CLEANUP_FINALIZER: &str = "kudo.dev.instance.cleanup";
 

@@ -44,6 +44,11 @@ pub struct UpgradePolicy {
     /// operator in the namespace.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub dependencies: std::collections::BTreeMap<String, String>,
+    /// The version a person rolled back from (`kubectl kudo rollback`
+    /// writes it): while the manager runs it, `spec.operatorVersion` wins
+    /// again, and it is not moved to again by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled_back_from: Option<String>,
 }
 
 impl UpgradePolicy {
@@ -89,16 +94,24 @@ pub struct UpgradeStatus {
 }
 
 impl UpgradeStatus {
-    /// The OperatorVersion a channel move installed, while
-    /// `spec.operatorVersion` (`spec_operator_version`) is still what it was
-    /// when the move started. A person who changes spec (rollback, upgrade
-    /// by hand) takes over again; removing `spec.upgrades` alone does not,
-    /// so that it never moves the Instance back to an older version.
-    pub fn in_force(&self, spec_operator_version: Option<&str>) -> Option<&str> {
-        if self.spec_operator_version.as_deref() == spec_operator_version {
-            self.operator_version.as_deref()
-        } else {
+    /// The OperatorVersion a channel move installed, while the Instance's
+    /// spec (`spec`) still is what it was when the move started: a person
+    /// who changes `spec.operatorVersion` or rolls back from the moved-to
+    /// version (`spec.upgrades.rolledBackFrom`) takes over again. Removing
+    /// `spec.upgrades` alone does not, so that it never moves the Instance
+    /// back to an older version.
+    pub fn in_force(&self, spec: &crate::InstanceSpec) -> Option<&str> {
+        let rolled_back_from = spec
+            .upgrades
+            .as_ref()
+            .and_then(|u| u.rolled_back_from.as_deref());
+        let spec_changed =
+            self.spec_operator_version.as_deref() != spec.operator_version.name.as_deref();
+        let left = rolled_back_from.is_some() && rolled_back_from == self.installed.as_deref();
+        if spec_changed || left {
             None
+        } else {
+            self.operator_version.as_deref()
         }
     }
 }

@@ -85,11 +85,11 @@ pub use automatic::{maintenance, recovery, recovery_fields, recovery_pods};
 pub use model::error::EngineError;
 pub use model::{
     Action, Decision, Effects, EngineConfig, EventType, Input, Note, Observed, TaskKey, TaskKind,
-    TaskOutcome, TaskResult, error, facts, health, outcome,
+    TaskOutcome, TaskResult, error, facts, health, namespace, outcome,
 };
 pub use plan::{
-    assets, blocked, execution, operations, ownership, params, ready, select, suppression, tenancy,
-    tree, walk, windows,
+    assets, blocked, execution, namespace_hold, operations, ownership, params, ready, select,
+    suppression, tenancy, tree, walk, windows,
 };
 
 /// Decides what to do next for one Instance (see [`model`] for the loop

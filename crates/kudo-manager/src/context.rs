@@ -57,6 +57,9 @@ pub struct Context {
     pub verified: crate::ov_verify::VerifiedOperatorVersions,
     /// Notes already published as Events, by Instance uid: `plan uid/note`.
     said: Mutex<HashMap<String, Vec<String>>>,
+    /// Automatically suppressed Instances per namespace and the Namespaces'
+    /// thresholds, from the watches.
+    pub namespace_counts: crate::namespace_hold::NamespaceCounts,
     /// Render books of the Instances (what recovery re-applies).
     pub books: crate::recovery::Books,
     /// The workload health last read per Instance (Ready without re-reads).
@@ -237,6 +240,7 @@ impl Context {
             renders: crate::render_pool::RenderPool::default(),
             verified: crate::ov_verify::VerifiedOperatorVersions::default(),
             said: Mutex::default(),
+            namespace_counts: crate::namespace_hold::NamespaceCounts::default(),
             books: crate::recovery::Books::default(),
             seen_health: crate::readiness::SeenHealth::default(),
             book_key: Arc::new(crate::recovery::BookKey::random()),

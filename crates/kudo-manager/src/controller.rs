@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret, Service, ServiceAccount};
 use kube::api::Api;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{self, ObjectRef};
@@ -231,6 +231,10 @@ pub async fn run(
         watcher::Config::default(),
     )
     .inspect_ok(synced.marker(Cache::Instances))
+    .inspect_ok({
+        let ctx = ctx.clone();
+        move |event| ctx.namespace_counts.apply(event)
+    })
     .default_backoff()
     // Nothing reads an Instance's field managers; at scale they are a
     // good part of the cache.
@@ -275,6 +279,9 @@ pub async fn run(
     } else {
         futures::stream::pending().boxed()
     };
+    let namespace_triggers = ctx
+        .namespace_counts
+        .triggers(&client, may_list::<Namespace>(&client).await);
     let by_ov = instances.clone();
     // Owned kinds whose health can change after they are applied, and the
     // kinds whose drift is recovered (their metadata, managed fields
@@ -340,6 +347,12 @@ pub async fn run(
                 .take()
                 .map_or_else(|| futures::stream::pending().boxed(), StreamExt::boxed),
         )
+        // A namespace whose count of suppressed Instances dropped, or whose
+        // threshold may have changed: the Instances it held look again.
+        .watches_stream(namespace_triggers, {
+            let instances = instances.clone();
+            move |ns| crate::namespace_hold::held_in(&ns, &instances)
+        })
         .watches_stream(schedule_events, {
             let instances = instances.clone();
             move |schedule: MaintenanceSchedule| told_of(&schedule, &instances)

@@ -34,6 +34,7 @@ pub mod logging;
 pub mod maintenance;
 pub mod manager;
 pub mod metrics;
+pub mod namespace_hold;
 pub mod ov_verify;
 mod readiness;
 pub mod reconcile;

@@ -80,6 +80,9 @@ impl Run {
         let mut observed = Observed {
             maintenance: notice.clone(),
             operator_version_problem: ov_problem.clone(),
+            namespace: ctx
+                .namespace_counts
+                .observe(&inst, ctx.engine.namespace_suppression_threshold),
             ..Observed::default()
         };
         let work = Working::from_stored(&inst);
@@ -158,6 +161,7 @@ impl Run {
         self.observed = Observed {
             maintenance: self.notice.clone(),
             operator_version_problem: self.ov_problem.clone(),
+            namespace: self.observed.namespace.take(),
             ..Observed::default()
         };
         self.last_write = Instant::now();

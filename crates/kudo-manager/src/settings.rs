@@ -33,6 +33,12 @@ pub struct EngineFlags {
     /// `Blocked` naming what holds it (0 = never).
     #[arg(long, value_name = "DURATION", default_value = "4h", value_parser = parse_duration)]
     pub blocked_warning_after: Duration,
+    /// Automatic plans of every Instance of a namespace hold while more
+    /// than N of its Instances are automatically suppressed after failures
+    /// (0: the first one holds the namespace; `off`: never). A Namespace's
+    /// annotation kudo.dev/suppression-threshold overrides it.
+    #[arg(long, value_name = "N|off", default_value = "3", value_parser = kudo_engine::namespace_hold::parse_threshold)]
+    pub namespace_suppression_threshold: kudo_engine::namespace::Threshold,
 }
 
 impl EngineFlags {
@@ -51,6 +57,7 @@ impl EngineFlags {
             recovery: self.recovery,
             blocked_warning_after: (!self.blocked_warning_after.is_zero())
                 .then_some(self.blocked_warning_after),
+            namespace_suppression_threshold: self.namespace_suppression_threshold,
             ..EngineConfig::default()
         })
     }
@@ -317,6 +324,7 @@ mod tests {
             auto_suppression_duration: Some(Duration::from_secs(60)),
             recovery: false,
             blocked_warning_after: Duration::from_secs(3600),
+            namespace_suppression_threshold: kudo_engine::namespace::Threshold::Off,
         };
         let c = flags.engine_config().unwrap();
         assert!(!c.recovery);
@@ -329,6 +337,10 @@ mod tests {
         assert_eq!(c.default_maintenance_windows, flags.maintenance_windows);
         assert!(!c.auto_suppress_on_failure);
         assert_eq!(c.auto_suppression_duration, Some(Duration::from_secs(60)));
+        assert_eq!(
+            c.namespace_suppression_threshold,
+            kudo_engine::namespace::Threshold::Off
+        );
     }
 
     #[test]
@@ -339,6 +351,7 @@ mod tests {
             auto_suppression_duration: None,
             recovery: true,
             blocked_warning_after: Duration::from_secs(4 * 3600),
+            namespace_suppression_threshold: kudo_engine::namespace::Threshold::MoreThan(3),
         };
         let e = flags.engine_config().unwrap_err().to_string();
         assert!(

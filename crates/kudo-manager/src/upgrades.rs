@@ -16,7 +16,8 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 use kudo_api::Instance;
 use kudo_api::upgrades::UpgradeStatus;
-use kudo_engine::automatic::upgrades::{Gate, Offer, gate};
+use kudo_engine::automatic::upgrades::{Gate, Offer};
+use kudo_engine::automatic::upgrades_namespace::gate;
 use kudo_repo::upgrade::{Choice, Track, Why, resolve};
 use kudo_repo::{Digest, Limits, PackageVersion, Range};
 use kudo_repo_client::http::{self, Download, Transport};
@@ -52,9 +53,7 @@ pub fn effective(inst: Arc<Instance>) -> Arc<Instance> {
 /// (`UpgradeStatus::in_force`).
 fn in_force(inst: &Instance) -> Option<String> {
     let tracked = inst.status.as_ref()?.upgrades.as_ref()?;
-    tracked
-        .in_force(inst.spec.operator_version.name.as_deref())
-        .map(str::to_owned)
+    tracked.in_force(&inst.spec).map(str::to_owned)
 }
 
 /// `inst` running `target`.
@@ -119,6 +118,7 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
             spec_ov.as_deref().unwrap_or_default()
         ));
     }
+    rolled_back(&policy, &mut status);
     let inst = with_operator_version(inst, status.operator_version.clone());
     let ov = ctx.operator_version_of(&inst);
     let installed = status
@@ -198,7 +198,10 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         recall: matches!(why, Why::Recall { .. }),
     };
     let now = ctx.clock.now();
-    if let Gate::Hold(hold) = gate(&inst, &offer, now, &ctx.engine) {
+    let namespace = ctx
+        .namespace_counts
+        .observe(&inst, ctx.engine.namespace_suppression_threshold);
+    if let Gate::Hold(hold) = gate(&inst, &offer, now, &ctx.engine, namespace.as_ref()) {
         status.reason = Some(format!("{describe}: {hold}"));
         return done(status, inst);
     }
@@ -234,6 +237,24 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
             status.reason = Some(format!("{describe}: {e}"));
             done(status, inst)
         }
+    }
+}
+
+/// A person rolled back from the version the manager moved to (the
+/// channel's move left spec.operatorVersion as it was, so a rollback names
+/// the version it leaves instead): spec wins again, and that version is
+/// skipped until a newer one is offered.
+fn rolled_back(policy: &kudo_api::upgrades::UpgradePolicy, status: &mut UpgradeStatus) {
+    if status.operator_version.is_some()
+        && policy.rolled_back_from.is_some()
+        && policy.rolled_back_from == status.installed
+    {
+        status.skipped = status.installed.take();
+        status.operator_version = None;
+        status.last_change = Some(format!(
+            "rolled back from {} by hand",
+            status.skipped.as_deref().unwrap_or_default()
+        ));
     }
 }
 

@@ -80,10 +80,38 @@ fn named<K: ResourceExt + Clone>(
         .map(|lists| lists.into_iter().flatten().collect())
 }
 
+/// The versions of OperatorVersions, by namespace and name.
+pub type VersionsOf = std::collections::BTreeMap<(String, String), String>;
+
+/// The version an Instance runs: what `status.upgrades` says was installed
+/// for one tracking a channel, else the version of the OperatorVersion its
+/// last plan applied (or spec names, before any ran).
+fn installed_version(i: &Instance, versions: &VersionsOf) -> Option<String> {
+    let status = i.status.as_ref();
+    if let Some(v) = status
+        .and_then(|s| s.upgrades.as_ref())
+        .and_then(|u| u.installed.clone())
+    {
+        return Some(v);
+    }
+    let ns = i
+        .spec
+        .operator_version
+        .namespace
+        .clone()
+        .or_else(|| i.namespace())
+        .unwrap_or_default();
+    let name = status
+        .and_then(|s| s.applied_operator_version.clone())
+        .or_else(|| i.spec.operator_version.name.clone())?;
+    versions.get(&(ns, name)).cloned()
+}
+
 /// `get instances` table rows: name, operator version, the plan shown by
-/// `plan status` with its status, and Ready; `wide` adds the plan's
-/// trigger and Ready's reason and message.
-pub fn instance_rows(items: &[Instance], wide: bool) -> Vec<Vec<String>> {
+/// `plan status` with its status, Ready, the installed version and the
+/// newest one its channel offers; `wide` adds the plan's trigger and
+/// Ready's reason and message.
+pub fn instance_rows(items: &[Instance], versions: &VersionsOf, wide: bool) -> Vec<Vec<String>> {
     items
         .iter()
         .map(|i| {
@@ -103,6 +131,11 @@ pub fn instance_rows(items: &[Instance], wide: bool) -> Vec<Vec<String>> {
                 active_name.unwrap_or_else(|| "-".into()),
                 plan_status,
                 ready.map_or_else(|| "-".into(), |c| c.status.clone()),
+                installed_version(i, versions).unwrap_or_else(|| "-".into()),
+                status
+                    .and_then(|s| s.upgrades.as_ref())
+                    .and_then(|u| u.available.clone())
+                    .unwrap_or_else(|| "-".into()),
             ];
             if wide {
                 row.push(
@@ -238,16 +271,38 @@ pub async fn run(ctx: &KubeContext, args: &GetArgs, format: Option<OutputFormat>
                 print_names(&items, "instance");
                 return Ok(());
             }
-            let mut headers = vec!["name", "operator version", "active plan", "status", "ready"];
+            let mut headers = vec![
+                "name",
+                "operator version",
+                "active plan",
+                "status",
+                "ready",
+                "installed",
+                "available",
+            ];
             if wide {
                 headers.extend(["trigger", "ready reason"]);
             }
+            let ovs: Vec<OperatorVersion> = if items.is_empty() {
+                Vec::new()
+            } else {
+                list(ctx, scope, "operatorversions").await?
+            };
+            let versions: VersionsOf = ovs
+                .iter()
+                .filter_map(|ov| {
+                    Some((
+                        (ov.namespace().unwrap_or_default(), ov.name_any()),
+                        ov.spec.version.clone()?,
+                    ))
+                })
+                .collect();
             print_table(
                 "instances",
                 scope,
                 &headers,
                 namespaces_of(&items),
-                instance_rows(&items, wide),
+                instance_rows(&items, &versions, wide),
             );
         }
         GetKind::Operators => {

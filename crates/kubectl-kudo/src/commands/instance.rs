@@ -329,6 +329,20 @@ pub async fn approve(ctx: &KubeContext, instance: &str, version: Option<&str>) -
     Ok(())
 }
 
+/// For an Instance that tracks a channel and runs a version the manager
+/// moved it to (spec still names the one before): that version, which the
+/// rollback leaves (`spec.upgrades.rolledBackFrom`).
+fn left_channel_version(instance: &kudo_api::Instance, target_ov: &str) -> Option<String> {
+    instance.spec.upgrades.as_ref()?;
+    let moved = instance.status.as_ref()?.upgrades.as_ref()?;
+    moved
+        .operator_version
+        .as_deref()
+        .is_some_and(|ov| ov != target_ov)
+        .then(|| moved.installed.clone())
+        .flatten()
+}
+
 /// `rollback --instance I`.
 pub async fn rollback(ctx: &KubeContext, args: &RollbackArgs) -> Result<()> {
     let before = get_instance(ctx, &args.instance).await?;
@@ -348,13 +362,19 @@ pub async fn rollback(ctx: &KubeContext, args: &RollbackArgs) -> Result<()> {
                 ))
             })?;
         let current = instance.spec.parameters.clone().unwrap_or_default();
+        let left = left_channel_version(instance, &target.operator_version);
         unchanged = instance.spec.operator_version.name.as_deref()
             == Some(target.operator_version.as_str())
-            && current == target.parameters;
+            && current == target.parameters
+            && left.is_none();
         target_ov = target.operator_version.clone();
         discarded = never_applied(instance, &target);
         let rv = instance.resource_version().unwrap_or_default();
-        Ok(patch::rollback(&rv, &current, &target))
+        let mut patch = patch::rollback(&rv, &current, &target);
+        if let Some(version) = left {
+            patch["spec"]["upgrades"] = serde_json::json!({ "rolledBackFrom": version });
+        }
+        Ok(patch)
     })
     .await?;
     if unchanged {
@@ -414,5 +434,28 @@ mod tests {
         assert!(err.len() < 300, "{} bytes", err.len());
         assert!(err.contains("from \"1Gi\" to \"xxxx"), "{err}");
         assert!(err.contains("(5242880 bytes)"), "{err}");
+    }
+
+    #[test]
+    fn a_rollback_of_an_instance_a_channel_moved_names_the_version_it_leaves() {
+        let tracked = |moved_to: Option<&str>| -> Instance {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+                "metadata": {"name": "web"},
+                "spec": {"operatorVersion": {"name": "op-0.2.0"}, "upgrades": {"repository": "r"}},
+                "status": {"upgrades": {"installed": "0.3.0", "operatorVersion": moved_to}}
+            }))
+            .unwrap()
+        };
+        assert_eq!(
+            left_channel_version(&tracked(Some("op-0.3.0")), "op-0.2.0").as_deref(),
+            Some("0.3.0")
+        );
+        assert_eq!(left_channel_version(&tracked(None), "op-0.2.0"), None);
+        assert_eq!(
+            left_channel_version(&tracked(Some("op-0.2.0")), "op-0.2.0"),
+            None,
+            "already on the target"
+        );
     }
 }

@@ -12,3 +12,4 @@ pub mod recovery;
 pub mod recovery_fields;
 pub mod recovery_pods;
 pub mod upgrades;
+pub mod upgrades_namespace;

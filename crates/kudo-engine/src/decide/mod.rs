@@ -14,7 +14,7 @@ use crate::model::{Decision, Effects, Input};
 use crate::plan::lifecycle::{AutoPlan, Before};
 use crate::plan::operations;
 use crate::plan::walk::WalkOutput;
-use crate::plan::{suppression, windows};
+use crate::plan::{namespace_hold, suppression, windows};
 use stages::Pass;
 
 /// See [`crate::decide`].
@@ -48,6 +48,11 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
             ov,
             config: input.config,
             manual_suppression: suppression::active_manual(&inst.spec.suppressions, input.now),
+            namespace_hold: input
+                .observed
+                .namespace
+                .as_ref()
+                .and_then(|ns| namespace_hold::hold(ns, input.now)),
             windows: &window,
             now: input.now,
         },
@@ -57,6 +62,14 @@ pub fn decide_in_place(input: Input<'_>, st: &mut InstanceStatus) -> Effects {
     let mut changed = pass.reshape(st);
     changed |= pass.clear_suppressions(st, &mut applied_ops);
     pass.ask_for_finalizer(&mut out);
+    if let Some(why) = input
+        .observed
+        .namespace
+        .as_ref()
+        .and_then(namespace_hold::malformed)
+    {
+        out.push_blocker(why);
+    }
     let picked = pass.pick_plan(st, &mut out);
     changed |= picked.changed;
     changed |= pass.automatic_plans(&picked, st, &mut out);

@@ -11,6 +11,10 @@ use super::Observed;
 /// ([`EngineConfig::recovery_backoff`]); it doubles with each further one.
 pub const RECOVERY_BACKOFF_BASE: Duration = Duration::from_secs(30);
 
+/// The namespace-wide suppression's default threshold: a namespace holds
+/// while more than this many of its Instances are automatically suppressed.
+pub const DEFAULT_NAMESPACE_SUPPRESSION_THRESHOLD: u32 = 3;
+
 /// Everything `decide` looks at (`decide_in_place` takes the status
 /// separately and ignores `instance.status`).
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +58,10 @@ pub struct EngineConfig {
     /// `PlanBlockedTooLong` Warning and the condition `Blocked` (Apollo
     /// alerts after four hours); `None`: never.
     pub blocked_warning_after: Option<Duration>,
+    /// How many automatically suppressed Instances a namespace tolerates
+    /// before its automatic plans hold, unless its Namespace says otherwise
+    /// (the manager counts and passes [`Observed::namespace`]).
+    pub namespace_suppression_threshold: super::namespace::Threshold,
 }
 
 impl Default for EngineConfig {
@@ -68,6 +76,9 @@ impl Default for EngineConfig {
             recovery: true,
             recovery_backoff: RECOVERY_BACKOFF_BASE,
             blocked_warning_after: None,
+            namespace_suppression_threshold: super::namespace::Threshold::MoreThan(
+                DEFAULT_NAMESPACE_SUPPRESSION_THRESHOLD,
+            ),
         }
     }
 }

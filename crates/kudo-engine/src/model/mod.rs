@@ -69,6 +69,7 @@ pub mod facts;
 pub mod health;
 mod inputs;
 pub mod keys;
+pub mod namespace;
 mod observations;
 pub mod outcome;
 pub mod subject;

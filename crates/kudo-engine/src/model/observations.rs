@@ -91,6 +91,9 @@ pub struct Observed {
     /// Why the OperatorVersion cannot be used although it exists (it does
     /// not pass `package verify`): the Instance waits, saying so.
     pub operator_version_problem: Option<String>,
+    /// The automatically suppressed Instances of the Instance's namespace
+    /// and its threshold (`None`: not counted, nothing holds).
+    pub namespace: Option<super::namespace::NamespaceSuppressions>,
 }
 
 impl Observed {

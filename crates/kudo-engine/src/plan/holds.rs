@@ -4,7 +4,9 @@
 use jiff::Timestamp;
 use kudo_api::{Blocker, BlockerKind, InstanceStatus, WindowKind};
 
-use crate::model::facts::other;
+use crate::model::EventType;
+use crate::model::facts::{event, other};
+use crate::plan::namespace_hold::Hold;
 use crate::plan::select::{PlanRequest, Trigger};
 use crate::plan::walk::WalkOutput;
 use crate::plan::{suppression, windows};
@@ -76,16 +78,26 @@ pub(crate) fn step_hold(
     window_blocker(window, out)
 }
 
+/// What holds a start besides the plan's own window.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct StartHolds<'a> {
+    /// The active manual suppression.
+    pub manual: Option<&'a kudo_api::Suppression>,
+    /// The namespace-wide suppression, when the namespace holds.
+    pub namespace: Option<&'a Hold>,
+}
+
 /// Why the requested plan may not start now.
 pub(crate) fn start_hold(
     req: &PlanRequest,
     instance: &kudo_api::Instance,
     st: &InstanceStatus,
-    manual: Option<&kudo_api::Suppression>,
+    holds: StartHolds<'_>,
     window: PlanWindow<'_>,
     now: Timestamp,
     out: &mut WalkOutput,
 ) -> Option<Blocker> {
+    let manual = holds.manual;
     if req.trigger == Trigger::Cleanup {
         return None;
     }
@@ -113,8 +125,38 @@ pub(crate) fn start_hold(
             ..Default::default()
         }));
     }
+    if req.trigger.is_automatic()
+        && let Some(hold) = holds.namespace
+    {
+        return Some(with_plan(namespace_blocker(hold, st, out)));
+    }
     if req.break_glass {
         return None;
     }
     window_blocker(window, out).map(with_plan)
+}
+
+/// The blocker of a plan the namespace holds; the Warning Event once, when
+/// the hold (its count or names) is new to this Instance.
+fn namespace_blocker(hold: &Hold, st: &InstanceStatus, out: &mut WalkOutput) -> Blocker {
+    if let Some(at) = hold.lifts_at {
+        wake(out, at);
+    }
+    if !st
+        .blockers
+        .iter()
+        .any(|b| b.message.ends_with(&hold.message))
+    {
+        out.actions.push(event(
+            EventType::Warning,
+            "NamespaceSuppressed",
+            hold.message.clone(),
+        ));
+    }
+    Blocker {
+        kind: BlockerKind::Suppressed,
+        message: hold.message.clone(),
+        until: hold.lifts_at.map(crate::model::time),
+        ..Default::default()
+    }
 }

@@ -11,9 +11,9 @@ use kudo_api::{
 
 use crate::model::facts::{event, recovery_beside, running_plan};
 use crate::model::{EngineConfig, EventType};
-use crate::plan::holds::{PlanWindow, start_hold, wake};
+use crate::plan::holds::{PlanWindow, StartHolds, start_hold, wake};
 use crate::plan::operations;
-use crate::plan::select::{self, Consumes, PlanRequest};
+use crate::plan::select::{self, Consumes, PlanRequest, Trigger};
 use crate::plan::tree::reset_plan;
 use crate::plan::walk::WalkOutput;
 
@@ -24,6 +24,8 @@ pub(crate) struct AutoPlan<'a> {
     pub ov: &'a OperatorVersion,
     pub config: &'a EngineConfig,
     pub manual_suppression: Option<&'a Suppression>,
+    /// The namespace-wide suppression, when the namespace holds.
+    pub namespace_hold: Option<crate::plan::namespace_hold::Hold>,
     pub windows: &'a crate::plan::windows::Windows,
     pub now: Timestamp,
 }
@@ -31,6 +33,14 @@ pub(crate) struct AutoPlan<'a> {
 impl AutoPlan<'_> {
     /// The window plan `plan` waits for: a downtime window when its
     /// definition declares `downtime: true`, otherwise a no-downtime one.
+    /// The holds of this pass besides windows.
+    pub(crate) fn holds(&self) -> StartHolds<'_> {
+        StartHolds {
+            manual: self.manual_suppression,
+            namespace: self.namespace_hold.as_ref(),
+        }
+    }
+
     pub(crate) fn window(&self, plan: &str) -> PlanWindow<'_> {
         let downtime = self.ov.spec.plan(plan).and_then(|p| p.downtime) == Some(true);
         self.windows.for_plan(downtime)
@@ -48,7 +58,7 @@ impl AutoPlan<'_> {
             req,
             self.instance,
             st,
-            self.manual_suppression,
+            self.holds(),
             self.window(&req.plan),
             self.now,
             out,
@@ -181,6 +191,8 @@ fn begin(
     now: Timestamp,
     out: &mut WalkOutput,
 ) -> bool {
+    // Read before the new OperatorVersion is consumed below.
+    let reason = move_reason(inst, st, req);
     let Some(ps) = st.plan_status.get_mut(&req.plan) else {
         return false;
     };
@@ -214,6 +226,7 @@ fn begin(
         result: None,
         message: String::new(),
         parameters: crate::plan::execution::for_history(&req.parameters),
+        reason,
     });
     let excess = st.history.len().saturating_sub(config.history_limit);
     st.history.drain(..excess);
@@ -223,6 +236,26 @@ fn begin(
         format!("Execution of plan {} started", req.plan),
     ));
     true
+}
+
+/// Why an upgrade or rollback moves the Instance, for its history: the
+/// channel move the manager recorded in `status.upgrades` when it is that
+/// move, else the OperatorVersions left and reached.
+fn move_reason(inst: &Instance, st: &InstanceStatus, req: &PlanRequest) -> Option<String> {
+    if !matches!(req.trigger, Trigger::Upgrade | Trigger::Rollback) {
+        return None;
+    }
+    let to = select::spec_ov_name(&inst.spec);
+    if req.trigger == Trigger::Upgrade
+        && inst.spec.upgrades.is_some()
+        && let Some(moved) = &st.upgrades
+        && moved.operator_version.as_deref() == Some(to)
+        && moved.last_change.is_some()
+    {
+        return moved.last_change.clone();
+    }
+    let from = st.applied_operator_version.as_deref()?;
+    (from != to).then(|| format!("operatorVersion {from} → {to}"))
 }
 
 pub(crate) fn close_history(

@@ -13,6 +13,7 @@ pub(crate) mod definition;
 pub mod execution;
 pub(crate) mod holds;
 pub(crate) mod lifecycle;
+pub mod namespace_hold;
 pub mod operations;
 pub mod ownership;
 pub mod params;

@@ -367,6 +367,7 @@ fn apply_one(
                     message: format!("restarted by {}", who(op)),
                     // The same execution again, with its own values.
                     parameters: crate::plan::execution::for_history(&ps.parameters),
+                    reason: None,
                 });
             }
             return format!("plan {plan_name:?} restarted");

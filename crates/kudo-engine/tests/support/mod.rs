@@ -147,6 +147,8 @@ pub struct Sim {
     pub drift: Vec<kudo_engine::recovery::Drift>,
     /// The node maintenance the manager reads for the Instance.
     pub maintenance: Option<kudo_engine::maintenance::Notice>,
+    /// What the manager counted in the Instance's namespace.
+    pub namespace: Option<kudo_engine::namespace::NamespaceSuppressions>,
 }
 
 impl Sim {
@@ -160,6 +162,7 @@ impl Sim {
             ran: Vec::new(),
             drift: Vec::new(),
             maintenance: None,
+            namespace: None,
         }
     }
 
@@ -219,6 +222,7 @@ impl Sim {
         let mut observed = Observed {
             drift: self.drift.clone(),
             maintenance: self.maintenance.clone(),
+            namespace: self.namespace.clone(),
             ..Observed::default()
         };
         let mut ran = BTreeSet::new();

@@ -65,6 +65,14 @@ pub(crate) fn upgrades_problem(
     {
         problems.push(format!("spec.upgrades.approved {approved:?}: {e}"));
     }
+    if let Some(left) = &policy.rolled_back_from
+        && let Err(e) = kudo_repo::Version::parse(left)
+    {
+        problems.push(format!(
+            "spec.upgrades.rolledBackFrom {}: {e}",
+            kudo_api::param_value::preview(left)
+        ));
+    }
     (!problems.is_empty()).then(|| problems.join("; "))
 }
 
@@ -129,7 +137,8 @@ mod tests {
         let fine = policy(json!({"repository": "community", "versions": ">=1.2 <2"}));
         assert_eq!(super::upgrades_problem(Some(&fine)), None);
         let bad = policy(
-            json!({"repository": "", "channel": "Beta", "versions": "1.x.2", "approved": "latest"}),
+            json!({"repository": "", "channel": "Beta", "versions": "1.x.2", "approved": "latest",
+                   "rolledBackFrom": "previous"}),
         );
         let problem = super::upgrades_problem(Some(&bad)).unwrap();
         for needle in [
@@ -137,6 +146,7 @@ mod tests {
             "spec.upgrades.channel: channel \"Beta\"",
             "spec.upgrades.versions: \"1.x.2\" is not a version or range",
             "spec.upgrades.approved \"latest\"",
+            "spec.upgrades.rolledBackFrom \"previous\"",
         ] {
             assert!(problem.contains(needle), "{needle}: {problem}");
         }

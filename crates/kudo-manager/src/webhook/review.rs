@@ -259,9 +259,9 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 /// Points `subject` at the OperatorVersion a channel move installed, while
 /// that is in force.
 fn runs_tracked(subject: &mut Subject, tracked: &kudo_api::upgrades::UpgradeStatus) {
-    let reference = &mut subject.spec.operator_version;
-    if let Some(ov) = tracked.in_force(reference.name.as_deref()) {
-        reference.name = Some(ov.to_owned());
+    if let Some(ov) = tracked.in_force(&subject.spec).map(str::to_owned) {
+        let reference = &mut subject.spec.operator_version;
+        reference.name = Some(ov);
         reference.namespace = None;
     }
 }

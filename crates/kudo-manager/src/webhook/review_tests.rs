@@ -132,8 +132,13 @@ async fn the_operator_version_is_read_once_unless_the_update_changes_it() {
 
 /// The OperatorVersions a parameter update of an Instance that runs
 /// `zk-2` by a channel move (spec still names `spec_ov`, status recorded
-/// the move from `moved_from`) makes the reviewer read.
-async fn reads_of_a_tracking_update(moved_from: &str, spec_ov: &str) -> Vec<String> {
+/// the move from `moved_from`) makes the reviewer read; `rolled_back`:
+/// the update also says the Instance is rolled back from 0.2.0.
+async fn reads_of_a_tracking_update(
+    moved_from: &str,
+    spec_ov: &str,
+    rolled_back: bool,
+) -> Vec<String> {
     let (reviewer, seen) = recording_reviewer();
     let mut old = zk(moved_from);
     old["status"] = serde_json::json!({"upgrades": {
@@ -141,6 +146,10 @@ async fn reads_of_a_tracking_update(moved_from: &str, spec_ov: &str) -> Vec<Stri
     }});
     let mut new = zk(spec_ov);
     new["spec"]["parameters"] = serde_json::json!({"A": "2"});
+    if rolled_back {
+        new["spec"]["upgrades"] =
+            serde_json::json!({"repository": "main", "rolledBackFrom": "0.2.0"});
+    }
     let mut body: serde_json::Value = serde_json::from_slice(&review_json("UPDATE", new)).unwrap();
     body["request"]["oldObject"] = old;
     reviewer
@@ -154,14 +163,20 @@ async fn a_tracking_instance_is_judged_by_the_operator_version_it_runs() {
     // Parameters change, spec.operatorVersion does not: the version the
     // channel installed is the one read, once.
     assert_eq!(
-        reads_of_a_tracking_update("zk-1", "zk-1").await,
+        reads_of_a_tracking_update("zk-1", "zk-1", false).await,
         ["ns/zk-2"]
     );
     // A person sets spec.operatorVersion (a rollback): judged as a move
     // from what runs to what spec names.
     assert_eq!(
-        reads_of_a_tracking_update("zk-1", "zk-0").await,
+        reads_of_a_tracking_update("zk-1", "zk-0", false).await,
         ["ns/zk-0", "ns/zk-2"]
+    );
+    // `kubectl kudo rollback` of a channel move: spec names what it named,
+    // and says which version it leaves.
+    assert_eq!(
+        reads_of_a_tracking_update("zk-1", "zk-1", true).await,
+        ["ns/zk-1", "ns/zk-2"]
     );
 }
 
