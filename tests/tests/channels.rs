@@ -342,7 +342,7 @@ fn history_reason(i: &Instance) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_release_suppresses_and_the_version_rolled_back_from_is_not_installed_again() {
     let env = Env::start().await.unwrap();
-    let repo = Repo::new();
+    let mut repo = Repo::new();
     repo.publish("0.2.0");
     let name = format!("failing-{}", env.ns);
     repo.follow(&env, &name).await;
@@ -426,4 +426,19 @@ async fn a_failing_release_suppresses_and_the_version_rolled_back_from_is_not_in
     })
     .await
     .unwrap();
+
+    // A recall of 0.4.0 that may go back finds 0.3.0 the newest way out:
+    // the version rolled back from is not moved to again, which would undo
+    // the rollback.
+    env.patch_spec("web", json!({"upgrades": {"allowDowngrade": true}}))
+        .await
+        .unwrap();
+    repo.recall("0.4.0", "CVE-2026-2: leaks");
+    let held = env
+        .wait_for("web", "0.3.0 not moved to again", t(), |i| {
+            reason(i).contains("0.3.0 was rolled back from by hand")
+        })
+        .await
+        .unwrap();
+    assert!(runs(&held, "first-operator-1.27.0-0.4.0"));
 }

@@ -271,7 +271,11 @@ impl Context {
     pub fn forget_instance(&self, inst: &Instance) {
         let uid = inst.metadata.uid.as_deref().unwrap_or_default();
         self.books.forget(uid);
-        self.seen_health.forget(uid);
+        self.seen_health.forget(&format!(
+            "{}/{}",
+            inst.metadata.namespace.as_deref().unwrap_or_default(),
+            inst.metadata.name.as_deref().unwrap_or_default()
+        ));
         if let Ok(mut said) = self.said.lock() {
             said.remove(uid);
         }
@@ -289,6 +293,25 @@ impl Context {
             inst.metadata.namespace.as_deref().unwrap_or_default(),
             inst.metadata.name.as_deref().unwrap_or_default()
         );
+        self.set_running_plans_of(key, count);
+    }
+
+    /// Forgets what is kept by name for an Instance deleted without a
+    /// reconcile (one without a finalizer: the controller finds it gone).
+    pub fn forget_gone(&self, namespace: Option<&str>, name: &str) {
+        let key = format!("{}/{name}", namespace.unwrap_or_default());
+        self.seen_health.forget(&key);
+        if let Ok(mut written) = self.written.lock() {
+            let gone = ObjectRef::<Instance>::new(name);
+            written.remove(&match namespace {
+                Some(ns) => gone.within(ns),
+                None => gone,
+            });
+        }
+        self.set_running_plans_of(key, 0);
+    }
+
+    fn set_running_plans_of(&self, key: String, count: usize) {
         let Ok(mut running) = self.running.lock() else {
             return;
         };

@@ -358,10 +358,17 @@ pub async fn run(
             move |schedule: MaintenanceSchedule| told_of(&schedule, &instances)
         })
         .graceful_shutdown_on(shutdown.clone())
-        .run(reconcile, error_policy, ctx)
-        .for_each(|res| async move {
-            if let Err(e) = res {
-                tracing::debug!(error = %e, "controller event");
+        .run(reconcile, error_policy, ctx.clone())
+        .for_each(move |res| {
+            // An Instance deleted without a finalizer gets no reconcile:
+            // what is kept for it by name goes here.
+            if let Err(kube::runtime::controller::Error::ObjectNotFound(gone)) = &res {
+                ctx.forget_gone(gone.namespace.as_deref(), &gone.name);
+            }
+            async move {
+                if let Err(e) = res {
+                    tracing::debug!(error = %e, "controller event");
+                }
             }
         });
     // kube-runtime's runner waits for the Instance cache before it starts,

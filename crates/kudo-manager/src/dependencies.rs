@@ -10,9 +10,9 @@
 //! starts, which this manager records and then wakes) and on what they
 //! require (fixed per OperatorVersion), and on their
 //! `spec.upgrades.dependencies` (a spec change triggers the Instance that
-//! changed, whose own move is judged then). A held Instance whose partner
-//! is moved by another manager's hand is judged again on its next event
-//! or resync.
+//! changed, whose own move is judged then). What the wake does not see (a
+//! partner deleted, or moved by another manager's hand) is caught by the
+//! recheck every held move gets (`HELD_MOVE_RECHECK`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -121,9 +121,11 @@ pub fn hold(
 ) -> Option<String> {
     let ns = inst.namespace().unwrap_or_default();
     let own = inst.name_any();
-    let known: Vec<Known> = ctx
-        .instances
-        .state()
+    // In name order: which Instance a hold names first stays the same
+    // from one reconcile (and one manager) to the next.
+    let mut cached = ctx.instances.state();
+    cached.sort_by_key(|i| i.name_any());
+    let known: Vec<Known> = cached
         .into_iter()
         .filter(|i| i.namespace().as_deref() == Some(ns.as_str()) && i.name_any() != own)
         .map(|i| {

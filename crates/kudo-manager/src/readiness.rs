@@ -15,8 +15,10 @@ use kudo_engine::ready;
 use crate::context::Context;
 
 /// The health last read of each workload object and the resourceVersion
-/// it was read at, by Instance uid. Bounded by what is live: an Instance's
-/// entries are its current workload objects, and go with the Instance.
+/// it was read at, by Instance (`namespace/name`). Bounded by what is
+/// live: an Instance's entries are its current workload objects, and go
+/// with the Instance (also one deleted without a reconcile). A later
+/// Instance of the same name meets objects with other resourceVersions.
 #[derive(Debug, Default)]
 pub struct SeenHealth(Mutex<HashMap<String, Workload>>);
 
@@ -63,7 +65,12 @@ pub(crate) async fn workload_condition(
     inst: &Instance,
     status: &InstanceStatus,
 ) -> Option<Vec<Condition>> {
-    let owner = inst.metadata.uid.as_deref().unwrap_or_default();
+    let owner = format!(
+        "{}/{}",
+        inst.metadata.namespace.as_deref().unwrap_or_default(),
+        inst.metadata.name.as_deref().unwrap_or_default()
+    );
+    let owner = owner.as_str();
     let objects = ready::workload(status);
     ctx.seen_health.keep(owner, &objects);
     if objects.is_empty() {

@@ -18,8 +18,13 @@ use crate::context::Context;
 use crate::executor::{PassState, Recorded, run_task};
 use crate::recovery;
 
-/// How often a held channel move is looked at again.
+/// How often a channel move held by time (a window, a suppression) is
+/// looked at again.
 const UPGRADE_RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
+/// How often any other held channel move is looked at again: a backstop
+/// for what no event announces (the Instance a dependency hold names was
+/// deleted, or moved by another hand).
+const HELD_MOVE_RECHECK: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// One reconcile of one Instance: what was observed, what the engine
 /// decided so far, and what the tasks did.
@@ -272,16 +277,22 @@ impl Run {
         }
         // A channel move held by time (a window, a suppression ending) is
         // looked at again; a new index or a spec change trigger at once.
-        let tracking_waits = self.inst.spec.upgrades.is_some()
-            && self
-                .work
-                .status
-                .upgrades
-                .as_ref()
-                .and_then(|u| u.reason.as_deref())
-                .is_some_and(|r| r.contains("waiting"));
-        if tracking_waits && exists {
-            requeue = Some(requeue.map_or(UPGRADE_RECHECK, |d| d.min(UPGRADE_RECHECK)));
+        let tracked = self
+            .work
+            .status
+            .upgrades
+            .as_ref()
+            .filter(|_| self.inst.spec.upgrades.is_some() && exists);
+        let recheck = tracked.and_then(|u| {
+            let reason = u.reason.as_deref()?;
+            if reason.contains("waiting") {
+                Some(UPGRADE_RECHECK)
+            } else {
+                (u.available.is_some() && u.available != u.installed).then_some(HELD_MOVE_RECHECK)
+            }
+        });
+        if let Some(recheck) = recheck {
+            requeue = Some(requeue.map_or(recheck, |d| d.min(recheck)));
         }
         requeue.map_or_else(Requeue::await_change, Requeue::requeue)
     }

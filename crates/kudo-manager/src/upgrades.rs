@@ -193,6 +193,16 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         ));
         return done(status, inst);
     }
+    // The version a person rolled back from is not moved to again by the
+    // channel, not even to leave a recall: that would undo the rollback.
+    if policy.rolled_back_from.as_deref() == Some(to.operator_version.as_str()) {
+        status.reason = Some(format!(
+            "{describe}: {} was rolled back from by hand (spec.upgrades.rolledBackFrom) and is \
+             not moved to again",
+            to.operator_version
+        ));
+        return done(status, inst);
+    }
     let offer = Offer {
         version: &to.operator_version,
         recall: matches!(why, Why::Recall { .. }),

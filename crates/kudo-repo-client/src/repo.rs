@@ -485,5 +485,30 @@ pub fn check_identity(located: &Located, entry: &PackageVersion, url: &str) -> R
         }
         .into());
     }
+    // A channel move is judged by the requirements the index lists: the
+    // archive must declare the same ones.
+    let mut declared: Vec<_> = op
+        .dependencies
+        .iter()
+        .map(|r| (r.operator.clone(), r.range().to_string()))
+        .collect();
+    let mut promised: Vec<_> = entry
+        .dependencies
+        .iter()
+        .map(|d| d.requirement())
+        .map(|r| (r.operator.clone(), r.range().to_string()))
+        .collect();
+    declared.sort();
+    promised.sort();
+    if declared != promised {
+        return Err(RepoError::PackageMismatch {
+            url: url.to_string(),
+            detail: format!(
+                "the index lists the requirements {promised:?} for {} but the archive declares {declared:?}",
+                entry.label()
+            ),
+        }
+        .into());
+    }
     Ok(())
 }

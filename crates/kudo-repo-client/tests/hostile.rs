@@ -217,6 +217,27 @@ async fn an_archive_that_is_not_what_the_index_says_or_escapes_its_folder_is_ref
     let server = TestServer::serve_dir(&repo);
     let err = download_err(tmp.path(), &server, "0.2.0").await;
     assert!(err.contains("../../etc/cron.d/x"), "{err}");
+
+    // The index lists a requirement on another operator that the archive
+    // does not declare (a channel move is judged by the index's).
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = repository(tmp.path(), None);
+    let text = std::fs::read(repo.join("index.yaml")).unwrap();
+    let mut index = kudo_repo::IndexFile::parse(&text, "index.yaml", &Limits::default()).unwrap();
+    for version in index.entries.get_mut("first-operator").unwrap() {
+        version.dependencies = vec![kudo_repo::requirements::IndexDependency {
+            name: "zookeeper".into(),
+            version: ">=3.6".into(),
+            ..Default::default()
+        }];
+    }
+    std::fs::write(repo.join("index.yaml"), index.to_yaml().unwrap()).unwrap();
+    let server = TestServer::serve_dir(&repo);
+    let err = download_err(tmp.path(), &server, "0.2.0").await;
+    assert!(
+        err.contains("the index lists the requirements [(\"zookeeper\", \">=3.6\")] for first-operator 0.2.0 (app 1.27.0) but the archive declares []"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -283,10 +283,14 @@ pub async fn run(ctx: &KubeContext, args: &GetArgs, format: Option<OutputFormat>
             if wide {
                 headers.extend(["trigger", "ready reason"]);
             }
+            // The INSTALLED column only: a user who may list Instances
+            // but not OperatorVersions still gets the table ("-" there).
             let ovs: Vec<OperatorVersion> = if items.is_empty() {
                 Vec::new()
             } else {
-                list(ctx, scope, "operatorversions").await?
+                list(ctx, scope, "operatorversions")
+                    .await
+                    .unwrap_or_default()
             };
             let versions: VersionsOf = ovs
                 .iter()
