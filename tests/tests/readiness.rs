@@ -126,7 +126,22 @@ async fn a_reconcile_woken_by_something_else_does_not_read_an_unchanged_workload
     };
     let mut seen_before = None;
     let mut asserted = false;
+    // No reconcile in flight: the API server saw no request for a while.
+    let quiet = || async {
+        tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let seen = sandbox.next_request_seq();
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                if sandbox.next_request_seq() == seen {
+                    break;
+                }
+            }
+        })
+        .await
+        .expect("the manager never went quiet");
+    };
     for attempt in 0..8 {
+        quiet().await;
         let at_start = version().await;
         let from = sandbox.next_request_seq();
         let before = env.metrics.reconciles.get();
@@ -147,7 +162,12 @@ async fn a_reconcile_woken_by_something_else_does_not_read_an_unchanged_workload
         .expect("the OperatorVersion change woke no reconcile");
         let at_end = version().await;
         if seen_before.is_some() && seen_before == at_start && at_start == at_end {
-            assert_eq!(reads_of_the_workload(from), 0);
+            assert_eq!(
+                reads_of_the_workload(from),
+                0,
+                "{:#?}",
+                sandbox.requests_since(from)
+            );
             asserted = true;
             break;
         }
