@@ -70,6 +70,7 @@ fn reason(i: &Instance) -> &str {
 async fn wait_all(env: &Env, n: usize, what: &str, done: impl Fn(&Instance) -> bool) {
     let api: Api<Instance> = Api::namespaced(env.client.clone(), NS);
     let mut seen: HashMap<String, bool> = HashMap::new();
+    let mut not_done: HashMap<String, String> = HashMap::new();
     let mut events = watcher(api, watcher::Config::default())
         .applied_objects()
         .boxed();
@@ -78,12 +79,23 @@ async fn wait_all(env: &Env, n: usize, what: &str, done: impl Fn(&Instance) -> b
     while seen.values().filter(|d| **d).count() < n {
         let next = tokio::time::timeout(Duration::from_secs(120), events.try_next()).await;
         let Ok(Ok(Some(inst))) = next else {
+            let mut why: HashMap<String, usize> = HashMap::new();
+            for state in not_done.values() {
+                *why.entry(state.clone()).or_default() += 1;
+            }
             panic!(
-                "stalled waiting for {what}: {} of {n}",
+                "stalled waiting for {what}: {} of {n}; the others: {why:#?}",
                 seen.values().filter(|d| **d).count()
             );
         };
-        seen.insert(inst.metadata.name.clone().unwrap_or_default(), done(&inst));
+        let name = inst.metadata.name.clone().unwrap_or_default();
+        if done(&inst) {
+            not_done.remove(&name);
+        } else {
+            let state = format!("{:?}: {}", plan_status(&inst, "deploy"), reason(&inst));
+            not_done.insert(name.clone(), state);
+        }
+        seen.insert(name, done(&inst));
         if last_print.elapsed() > Duration::from_secs(10) {
             last_print = Instant::now();
             eprintln!(
