@@ -271,11 +271,7 @@ impl Context {
     pub fn forget_instance(&self, inst: &Instance) {
         let uid = inst.metadata.uid.as_deref().unwrap_or_default();
         self.books.forget(uid);
-        self.seen_health.forget(&format!(
-            "{}/{}",
-            inst.metadata.namespace.as_deref().unwrap_or_default(),
-            inst.metadata.name.as_deref().unwrap_or_default()
-        ));
+        self.seen_health.forget(&instance_key(inst));
         if let Ok(mut said) = self.said.lock() {
             said.remove(uid);
         }
@@ -288,18 +284,13 @@ impl Context {
     /// Records how many plans of `inst` run now and sets the active-plans
     /// gauge to the total over all Instances.
     pub(crate) fn set_running_plans(&self, inst: &Instance, count: usize) {
-        let key = format!(
-            "{}/{}",
-            inst.metadata.namespace.as_deref().unwrap_or_default(),
-            inst.metadata.name.as_deref().unwrap_or_default()
-        );
-        self.set_running_plans_of(key, count);
+        self.set_running_plans_of(instance_key(inst), count);
     }
 
     /// Forgets what is kept by name for an Instance deleted without a
     /// reconcile (one without a finalizer: the controller finds it gone).
     pub fn forget_gone(&self, namespace: Option<&str>, name: &str) {
-        let key = format!("{}/{name}", namespace.unwrap_or_default());
+        let key = key_of(namespace, name);
         self.seen_health.forget(&key);
         if let Ok(mut written) = self.written.lock() {
             let gone = ObjectRef::<Instance>::new(name);
@@ -460,6 +451,20 @@ impl Context {
         kudo_engine::tenancy::check_ov_reference(own, reference, Some(&ov)).ok()?;
         Some(ov)
     }
+}
+
+/// `namespace/name`: how the per-Instance memory that must also be
+/// dropped for an Instance deleted without a reconcile (known then only by
+/// name) is keyed.
+pub(crate) fn instance_key(inst: &Instance) -> String {
+    key_of(
+        inst.metadata.namespace.as_deref(),
+        inst.metadata.name.as_deref().unwrap_or_default(),
+    )
+}
+
+fn key_of(namespace: Option<&str>, name: &str) -> String {
+    format!("{}/{name}", namespace.unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -65,11 +65,7 @@ pub(crate) async fn workload_condition(
     inst: &Instance,
     status: &InstanceStatus,
 ) -> Option<Vec<Condition>> {
-    let owner = format!(
-        "{}/{}",
-        inst.metadata.namespace.as_deref().unwrap_or_default(),
-        inst.metadata.name.as_deref().unwrap_or_default()
-    );
+    let owner = crate::context::instance_key(inst);
     let owner = owner.as_str();
     let objects = ready::workload(status);
     ctx.seen_health.keep(owner, &objects);

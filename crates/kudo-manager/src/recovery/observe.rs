@@ -49,12 +49,7 @@ where
     }
 
     fn get(&self, namespace: Option<&str>, name: &str) -> Option<ObjectMeta> {
-        let r = ObjectRef::<PartialObjectMeta<K>>::new(name);
-        let r = match namespace {
-            Some(ns) => r.within(ns),
-            None => r,
-        };
-        self.store.get(&r).map(|o| {
+        self.store.get(&key(namespace, name)).map(|o| {
             let mut meta = o.metadata.clone();
             expand_managed_fields(&mut meta);
             meta
@@ -62,12 +57,23 @@ where
     }
 
     fn resource_version(&self, namespace: Option<&str>, name: &str) -> Option<String> {
-        let r = ObjectRef::<PartialObjectMeta<K>>::new(name);
-        let r = match namespace {
-            Some(ns) => r.within(ns),
-            None => r,
-        };
-        self.store.get(&r)?.metadata.resource_version.clone()
+        self.store
+            .get(&key(namespace, name))?
+            .metadata
+            .resource_version
+            .clone()
+    }
+}
+
+/// The store key of one object of kind `K`.
+fn key<K: Resource<DynamicType = ()>>(
+    namespace: Option<&str>,
+    name: &str,
+) -> ObjectRef<PartialObjectMeta<K>> {
+    let r = ObjectRef::new(name);
+    match namespace {
+        Some(ns) => r.within(ns),
+        None => r,
     }
 }
 
