@@ -64,6 +64,9 @@ pub struct Context {
     pub books: crate::recovery::Books,
     /// The workload health last read per Instance (Ready without re-reads).
     pub seen_health: crate::readiness::SeenHealth,
+    /// The Instances last judged free of drift (no book read while their
+    /// objects are unchanged).
+    pub judged_clean: crate::recovery::JudgedClean,
     /// Signs render books; a book without its signature is not trusted.
     pub book_key: Arc<crate::recovery::BookKey>,
     /// Metadata caches of owned objects, where drift is seen.
@@ -243,6 +246,7 @@ impl Context {
             namespace_counts: crate::namespace_hold::NamespaceCounts::default(),
             books: crate::recovery::Books::default(),
             seen_health: crate::readiness::SeenHealth::default(),
+            judged_clean: crate::recovery::JudgedClean::default(),
             book_key: Arc::new(crate::recovery::BookKey::random()),
             observers: crate::recovery::Observers::default(),
             schedules: kube::runtime::reflector::store().0,
@@ -272,6 +276,7 @@ impl Context {
         let uid = inst.metadata.uid.as_deref().unwrap_or_default();
         self.books.forget(uid);
         self.seen_health.forget(&instance_key(inst));
+        self.judged_clean.forget(&instance_key(inst));
         if let Ok(mut said) = self.said.lock() {
             said.remove(uid);
         }
@@ -292,6 +297,7 @@ impl Context {
     pub fn forget_gone(&self, namespace: Option<&str>, name: &str) {
         let key = key_of(namespace, name);
         self.seen_health.forget(&key);
+        self.judged_clean.forget(&key);
         if let Ok(mut written) = self.written.lock() {
             let gone = ObjectRef::<Instance>::new(name);
             written.remove(&match namespace {

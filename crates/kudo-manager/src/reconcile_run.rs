@@ -36,7 +36,10 @@ pub(super) struct Run {
     observed: Observed,
     work: Working,
     timing: Timing,
-    book: tokio::sync::OwnedMutexGuard<recovery::RenderBook>,
+    /// The render book, read when drift is judged or a task needs it.
+    book: Option<BookGuard>,
+    /// What this reconcile knows about drift from the book.
+    judgment: Judgment,
     /// Drift could not be read whole: look again soon.
     look_again: bool,
     /// Tasks run in this reconcile, also across a progress write (which
@@ -46,6 +49,34 @@ pub(super) struct Run {
     pass: PassState,
     waiting_on_objects: bool,
     last_write: Instant,
+}
+
+type BookGuard = tokio::sync::OwnedMutexGuard<recovery::RenderBook>;
+
+/// Drift as this reconcile judged it.
+#[derive(Debug, Default)]
+enum Judgment {
+    /// Not looked at (recovery off, running, or the Instance going).
+    #[default]
+    NotWatched,
+    /// Nothing changed since the last clean judgment: the book was not read.
+    StillClean,
+    /// Judged from the book: the versions judged when no drift was found
+    /// from the caches alone.
+    Judged(Option<recovery::Versions>),
+}
+
+/// The book in `slot`, read (and locked) the first time it is needed.
+async fn book_in<'a>(
+    slot: &'a mut Option<BookGuard>,
+    ctx: &Context,
+    inst: &Instance,
+) -> &'a mut recovery::RenderBook {
+    let guard = match slot.take() {
+        Some(guard) => guard,
+        None => ctx.books.of(ctx, inst).await.lock_owned().await,
+    };
+    slot.insert(guard)
 }
 
 impl Run {
@@ -95,12 +126,18 @@ impl Run {
         if let Err(e) = ctx.writers.prepare(&ctx.client, &inst).await {
             tracing::warn!(error = %e, "the Instance's account is not ready");
         }
-        let book = ctx.books.of(ctx, &inst).await.lock_owned().await;
+        let mut book = None;
+        let mut judgment = Judgment::NotWatched;
         let mut look_again = false;
         if recovery::watching(ctx, &inst, &work.status) {
-            let seen = recovery::drift(ctx, &inst, &book).await;
-            observed.drift = seen.drift;
-            look_again = seen.incomplete;
+            if ctx.judged_clean.still_clean(&inst, &ctx.observers) {
+                judgment = Judgment::StillClean;
+            } else {
+                let seen = recovery::drift(ctx, &inst, book_in(&mut book, ctx, &inst).await).await;
+                judgment = Judgment::Judged(seen.judged.filter(|_| seen.drift.is_empty()));
+                observed.drift = seen.drift;
+                look_again = seen.incomplete;
+            }
         }
         Self {
             inst,
@@ -111,6 +148,7 @@ impl Run {
             work,
             timing: Timing::default(),
             book,
+            judgment,
             look_again,
             ran: HashSet::new(),
             pass: PassState::default(),
@@ -151,7 +189,9 @@ impl Run {
     /// False when the Instance is gone.
     pub(super) async fn record_progress(&mut self, ctx: &Context) -> Result<bool> {
         let started = Instant::now();
-        recovery::save(ctx, &self.inst, &mut self.book).await?;
+        if let Some(book) = self.book.as_mut() {
+            recovery::save(ctx, &self.inst, book).await?;
+        }
         let written = act(ctx, &self.inst, &self.work).await?;
         self.timing.writing += started.elapsed();
         let Some(written) = written else {
@@ -186,8 +226,8 @@ impl Run {
             let result = match key.kind(Some(&*ov)) {
                 TaskKind::PodOperation => recovery::pod_task(ctx, &self.inst, &key).await,
                 TaskKind::Reapply => {
-                    recovery::reapply(ctx, &self.inst, &self.work.status, &mut self.book, &key)
-                        .await
+                    let book = book_in(&mut self.book, ctx, &self.inst).await;
+                    recovery::reapply(ctx, &self.inst, &self.work.status, book, &key).await
                 }
                 TaskKind::PlanTask | TaskKind::ChildInstance => {
                     let recorded = Recorded::of(&key, &self.work.status);
@@ -197,7 +237,9 @@ impl Run {
                     let result =
                         run_task(ctx, inst, &ov, &key, recorded, &mut changes, &mut self.pass)
                             .await;
-                    changes.record(key.plan(), &mut self.book);
+                    if !changes.is_empty() {
+                        changes.record(key.plan(), book_in(&mut self.book, ctx, &self.inst).await);
+                    }
                     result
                 }
             };
@@ -224,8 +266,10 @@ impl Run {
     /// write. False when the Instance is gone.
     pub(super) async fn record(&mut self, ctx: &Context) -> Result<bool> {
         let started = Instant::now();
-        if self.inst.metadata.deletion_timestamp.is_none() {
-            recovery::save(ctx, &self.inst, &mut self.book).await?;
+        if self.inst.metadata.deletion_timestamp.is_none()
+            && let Some(book) = self.book.as_mut()
+        {
+            recovery::save(ctx, &self.inst, book).await?;
         }
         let exists = act(ctx, &self.inst, &self.work).await?.is_some();
         // An Instance with nothing to run keeps no render book in memory
@@ -243,6 +287,7 @@ impl Run {
             ctx.books
                 .forget(self.inst.metadata.uid.as_deref().unwrap_or_default());
         }
+        self.remember_judgment(ctx, exists && idle);
         self.timing.writing += started.elapsed();
         tracing::debug!(
             rounds = self.timing.rounds,
@@ -254,6 +299,20 @@ impl Run {
             "decided and executed"
         );
         Ok(exists)
+    }
+
+    /// Keeps a clean judgment for the next reconcile, or forgets it when
+    /// tasks ran (the book may have changed) or drift was not judged clean.
+    fn remember_judgment(&mut self, ctx: &Context, idle: bool) {
+        match std::mem::take(&mut self.judgment) {
+            Judgment::StillClean if idle => {}
+            Judgment::Judged(Some(versions)) if idle => {
+                ctx.judged_clean.remember(&self.inst, versions);
+            }
+            _ => ctx
+                .judged_clean
+                .forget(&crate::context::instance_key(&self.inst)),
+        }
     }
 
     /// When to look again: what the engine asked for, sooner while a task

@@ -12,7 +12,8 @@ use kudo_manager::admin::Readiness;
 use kudo_manager::controller::{self, ControllerConfig};
 use tokio_util::sync::CancellationToken;
 
-/// Requests by `VERB resource[/subresource]` (WATCH for watch requests).
+/// Requests by `VERB resource[/subresource]` (WATCH for watch requests),
+/// marked `(metadata)` for metadata-only requests.
 pub type Counts = Arc<Mutex<BTreeMap<String, usize>>>;
 
 pub fn request_key<B>(req: &http::Request<B>) -> String {
@@ -40,7 +41,14 @@ pub fn request_key<B>(req: &http::Request<B>) -> String {
     } else {
         req.method().as_str()
     };
-    format!("{verb} {resource}")
+    // Metadata-only reads (drift checks) apart from whole-object reads.
+    let metadata_only = req
+        .headers()
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("PartialObjectMetadata"));
+    let kind = if metadata_only { " (metadata)" } else { "" };
+    format!("{verb} {resource}{kind}")
 }
 
 /// A client for the sandbox that counts every request it sends.

@@ -5,6 +5,7 @@
 //! decided by [`kudo_engine::recovery`].
 
 mod book;
+mod clean;
 mod key;
 mod observe;
 mod pods;
@@ -21,6 +22,7 @@ use kudo_api::Instance;
 use kudo_api::names::INSTANCE_LABEL;
 
 pub use book::{Entry, RenderBook};
+pub use clean::{JudgedClean, Versions};
 pub use key::{BookKey, Owner};
 pub(crate) use observe::drift;
 pub use observe::{MetaLookup, Observers, TypedLookup, compact_managed_fields};
@@ -56,6 +58,11 @@ impl Changes {
     /// An object deleted.
     pub fn removed(&mut self, object: kudo_api::AppliedObject) {
         self.removed.push(object);
+    }
+
+    /// Whether the task neither applied nor deleted anything.
+    pub fn is_empty(&self) -> bool {
+        self.applied.is_empty() && self.removed.is_empty()
     }
 
     /// Writes them into the book as done by plan `plan`.

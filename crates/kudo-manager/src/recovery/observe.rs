@@ -151,6 +151,10 @@ pub struct Observation {
     /// Some objects could not be judged yet (a cache still listing): look
     /// again soon, no watch event may come for them.
     pub incomplete: bool,
+    /// Every object judged from its cache alone, none suspect, at these
+    /// resourceVersions; `None` when any needed more (a live read, a cache
+    /// not synced yet) or the book could not be read.
+    pub judged: Option<super::clean::Versions>,
 }
 
 /// The objects of the book that drifted. Kinds without a cache are not
@@ -187,19 +191,27 @@ async fn still_there(ctx: &Context, inst: &Instance) -> bool {
 
 async fn suspects(ctx: &Context, book: &RenderBook) -> Observation {
     let mut out = Observation::default();
+    let mut judged = (!book.is_unavailable()).then(Vec::new);
     for entry in book.entries() {
         let Some(cache) = ctx.observers.of(&entry.object) else {
             continue;
         };
         if !cache.synced() {
             out.incomplete = true;
+            judged = None;
             continue;
         }
         let o = &entry.object;
         let cached = cache.get(o.namespace.as_deref(), &o.name);
         if judge(o, &entry.fields, cached.as_ref()).is_none() {
+            let version = cached.and_then(|m| m.resource_version);
+            judged = judged.zip(version).map(|(mut all, v)| {
+                all.push((o.clone(), v));
+                all
+            });
             continue;
         }
+        judged = None;
         match live_metadata(ctx, o).await {
             Ok(live) => out.drift.extend(judge(o, &entry.fields, live.as_ref())),
             Err(e) => {
@@ -208,6 +220,7 @@ async fn suspects(ctx: &Context, book: &RenderBook) -> Observation {
             }
         }
     }
+    out.judged = judged;
     out
 }
 
