@@ -39,8 +39,10 @@ pub(crate) fn review<'b>(request: &Request<'_>, uid: Cow<'b, str>) -> Answer<'b>
 
 /// What is wrong with an Instance's `spec.upgrades`: no repository, a
 /// channel that is no channel name, a range that does not parse, an
-/// approved version that is no version. The repository's existence is
-/// not checked here (status says when it is missing).
+/// approved version that is no version, a dependency that names no
+/// operator or no Instance. The repository's and the named Instances'
+/// existence is not checked here (status says when one is missing: it
+/// may be created next).
 pub(crate) fn upgrades_problem(
     policy: Option<&kudo_api::upgrades::UpgradePolicy>,
 ) -> Option<String> {
@@ -65,6 +67,20 @@ pub(crate) fn upgrades_problem(
     {
         problems.push(format!("spec.upgrades.approved {approved:?}: {e}"));
     }
+    if policy.dependencies.len() > MAX_NAMED_DEPENDENCIES {
+        problems.push(format!(
+            "spec.upgrades.dependencies names {} operators; at most {MAX_NAMED_DEPENDENCIES}",
+            policy.dependencies.len()
+        ));
+    }
+    for (operator, instance) in policy.dependencies.iter().take(MAX_NAMED_DEPENDENCIES) {
+        let shown = kudo_api::param_value::preview(operator);
+        if let Err(e) = kudo_repo::index::check_name(operator) {
+            problems.push(format!("spec.upgrades.dependencies {shown}: {e}"));
+        } else if let Err(e) = check_object_name(instance) {
+            problems.push(format!("spec.upgrades.dependencies.{shown}: {e}"));
+        }
+    }
     if let Some(left) = &policy.rolled_back_from
         && let Err(e) = kudo_repo::Version::parse(left)
     {
@@ -74,6 +90,27 @@ pub(crate) fn upgrades_problem(
         ));
     }
     (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+/// As many operators as a package may require.
+const MAX_NAMED_DEPENDENCIES: usize = 32;
+
+/// An Instance's name as Kubernetes allows it (a DNS subdomain).
+fn check_object_name(name: &str) -> Result<(), String> {
+    let shown = kudo_api::param_value::preview(name);
+    let fine = (1..=253).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.'))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if fine {
+        Ok(())
+    } else {
+        Err(format!(
+            "{shown} is not an Instance name (lowercase letters, digits, '-' and '.')"
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -134,11 +171,13 @@ mod tests {
         let policy = |json: Value| -> kudo_api::upgrades::UpgradePolicy {
             serde_json::from_value(json).unwrap()
         };
-        let fine = policy(json!({"repository": "community", "versions": ">=1.2 <2"}));
+        let fine = policy(json!({"repository": "community", "versions": ">=1.2 <2",
+                                 "dependencies": {"zookeeper": "zk-1.a"}}));
         assert_eq!(super::upgrades_problem(Some(&fine)), None);
         let bad = policy(
             json!({"repository": "", "channel": "Beta", "versions": "1.x.2", "approved": "latest",
-                   "rolledBackFrom": "previous"}),
+                   "rolledBackFrom": "previous",
+                   "dependencies": {"zookeeper": "ZK_1", "bad name": "zk"}}),
         );
         let problem = super::upgrades_problem(Some(&bad)).unwrap();
         for needle in [
@@ -147,6 +186,8 @@ mod tests {
             "spec.upgrades.versions: \"1.x.2\" is not a version or range",
             "spec.upgrades.approved \"latest\"",
             "spec.upgrades.rolledBackFrom \"previous\"",
+            "spec.upgrades.dependencies.\"zookeeper\": \"ZK_1\" is not an Instance name",
+            "spec.upgrades.dependencies \"bad name\"",
         ] {
             assert!(problem.contains(needle), "{needle}: {problem}");
         }
