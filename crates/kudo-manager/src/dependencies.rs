@@ -2,17 +2,18 @@
 //! manager's side: gather what `kudo_engine::automatic::dependencies`
 //! judges from the caches (Instances, OperatorVersions; no API request),
 //! and wake the tracking Instances of a namespace when one of its
-//! Instances starts running another version, so a move held for it is
-//! judged again at once.
+//! Instances starts or completes a move to another version, so a move held
+//! for it is judged again at once.
 //!
 //! The wake is enough: a hold depends only on the versions the
-//! namespace's Instances run (they change only when a plan of theirs
-//! starts, which this manager records and then wakes) and on what they
-//! require (fixed per OperatorVersion), and on their
-//! `spec.upgrades.dependencies` (a spec change triggers the Instance that
-//! changed, whose own move is judged then). What the wake does not see (a
-//! partner deleted, or moved by another manager's hand) is caught by the
-//! recheck every held move gets (`HELD_MOVE_RECHECK`).
+//! namespace's Instances count as (the one their last completed plan ran
+//! with, and one a later plan started with; they change only when a plan
+//! of theirs starts or completes, which this manager records and then
+//! wakes), on what those versions require (fixed per OperatorVersion), and
+//! on their `spec.upgrades.dependencies` (a spec change triggers the
+//! Instance that changed, whose own move is judged then). What the wake
+//! does not see (a partner deleted, or moved by another manager's hand) is
+//! caught by the recheck every held move gets (`HELD_MOVE_RECHECK`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -22,7 +23,7 @@ use kube::ResourceExt;
 use kube::runtime::reflector::ObjectRef;
 use kudo_api::requirements::Requirement;
 use kudo_api::{Instance, OperatorVersion};
-use kudo_engine::automatic::dependencies::{Move, Peer, check};
+use kudo_engine::automatic::dependencies::{Counted, Move, Peer, check, counted_versions};
 use kudo_engine::automatic::upgrades::Gate;
 
 use crate::context::Context;
@@ -69,43 +70,43 @@ fn freshest(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
     }
 }
 
-/// The OperatorVersion an Instance runs: the one its last plan started
-/// with, else the one it is set to run.
-fn running(ctx: &Context, inst: &Arc<Instance>) -> Option<Arc<OperatorVersion>> {
-    let effective = crate::upgrades::effective(inst.clone());
-    let applied = inst
-        .status
-        .as_ref()
-        .and_then(|s| s.applied_operator_version.as_deref());
-    match applied {
-        Some(name) if effective.spec.operator_version.name.as_deref() != Some(name) => {
-            let mut copy = (*effective).clone();
-            copy.spec.operator_version.name = Some(name.to_string());
-            ctx.operator_version_of(&copy)
-        }
-        _ => ctx.operator_version_of(&effective),
-    }
+/// The OperatorVersion of the name `name`, as `inst` would reference it.
+fn operator_version(ctx: &Context, inst: &Instance, name: &str) -> Option<Arc<OperatorVersion>> {
+    let mut copy = inst.clone();
+    copy.spec.operator_version.name = Some(name.to_string());
+    ctx.operator_version_of(&copy)
 }
 
-/// What the caches say about one other Instance.
+/// What the caches say about one other Instance: the OperatorVersion it
+/// last completed a plan with, and one a later plan started with.
 struct Known {
     name: String,
-    ov: Option<Arc<OperatorVersion>>,
+    settled: Option<Arc<OperatorVersion>>,
+    moving: Option<Arc<OperatorVersion>>,
     names: BTreeMap<String, String>,
 }
 
 impl Known {
-    fn peer(&self) -> Peer<'_> {
-        let spec = self.ov.as_ref().map(|ov| &ov.spec);
-        Peer {
-            instance: &self.name,
-            operator: spec
-                .and_then(|s| s.operator.as_ref())
-                .and_then(|o| o.name.as_deref()),
-            version: spec.and_then(|s| s.version.as_deref()),
-            requires: spec.map_or(&[][..], |s| s.dependencies.as_slice()),
-            names: &self.names,
+    fn of(ctx: &Context, inst: &Instance) -> Self {
+        let (settled, moving) = counted_versions(inst.status.as_ref());
+        Self {
+            name: inst.name_any(),
+            settled: settled.and_then(|n| operator_version(ctx, inst, n)),
+            moving: moving.and_then(|n| operator_version(ctx, inst, n)),
+            names: inst
+                .spec
+                .upgrades
+                .as_ref()
+                .map(|u| u.dependencies.clone())
+                .unwrap_or_default(),
         }
+    }
+
+    fn counted(&self) -> Counted<'_> {
+        Counted::new(
+            self.settled.as_ref().map(|ov| &ov.spec),
+            self.moving.as_ref().map(|ov| &ov.spec),
+        )
     }
 }
 
@@ -128,21 +129,14 @@ pub fn hold(
     let known: Vec<Known> = cached
         .into_iter()
         .filter(|i| i.namespace().as_deref() == Some(ns.as_str()) && i.name_any() != own)
-        .map(|i| {
-            let i = freshest(ctx, i);
-            Known {
-                name: i.name_any(),
-                ov: running(ctx, &i),
-                names: i
-                    .spec
-                    .upgrades
-                    .as_ref()
-                    .map(|u| u.dependencies.clone())
-                    .unwrap_or_default(),
-            }
-        })
+        .map(|i| Known::of(ctx, &freshest(ctx, i)))
         .collect();
-    let peers: Vec<Peer<'_>> = known.iter().map(Known::peer).collect();
+    let counted: Vec<Counted<'_>> = known.iter().map(Known::counted).collect();
+    let peers: Vec<Peer<'_>> = known
+        .iter()
+        .zip(&counted)
+        .map(|(k, c)| c.peer(&k.name, &k.names))
+        .collect();
     let no_names = BTreeMap::new();
     let mv = Move {
         instance: &own,
@@ -161,11 +155,23 @@ pub fn hold(
     }
 }
 
-/// After `inst` was recorded: when the OperatorVersion it runs changed
-/// (`before` → `after`), wake the other tracking Instances of its
-/// namespace that have a move waiting.
-pub fn wake_if_moved(ctx: &Context, inst: &Instance, before: Option<&str>, after: Option<&str>) {
-    if before == after || after.is_none() {
+/// The versions an Instance counts as for the holds of its namespace
+/// (see [`counted_versions`]), to compare before and after a reconcile.
+pub fn counted(status: Option<&kudo_api::InstanceStatus>) -> (Option<String>, Option<String>) {
+    let (settled, moving) = counted_versions(status);
+    (settled.map(Into::into), moving.map(Into::into))
+}
+
+/// After `inst` was recorded: when the versions it counts as changed
+/// (`before` → `after`: an upgrade started or completed), wake the other
+/// tracking Instances of its namespace that have a move waiting.
+pub fn wake_if_moved(
+    ctx: &Context,
+    inst: &Instance,
+    before: &(Option<String>, Option<String>),
+    after: &(Option<String>, Option<String>),
+) {
+    if before == after || after == &(None, None) {
         return;
     }
     let ns = inst.namespace();

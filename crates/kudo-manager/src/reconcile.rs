@@ -137,10 +137,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let Some(inst) = starting_copy(ctx, cached).await? else {
         return Ok(Requeue::await_change());
     };
-    let applied = inst
-        .status
-        .as_ref()
-        .and_then(|s| s.applied_operator_version.clone());
+    let counted = crate::dependencies::counted(inst.status.as_ref());
     let tracked = crate::upgrades::observe(ctx, inst).await;
     if let Some(message) = &tracked.started {
         publish(
@@ -166,7 +163,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     }
     run.observe_readiness(ctx).await;
     let exists = run.record(ctx).await?;
-    run.wake_dependents(ctx, exists, applied.as_deref());
+    run.wake_dependents(ctx, exists, &counted);
     Ok(run.requeue(ctx, exists))
 }
 

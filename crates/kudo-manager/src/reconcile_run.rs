@@ -80,13 +80,18 @@ async fn book_in<'a>(
 }
 
 impl Run {
-    /// After the record: when the Instance started running another
-    /// OperatorVersion than `before` (the stored status'), the moves of its
-    /// namespace held for it are judged again.
-    pub(super) fn wake_dependents(&self, ctx: &Context, exists: bool, before: Option<&str>) {
+    /// After the record: when the versions the Instance counts as for
+    /// dependency holds changed from `before` (the stored status'), the
+    /// moves of its namespace held for it are judged again.
+    pub(super) fn wake_dependents(
+        &self,
+        ctx: &Context,
+        exists: bool,
+        before: &(Option<String>, Option<String>),
+    ) {
         if exists {
-            let after = self.work.status.applied_operator_version.as_deref();
-            crate::dependencies::wake_if_moved(ctx, &self.inst, before, after);
+            let after = crate::dependencies::counted(Some(&self.work.status));
+            crate::dependencies::wake_if_moved(ctx, &self.inst, before, &after);
         }
     }
 

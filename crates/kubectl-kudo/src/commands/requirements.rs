@@ -9,24 +9,10 @@ use std::collections::BTreeMap;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use kudo_api::{Instance, OperatorVersion};
-use kudo_engine::automatic::dependencies::{Move, Peer, check};
+use kudo_engine::automatic::dependencies::{Counted, Move, Peer, check, counted_versions};
 use kudo_engine::automatic::upgrades::Gate;
 
 use crate::context::KubeContext;
-
-/// The OperatorVersion an Instance runs: its last plan's, else the one it
-/// is set to (the channel's, else spec's).
-fn running_name(inst: &Instance) -> Option<&str> {
-    let status = inst.status.as_ref();
-    status
-        .and_then(|s| s.applied_operator_version.as_deref())
-        .or_else(|| {
-            status
-                .and_then(|s| s.upgrades.as_ref())
-                .and_then(|u| u.operator_version.as_deref())
-        })
-        .or(inst.spec.operator_version.name.as_deref())
-}
 
 /// The warning for Instance `name` running `ov`, when a requirement of
 /// either side would be unmet; `None` when all are met or the namespace
@@ -50,21 +36,27 @@ pub async fn unmet(ctx: &KubeContext, name: &str, ov: &OperatorVersion) -> Optio
             .map(|ov| (ov.name_any(), ov))
             .collect();
     let none = BTreeMap::new();
-    let peers: Vec<Peer<'_>> = instances
+    let others: Vec<&Instance> = instances
         .items
         .iter()
         .filter(|i| i.name_any() != name)
+        .collect();
+    // Each counts as the version its last completed plan ran with and one
+    // a later plan started with, as the manager judges it.
+    let counted: Vec<Counted<'_>> = others
+        .iter()
         .map(|i| {
-            let ov = running_name(i).and_then(|n| ovs.get(n)).map(|ov| &ov.spec);
-            Peer {
-                instance: i.metadata.name.as_deref().unwrap_or_default(),
-                operator: ov
-                    .and_then(|s| s.operator.as_ref())
-                    .and_then(|o| o.name.as_deref()),
-                version: ov.and_then(|s| s.version.as_deref()),
-                requires: ov.map_or(&[][..], |s| s.dependencies.as_slice()),
-                names: i.spec.upgrades.as_ref().map_or(&none, |u| &u.dependencies),
-            }
+            let (settled, moving) = counted_versions(i.status.as_ref());
+            let spec = |n: &str| ovs.get(n).map(|ov| &ov.spec);
+            Counted::new(settled.and_then(spec), moving.and_then(spec))
+        })
+        .collect();
+    let peers: Vec<Peer<'_>> = others
+        .iter()
+        .zip(&counted)
+        .map(|(i, c)| {
+            let names = i.spec.upgrades.as_ref().map_or(&none, |u| &u.dependencies);
+            c.peer(i.metadata.name.as_deref().unwrap_or_default(), names)
         })
         .collect();
     let mv = Move {

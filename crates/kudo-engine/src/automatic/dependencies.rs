@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use kudo_api::requirements::Requirement;
+use kudo_api::{InstanceStatus, OperatorVersionSpec};
 
 use super::upgrades::Gate;
 
@@ -38,12 +39,75 @@ pub struct Peer<'a> {
     pub instance: &'a str,
     /// Its operator (unknown when its OperatorVersion is missing).
     pub operator: Option<&'a str>,
-    /// The operator version it runs (unknown likewise).
+    /// The operator version it last completed a plan with (unknown
+    /// likewise, or when none completed yet).
     pub version: Option<&'a str>,
-    /// What that version needs.
+    /// A version a later plan of it started with and has not completed
+    /// (an upgrade running, or failed): a requirement must hold for both.
+    pub moving_to: Option<&'a str>,
+    /// What those versions need.
     pub requires: &'a [Requirement],
     /// Its `spec.upgrades.dependencies`.
     pub names: &'a BTreeMap<String, String>,
+}
+
+/// The OperatorVersion names an Instance counts as for these holds: the
+/// one its last completed plan ran with, and the one a later plan started
+/// with and has not completed. A dependency counts as upgraded only once
+/// its upgrade has finished.
+pub fn counted_versions(status: Option<&InstanceStatus>) -> (Option<&str>, Option<&str>) {
+    let settled = status
+        .and_then(|s| s.last_successful.as_ref())
+        .map(|l| l.operator_version.as_str())
+        .filter(|n| !n.is_empty());
+    let applied = status.and_then(|s| s.applied_operator_version.as_deref());
+    (settled, applied.filter(|a| Some(*a) != settled))
+}
+
+/// An Instance's counted versions (see [`counted_versions`]) resolved to
+/// their OperatorVersions, with what either needs.
+#[derive(Debug)]
+pub struct Counted<'a> {
+    settled: Option<&'a OperatorVersionSpec>,
+    moving: Option<&'a OperatorVersionSpec>,
+    requires: Vec<Requirement>,
+}
+
+impl<'a> Counted<'a> {
+    /// `settled`: the OperatorVersion of the last completed plan; `moving`:
+    /// one a later plan started with (`None` when not found either).
+    pub fn new(
+        settled: Option<&'a OperatorVersionSpec>,
+        moving: Option<&'a OperatorVersionSpec>,
+    ) -> Self {
+        let mut requires: Vec<Requirement> = Vec::new();
+        for need in settled.iter().chain(&moving).flat_map(|s| &s.dependencies) {
+            if !requires.contains(need) {
+                requires.push(need.clone());
+            }
+        }
+        Self {
+            settled,
+            moving,
+            requires,
+        }
+    }
+
+    /// The Instance `instance` as a peer of a move.
+    pub fn peer<'b>(&'b self, instance: &'b str, names: &'b BTreeMap<String, String>) -> Peer<'b> {
+        Peer {
+            instance,
+            operator: self
+                .settled
+                .or(self.moving)
+                .and_then(|s| s.operator.as_ref())
+                .and_then(|o| o.name.as_deref()),
+            version: self.settled.and_then(|s| s.version.as_deref()),
+            moving_to: self.moving.and_then(|s| s.version.as_deref()),
+            requires: &self.requires,
+            names,
+        }
+    }
 }
 
 /// Whether `mv` leaves every requirement met: the first that it would
@@ -109,16 +173,31 @@ fn needs(
         Ok(p) => p,
         Err(why) => return Some(format!("{wants}; {why}")),
     };
+    let moving = peer
+        .moving_to
+        .map(|m| format!(" (its move to {m} has not completed)"))
+        .unwrap_or_default();
     let Some(version) = peer.version else {
         return Some(format!(
-            "{wants}; the version Instance {} runs is not known",
+            "{wants}; Instance {} has not completed a plan on a known version{moving}",
             peer.instance
         ));
     };
     match satisfies(range, version) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Some(format!(
+                "{wants}; Instance {} runs {version}{moving}",
+                peer.instance
+            ));
+        }
+        Err(e) => return Some(format!("{wants}: {e}")),
+    }
+    let to = peer.moving_to?;
+    match satisfies(range, to) {
         Ok(true) => None,
         Ok(false) => Some(format!(
-            "{wants}; Instance {} runs {version}",
+            "{wants}; Instance {} is moving to {to}",
             peer.instance
         )),
         Err(e) => Some(format!("{wants}: {e}")),
@@ -141,6 +220,7 @@ fn breaks(
         instance: mv.instance,
         operator: Some(mv.operator),
         version: Some(mv.to),
+        moving_to: None,
         requires: mv.requires,
         names: mv.names,
     };

@@ -25,6 +25,7 @@ fn zk<'a>(name: &'a str, version: &'a str) -> Peer<'a> {
         instance: name,
         operator: Some("zookeeper"),
         version: Some(version),
+        moving_to: None,
         requires: &[],
         names: NONE,
     }
@@ -96,6 +97,7 @@ fn a_dependency_move_that_leaves_a_dependents_range_is_held() {
         instance: "kafka",
         operator: Some("kafka"),
         version: Some("1.3.0"),
+        moving_to: None,
         requires: &kafka_needs,
         names: NONE,
     };
@@ -121,6 +123,7 @@ fn a_dependent_that_relies_on_another_instance_does_not_hold_the_move() {
         instance: "kafka",
         operator: Some("kafka"),
         version: Some("1.3.0"),
+        moving_to: None,
         requires: &kafka_needs,
         names: &names,
     };
@@ -139,6 +142,70 @@ fn a_dependent_that_relies_on_another_instance_does_not_hold_the_move() {
         ..kafka
     };
     assert_eq!(judge(&mv, &[unnamed, zk("zk-other", "3.5.0")]), Gate::Go);
+}
+
+#[test]
+fn a_dependency_counts_as_upgraded_only_once_its_upgrade_completed() {
+    let needs = [req("zookeeper", ">=3.6 <4")];
+    let upgrading = Peer {
+        moving_to: Some("3.6.0"),
+        ..zk("zk", "3.5.1")
+    };
+    assert_eq!(
+        held(judge(&kafka_to("2.0.0", &needs), &[upgrading])),
+        "kafka 2.0.0 needs zookeeper >=3.6 <4; Instance zk runs 3.5.1 \
+         (its move to 3.6.0 has not completed)"
+    );
+    // In range now, but moving out of it.
+    let leaving = Peer {
+        moving_to: Some("4.0.0"),
+        ..zk("zk", "3.6.0")
+    };
+    assert_eq!(
+        held(judge(&kafka_to("2.0.0", &needs), &[leaving])),
+        "kafka 2.0.0 needs zookeeper >=3.6 <4; Instance zk is moving to 4.0.0"
+    );
+    let never_completed = Peer {
+        version: None,
+        moving_to: Some("3.6.0"),
+        ..zk("zk", "")
+    };
+    assert_eq!(
+        held(judge(&kafka_to("2.0.0", &needs), &[never_completed])),
+        "kafka 2.0.0 needs zookeeper >=3.6 <4; Instance zk has not completed a plan on a \
+         known version (its move to 3.6.0 has not completed)"
+    );
+    let within = Peer {
+        moving_to: Some("3.7.0"),
+        ..zk("zk", "3.6.0")
+    };
+    assert_eq!(judge(&kafka_to("2.0.0", &needs), &[within]), Gate::Go);
+}
+
+#[test]
+fn the_versions_counted_are_the_last_completed_and_the_one_started_since() {
+    use kudo_api::{AppliedConfig, InstanceStatus};
+    let status = |applied: Option<&str>, completed: Option<&str>| InstanceStatus {
+        applied_operator_version: applied.map(Into::into),
+        last_successful: completed.map(|c| AppliedConfig {
+            operator_version: c.into(),
+            ..AppliedConfig::default()
+        }),
+        ..InstanceStatus::default()
+    };
+    assert_eq!(counted_versions(None), (None, None));
+    let settled = status(Some("zk-3.6"), Some("zk-3.6"));
+    assert_eq!(counted_versions(Some(&settled)), (Some("zk-3.6"), None));
+    let upgrading = status(Some("zk-3.6"), Some("zk-3.5"));
+    assert_eq!(
+        counted_versions(Some(&upgrading)),
+        (Some("zk-3.5"), Some("zk-3.6"))
+    );
+    let first_deploy = status(Some("zk-3.5"), None);
+    assert_eq!(
+        counted_versions(Some(&first_deploy)),
+        (None, Some("zk-3.5"))
+    );
 }
 
 #[test]
