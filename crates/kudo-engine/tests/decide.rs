@@ -540,6 +540,34 @@ fn status_written_by_kudo_is_adopted_without_running_a_plan() {
         sim.status().applied_operator_version.as_deref(),
         Some("zk-1.0")
     );
+    // Its completed deploy is the configuration it last completed with.
+    let settled = sim.status().last_successful.clone().unwrap();
+    assert_eq!(settled.operator_version, "zk-1.0");
+    assert_eq!(settled.plan.as_deref(), Some("deploy"));
+}
+
+#[test]
+fn a_kudo_status_with_a_failed_plan_is_adopted_without_a_completed_configuration() {
+    let mut sim = zk();
+    let mut st = kudo_api::InstanceStatus::default();
+    for (plan, result) in [("deploy", S::Complete), ("update", S::FatalError)] {
+        st.plan_status.insert(
+            plan.into(),
+            kudo_api::PlanStatus {
+                name: plan.into(),
+                status: Some(result),
+                ..Default::default()
+            },
+        );
+    }
+    sim.inst.status = Some(st);
+    let d = sim.all_done();
+    assert!(run_keys(&d).is_empty());
+    assert_eq!(
+        sim.status().applied_operator_version.as_deref(),
+        Some("zk-1.0")
+    );
+    assert_eq!(sim.status().last_successful, None);
 }
 
 #[test]

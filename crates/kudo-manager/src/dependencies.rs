@@ -70,11 +70,16 @@ fn freshest(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
     }
 }
 
-/// The OperatorVersion of the name `name`, as `inst` would reference it.
+/// The OperatorVersion of the name `name`, as `inst` would reference it,
+/// else in its own namespace (where a channel installs the versions it
+/// moves to, also for an Instance whose spec names a shared one).
 fn operator_version(ctx: &Context, inst: &Instance, name: &str) -> Option<Arc<OperatorVersion>> {
     let mut copy = inst.clone();
     copy.spec.operator_version.name = Some(name.to_string());
-    ctx.operator_version_of(&copy)
+    ctx.operator_version_of(&copy).or_else(|| {
+        copy.spec.operator_version.namespace.take()?;
+        ctx.operator_version_of(&copy)
+    })
 }
 
 /// What the caches say about one other Instance: the OperatorVersion it

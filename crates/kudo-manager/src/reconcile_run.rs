@@ -224,6 +224,11 @@ impl Run {
             return;
         };
         self.timing.rounds += 1;
+        // Tasks may change the book: a clean judgment no longer stands,
+        // also if this reconcile ends in an error before its record.
+        self.judgment = Judgment::NotWatched;
+        ctx.judged_clean
+            .forget(&crate::context::instance_key(&self.inst));
         let started = Instant::now();
         for key in tasks {
             // The working status holds what the task applied before (the

@@ -205,14 +205,20 @@ fn needs(
 }
 
 /// (b) whether `peer` needs the moving Instance, and in a range the new
-/// version leaves.
+/// version leaves (any of its ranges: a peer that is moving has those of
+/// both its versions).
 fn breaks(
     mv: &Move<'_>,
     peer: &Peer<'_>,
     peers: &[Peer<'_>],
     satisfies: Satisfies<'_>,
 ) -> Option<String> {
-    let need = peer.requires.iter().find(|r| r.operator == mv.operator)?;
+    let mut needs = peer
+        .requires
+        .iter()
+        .filter(|r| r.operator == mv.operator)
+        .peekable();
+    needs.peek()?;
     // Is the moving Instance the one this peer's requirement resolves to?
     // The candidates are the peer's neighbours: everyone but itself, and
     // the moving Instance as its new self.
@@ -235,16 +241,18 @@ fn breaks(
     if !provides {
         return None;
     }
-    let range = need.range();
-    let why = match satisfies(range, mv.to) {
-        Ok(true) => return None,
-        Ok(false) => String::new(),
-        Err(e) => format!(" ({e})"),
-    };
-    Some(format!(
-        "{} {} would break Instance {}, which needs {} {range}{why}",
-        mv.operator, mv.to, peer.instance, mv.operator
-    ))
+    needs.find_map(|need| {
+        let range = need.range();
+        let why = match satisfies(range, mv.to) {
+            Ok(true) => return None,
+            Ok(false) => String::new(),
+            Err(e) => format!(" ({e})"),
+        };
+        Some(format!(
+            "{} {} would break Instance {}, which needs {} {range}{why}",
+            mv.operator, mv.to, peer.instance, mv.operator
+        ))
+    })
 }
 
 #[cfg(test)]

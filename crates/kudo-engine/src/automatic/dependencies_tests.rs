@@ -183,6 +183,32 @@ fn a_dependency_counts_as_upgraded_only_once_its_upgrade_completed() {
 }
 
 #[test]
+fn a_dependent_moving_between_versions_holds_a_move_that_breaks_either() {
+    // kafka completed 1.3 (zookeeper >=3.5 <4) and moves to 2.0 (>=3.6 <4).
+    let both = [req("zookeeper", ">=3.5 <4"), req("zookeeper", ">=3.6 <4")];
+    let kafka = Peer {
+        instance: "kafka",
+        operator: Some("kafka"),
+        version: Some("1.3.0"),
+        moving_to: Some("2.0.0"),
+        requires: &both,
+        names: NONE,
+    };
+    let zk_to = |to: &'static str| Move {
+        instance: "zk",
+        operator: "zookeeper",
+        to,
+        requires: &[],
+        names: NONE,
+    };
+    assert_eq!(
+        held(judge(&zk_to("3.5.9"), &[kafka])),
+        "zookeeper 3.5.9 would break Instance kafka, which needs zookeeper >=3.6 <4"
+    );
+    assert_eq!(judge(&zk_to("3.7.0"), &[kafka]), Gate::Go);
+}
+
+#[test]
 fn the_versions_counted_are_the_last_completed_and_the_one_started_since() {
     use kudo_api::{AppliedConfig, InstanceStatus};
     let status = |applied: Option<&str>, completed: Option<&str>| InstanceStatus {

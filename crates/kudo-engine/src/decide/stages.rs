@@ -520,7 +520,10 @@ fn sync_plans(ov: &OperatorVersion, st: &mut InstanceStatus) -> bool {
 }
 
 /// A status written by KUDO (plans ran, nothing recorded as applied) is
-/// taken over as it is: the current spec counts as applied.
+/// taken over as it is: the current spec counts as applied, and, when its
+/// deploy completed and no plan failed, as the configuration a plan last
+/// completed with (the rollback target; dependency holds count it as
+/// settled).
 fn adopt_kudo_status(inst: &Instance, st: &mut InstanceStatus) -> bool {
     let adopt = st.applied_operator_version.is_none()
         && st.active_plan.is_none()
@@ -536,6 +539,20 @@ fn adopt_kudo_status(inst: &Instance, st: &mut InstanceStatus) -> bool {
             .plan_execution
             .as_ref()
             .and_then(|p| p.uid.clone());
+        let settled = st
+            .plan_status
+            .get(DEPLOY_PLAN)
+            .is_some_and(|p| p.status() == S::Complete)
+            && !st.plan_status.values().any(|p| p.status() == S::FatalError);
+        if settled && st.last_successful.is_none() {
+            let deploy = st.plan_status.get(DEPLOY_PLAN);
+            st.last_successful = Some(kudo_api::AppliedConfig {
+                operator_version: select::spec_ov_name(&inst.spec).to_string(),
+                parameters: select::spec_params(&inst.spec).clone(),
+                plan: Some(DEPLOY_PLAN.to_string()),
+                completed_at: deploy.and_then(|p| p.last_updated_timestamp.clone()),
+            });
+        }
     }
     adopt
 }
