@@ -403,6 +403,52 @@ fn rollback_runs_despite_the_automatic_suppression_and_clears_it() {
 }
 
 #[test]
+fn a_plan_run_by_hand_after_a_failed_change_does_not_make_the_change_the_rollback_target() {
+    let mut sim = Sim::new(
+        instance("a"),
+        ov(
+            "a",
+            vec![
+                ("deploy", simple_plan(1)),
+                ("update", simple_plan(1)),
+                ("backup", simple_plan(1)),
+            ],
+            vec![param("v", None)],
+        ),
+    );
+    sim.set_params(&[("v", "good")]);
+    sim.all_done();
+    sim.set_params(&[("v", "bad")]);
+    sim.reconcile(|_| TaskOutcome::Fatal {
+        message: "crash".into(),
+    });
+    let run_by_hand = |sim: &mut Sim, plan: &str, uid: &str| {
+        sim.edit(|s| {
+            s.plan_execution = Some(kudo_api::PlanExecution {
+                plan_name: Some(plan.into()),
+                uid: Some(uid.into()),
+                ..Default::default()
+            });
+        });
+        sim.all_done();
+        assert_eq!(sim.plan_status(plan), S::Complete);
+    };
+    let good = BTreeMap::from([("v".to_string(), "good".to_string())]);
+    run_by_hand(&mut sim, "backup", "b1");
+    assert_eq!(
+        sim.status().last_successful.as_ref().unwrap().parameters,
+        good,
+        "a backup does not make the failed change good"
+    );
+    // The configuration plan run again by hand does.
+    run_by_hand(&mut sim, "update", "u1");
+    assert_eq!(
+        sim.status().last_successful.as_ref().unwrap().parameters,
+        BTreeMap::from([("v".to_string(), "bad".to_string())])
+    );
+}
+
+#[test]
 fn automatic_suppression_can_expire_by_itself() {
     let mut sim = Sim::new(
         instance("a"),

@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 use kudo_api::maintenance::MAINTENANCE_PLAN;
-use kudo_api::names::{CLEANUP_PLAN, RECOVERY_PLAN};
+use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, RECOVERY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
 use kudo_api::{
     ActivePlan, AppliedConfig, AutoSuppression, ExecutionStatus as S, Instance, InstanceStatus,
     OperatorVersion, PlanRun, Suppression,
@@ -334,6 +334,23 @@ pub(crate) fn finish_beside(
     finish_plan(before, st, RECOVERY_PLAN, None, applied, config, now, out)
 }
 
+/// Whether plan `name`, completed, makes the configuration it ran with the
+/// one a rollback returns to (and dependency holds count as completed):
+/// a plan started by a change of it (create, parameters, upgrade,
+/// rollback), or a configuration plan run again by hand. Another plan run
+/// by hand (a backup) after a failed change does not make that change good.
+fn settles(name: &str, trigger: Option<&str>, st: &InstanceStatus) -> bool {
+    let config_plan = [DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN].contains(&name);
+    let unchanged = st.last_successful.as_ref().is_some_and(|l| {
+        l.operator_version == st.applied_operator_version.as_deref().unwrap_or_default()
+            && st
+                .applied_parameters
+                .as_ref()
+                .map_or(l.parameters.is_empty(), |p| *p == l.parameters)
+    });
+    trigger != Some("manual") || config_plan || unchanged
+}
+
 #[allow(clippy::too_many_arguments)]
 fn finish_plan(
     before: &Before,
@@ -377,12 +394,14 @@ fn finish_plan(
         // node maintenance: neither changes it. A declined maintenance is an
         // answer, not a failed configuration, so it suppresses nothing.
     } else if result == S::Complete {
-        st.last_successful = Some(AppliedConfig {
-            operator_version: st.applied_operator_version.clone().unwrap_or_default(),
-            parameters: st.applied_parameters.clone().unwrap_or_default(),
-            plan: Some(name.to_string()),
-            completed_at: Some(crate::model::time(now)),
-        });
+        if settles(name, trigger, st) {
+            st.last_successful = Some(AppliedConfig {
+                operator_version: st.applied_operator_version.clone().unwrap_or_default(),
+                parameters: st.applied_parameters.clone().unwrap_or_default(),
+                plan: Some(name.to_string()),
+                completed_at: Some(crate::model::time(now)),
+            });
+        }
         if trigger == Some("rollback") {
             st.auto_suppression = None;
         }
