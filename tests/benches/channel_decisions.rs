@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use kube::Api;
 use kube::api::PostParams;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -71,14 +71,22 @@ async fn wait_all(env: &Env, n: usize, what: &str, done: impl Fn(&Instance) -> b
     let api: Api<Instance> = Api::namespaced(env.client.clone(), NS);
     let mut seen: HashMap<String, bool> = HashMap::new();
     let mut not_done: HashMap<String, String> = HashMap::new();
+    // A watch that falls behind is told to re-list (410 Gone), as a real
+    // API server does: the watcher reports that as an error, then re-lists
+    // and goes on.
     let mut events = watcher(api, watcher::Config::default())
+        .default_backoff()
         .applied_objects()
         .boxed();
     let start = Instant::now();
     let mut last_print = Instant::now();
     while seen.values().filter(|d| **d).count() < n {
-        let next = tokio::time::timeout(Duration::from_secs(120), events.try_next()).await;
-        let Ok(Ok(Some(inst))) = next else {
+        let next = tokio::time::timeout(Duration::from_secs(120), events.next()).await;
+        if let Ok(Some(Err(e))) = &next {
+            eprintln!("channels: the watch re-lists ({e})");
+            continue;
+        }
+        let Ok(Some(Ok(inst))) = next else {
             let mut why: HashMap<String, usize> = HashMap::new();
             for state in not_done.values() {
                 *why.entry(state.clone()).or_default() += 1;
