@@ -82,6 +82,9 @@ pub struct Context {
     pub instances: Store<Instance>,
     /// Instances to reconcile again (dependency constraints).
     pub wakes: crate::dependencies::Wakes,
+    /// The tracking Instances with a channel move waiting (what a wake
+    /// concerns).
+    pub waiting_moves: crate::dependencies::WaitingMoves,
     /// The time of day windows, suppressions and backoffs are judged by.
     pub clock: crate::clock::Clock,
     /// The API server's Kubernetes version, read once.
@@ -253,6 +256,7 @@ impl Context {
             repositories: crate::repositories::Indexes::default(),
             instances: kube::runtime::reflector::store().0,
             wakes: crate::dependencies::Wakes::default(),
+            waiting_moves: crate::dependencies::WaitingMoves::default(),
             kubernetes: std::sync::OnceLock::new(),
             clock: crate::clock::Clock::system(),
         }
@@ -277,6 +281,10 @@ impl Context {
         self.books.forget(uid);
         self.seen_health.forget(&instance_key(inst));
         self.judged_clean.forget(&instance_key(inst));
+        self.waiting_moves.forget(
+            inst.metadata.namespace.as_deref(),
+            inst.metadata.name.as_deref().unwrap_or_default(),
+        );
         if let Ok(mut said) = self.said.lock() {
             said.remove(uid);
         }
@@ -298,6 +306,7 @@ impl Context {
         let key = key_of(namespace, name);
         self.seen_health.forget(&key);
         self.judged_clean.forget(&key);
+        self.waiting_moves.forget(namespace, name);
         if let Ok(mut written) = self.written.lock() {
             let gone = ObjectRef::<Instance>::new(name);
             written.remove(&match namespace {

@@ -15,7 +15,7 @@
 //! does not see (a partner deleted, or moved by another manager's hand) is
 //! caught by the recheck every held move gets (`HELD_MOVE_RECHECK`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use futures::channel::mpsc;
@@ -181,18 +181,124 @@ pub fn wake_if_moved(
     }
     let ns = inst.namespace();
     let own = inst.name_any();
-    for other in ctx.instances.state() {
-        if other.namespace() != ns || other.name_any() == own {
-            continue;
+    for name in ctx.waiting_moves.in_namespace(ns.as_deref()) {
+        if name != own {
+            let key = ObjectRef::<Instance>::new(&name);
+            ctx.wakes.send(match &ns {
+                Some(ns) => key.within(ns),
+                None => key,
+            });
         }
-        let waiting = other.spec.upgrades.is_some()
-            && other
-                .status
+    }
+}
+
+/// The tracking Instances with a channel move waiting, by namespace: the
+/// only ones a wake can concern, so a wake costs nothing in a namespace
+/// of Instances that wait for nothing. Kept by the reconciles that record
+/// the moves; bounded by what is live (an Instance goes with its record).
+#[derive(Debug, Default)]
+pub struct WaitingMoves(Mutex<HashMap<String, BTreeSet<String>>>);
+
+impl WaitingMoves {
+    /// Notes whether `inst`, recorded with `status`, has a move waiting.
+    pub fn record(&self, inst: &Instance, status: &kudo_api::InstanceStatus) {
+        let waiting = inst.spec.upgrades.is_some()
+            && status
+                .upgrades
                 .as_ref()
-                .and_then(|s| s.upgrades.as_ref())
                 .is_some_and(|u| u.available.is_some() && u.available != u.installed);
+        let ns = inst.namespace().unwrap_or_default();
+        let name = inst.name_any();
+        let Ok(mut all) = self.0.lock() else {
+            return;
+        };
         if waiting {
-            ctx.wakes.send(ObjectRef::from_obj(other.as_ref()));
+            all.entry(ns).or_default().insert(name);
+        } else if let Some(names) = all.get_mut(&ns) {
+            names.remove(&name);
+            if names.is_empty() {
+                all.remove(&ns);
+            }
         }
+    }
+
+    /// Forgets an Instance that is gone.
+    pub fn forget(&self, namespace: Option<&str>, name: &str) {
+        let ns = namespace.unwrap_or_default();
+        if let Ok(mut all) = self.0.lock()
+            && let Some(names) = all.get_mut(ns)
+        {
+            names.remove(name);
+            if names.is_empty() {
+                all.remove(ns);
+            }
+        }
+    }
+
+    fn in_namespace(&self, namespace: Option<&str>) -> Vec<String> {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|all| all.get(namespace.unwrap_or_default()).cloned())
+            .map(|names| names.into_iter().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kudo_api::upgrades::{UpgradePolicy, UpgradeStatus};
+    use kudo_api::{InstanceSpec, InstanceStatus};
+
+    use super::*;
+
+    fn tracking(ns: &str, name: &str) -> Instance {
+        let mut inst = Instance::new(
+            name,
+            InstanceSpec {
+                upgrades: Some(UpgradePolicy {
+                    repository: "community".into(),
+                    ..UpgradePolicy::default()
+                }),
+                ..InstanceSpec::default()
+            },
+        );
+        inst.metadata.namespace = Some(ns.into());
+        inst
+    }
+
+    fn moving(available: &str) -> InstanceStatus {
+        InstanceStatus {
+            upgrades: Some(UpgradeStatus {
+                installed: Some("1.0.0".into()),
+                available: Some(available.into()),
+                ..UpgradeStatus::default()
+            }),
+            ..InstanceStatus::default()
+        }
+    }
+
+    #[test]
+    fn only_instances_with_a_move_waiting_are_kept_per_namespace_until_they_go() {
+        let waiting = WaitingMoves::default();
+        let kafka = tracking("team", "kafka");
+        waiting.record(&kafka, &moving("2.0.0"));
+        waiting.record(&tracking("other", "zk"), &moving("3.6.0"));
+        waiting.record(&tracking("team", "idle"), &moving("1.0.0"));
+        assert_eq!(waiting.in_namespace(Some("team")), ["kafka"]);
+
+        // Moved: nothing waits any more.
+        waiting.record(&kafka, &moving("1.0.0"));
+        assert!(waiting.in_namespace(Some("team")).is_empty());
+
+        // A person stopped tracking the channel.
+        let mut untracked = tracking("other", "zk");
+        untracked.spec.upgrades = None;
+        waiting.record(&untracked, &moving("3.6.0"));
+        assert!(waiting.in_namespace(Some("other")).is_empty());
+
+        waiting.record(&kafka, &moving("2.0.0"));
+        waiting.forget(Some("team"), "kafka");
+        assert!(waiting.in_namespace(Some("team")).is_empty());
     }
 }

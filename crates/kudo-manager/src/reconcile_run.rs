@@ -90,6 +90,7 @@ impl Run {
         before: &(Option<String>, Option<String>),
     ) {
         if exists {
+            ctx.waiting_moves.record(&self.inst, &self.work.status);
             let after = crate::dependencies::counted(Some(&self.work.status));
             crate::dependencies::wake_if_moved(ctx, &self.inst, before, &after);
         }
