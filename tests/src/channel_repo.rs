@@ -14,7 +14,7 @@ use kudo_api::{ExecutionStatus as S, Instance, OperatorRepository, OperatorRepos
 use kudo_repo_client::test_support::{Reply, TestServer, file_reply};
 use serde_json::json;
 
-use crate::{Env, operator, plan_status};
+use crate::{Env, operator};
 
 pub fn t() -> Duration {
     crate::timeout(Duration::from_secs(90))
@@ -201,14 +201,9 @@ pub fn runs(i: &Instance, ov: &str) -> bool {
 }
 
 pub async fn deployed(env: &Env, name: &str, policy: serde_json::Value) {
-    env.install(operator("first-operator"), name, &[])
+    env.install_deployed(operator("first-operator"), name, &[], t())
         .await
         .unwrap();
-    env.wait_for(name, "deploy COMPLETE", t(), |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
     env.patch_spec(name, json!({"upgrades": policy}))
         .await
         .unwrap();

@@ -275,6 +275,22 @@ impl Env {
         Ok(())
     }
 
+    /// Install a package with an Instance named `instance` and wait (up to
+    /// `timeout`) until its deploy plan is COMPLETE.
+    pub async fn install_deployed(
+        &self,
+        package: PathBuf,
+        instance: &str,
+        params: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Result<Instance> {
+        self.install(package, instance, params).await?;
+        self.wait_for(instance, "deploy COMPLETE", timeout, |i| {
+            plan_status(i, "deploy") == Some(ExecutionStatus::Complete)
+        })
+        .await
+    }
+
     /// Install a package's Operator and OperatorVersion only; returns the OV name.
     pub async fn install_operator_version(&self, package: PathBuf) -> Result<String> {
         Ok(install_package(&self.client, &package, &self.ns, None)

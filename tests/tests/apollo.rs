@@ -36,14 +36,9 @@ fn suppressed(inst: &Instance) -> bool {
 /// Install `name` with GREETING=good, wait for deploy, then let a GREETING
 /// change make `reconfigure` fail; returns the failed Instance.
 async fn deployed_then_failed(env: &Env, name: &str) -> Instance {
-    env.install(fixture("e2e-op-v1"), name, &[("GREETING", "good")])
+    env.install_deployed(fixture("e2e-op-v1"), name, &[("GREETING", "good")], t())
         .await
         .unwrap();
-    env.wait_for(name, "deploy COMPLETE", t(), |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
     env.patch_spec(name, json!({"parameters": {"GREETING": BROKEN_GREETING}}))
         .await
         .unwrap();

@@ -283,6 +283,17 @@ async fn upgrades_started(env: &Env) -> i32 {
         .sum()
 }
 
+/// Deploys `web` tracking repository `repository` and waits until its
+/// channel has nothing newer for it.
+async fn web_on_the_newest(env: &Env, repository: &str) {
+    deployed(env, "web", json!({"repository": repository})).await;
+    env.wait_for("web", "nothing newer", t(), |i| {
+        reason(i).contains("is the newest in channel stable")
+    })
+    .await
+    .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manager_killed_mid_upgrade_finishes_the_move_once_after_a_restart() {
     let mut env = Env::start().await.unwrap();
@@ -290,12 +301,7 @@ async fn a_manager_killed_mid_upgrade_finishes_the_move_once_after_a_restart() {
     repo.publish("0.2.0");
     let name = format!("kill-{}", env.ns);
     repo.follow(&env, &name).await;
-    deployed(&env, "web", json!({"repository": name})).await;
-    env.wait_for("web", "nothing newer", t(), |i| {
-        reason(i).contains("is the newest in channel stable")
-    })
-    .await
-    .unwrap();
+    web_on_the_newest(&env, &name).await;
     // Slow requests keep the upgrade running when the manager dies.
     if let Cluster::Sandbox(sandbox) = &env.sandbox {
         sandbox.set_faults(Faults::none().latency(Duration::from_millis(150)));
@@ -346,12 +352,7 @@ async fn a_failing_release_suppresses_and_the_version_rolled_back_from_is_not_in
     repo.publish("0.2.0");
     let name = format!("failing-{}", env.ns);
     repo.follow(&env, &name).await;
-    deployed(&env, "web", json!({"repository": name})).await;
-    env.wait_for("web", "nothing newer", t(), |i| {
-        reason(i).contains("is the newest in channel stable")
-    })
-    .await
-    .unwrap();
+    web_on_the_newest(&env, &name).await;
 
     repo.publish_broken("0.3.0");
     let failed = env

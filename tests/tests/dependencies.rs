@@ -7,9 +7,8 @@
 //! dependency hold is not one the manager looks at again by time).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use kudo_api::ExecutionStatus as S;
+use kudo_e2e::Env;
 use kudo_e2e::channel_repo::{Repo, closed_window, reason, runs, t, upgrades};
-use kudo_e2e::{Env, plan_status};
 use serde_json::json;
 
 fn needs_db(range: &str) -> String {
@@ -20,13 +19,10 @@ fn needs_db(range: &str) -> String {
 /// lets it track the repository.
 async fn tracked(env: &Env, repo: &Repo, operator: &str, extra: &str, policy: serde_json::Value) {
     let folder = repo.folder(operator, "0.2.0", extra);
-    env.install(folder.clone(), operator, &[]).await.unwrap();
+    env.install_deployed(folder.clone(), operator, &[], t())
+        .await
+        .unwrap();
     std::fs::remove_dir_all(folder).unwrap();
-    env.wait_for(operator, "deploy COMPLETE", t(), |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
     env.patch_spec(operator, json!({"upgrades": policy}))
         .await
         .unwrap();

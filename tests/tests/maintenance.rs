@@ -41,14 +41,9 @@ async fn node_of(env: &Env, pod: &str) -> String {
 
 /// Installs the fixture as Instance `db` and waits for its deploy.
 async fn deployed(env: &Env, params: &[(&str, &str)]) {
-    env.install(fixture("maint-op"), "db", params)
+    env.install_deployed(fixture("maint-op"), "db", params, T)
         .await
         .unwrap();
-    env.wait_for("db", "deploy COMPLETE", T, |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
 }
 
 /// Writes the `default` schedule's spec (creating it when missing).

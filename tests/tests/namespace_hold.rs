@@ -35,14 +35,9 @@ async fn annotate(env: &Env, threshold: &str) {
 }
 
 async fn deployed(env: &Env, name: &str) {
-    env.install(fixture("e2e-op-v1"), name, &[("GREETING", "good")])
+    env.install_deployed(fixture("e2e-op-v1"), name, &[("GREETING", "good")], t())
         .await
         .unwrap();
-    env.wait_for(name, "deploy COMPLETE", t(), |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap();
 }
 
 async fn failed(env: &Env, name: &str) {

@@ -37,12 +37,9 @@ fn completed_recoveries(i: &Instance) -> usize {
 }
 
 async fn deployed(env: &Env, name: &str) -> Instance {
-    env.install(fixture("e2e-op-v1"), name, &[]).await.unwrap();
-    env.wait_for(name, "deploy COMPLETE", T, |i| {
-        plan_status(i, "deploy") == Some(S::Complete)
-    })
-    .await
-    .unwrap()
+    env.install_deployed(fixture("e2e-op-v1"), name, &[], T)
+        .await
+        .unwrap()
 }
 
 /// A merge patch as another field manager (an operator's own controller,

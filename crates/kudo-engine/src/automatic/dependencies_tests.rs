@@ -41,6 +41,29 @@ fn kafka_to<'a>(to: &'a str, requires: &'a [Requirement]) -> Move<'a> {
     }
 }
 
+/// kafka, running 1.3.0 and needing `requires`.
+fn kafka_on_1_3(requires: &[Requirement]) -> Peer<'_> {
+    Peer {
+        instance: "kafka",
+        operator: Some("kafka"),
+        version: Some("1.3.0"),
+        moving_to: None,
+        requires,
+        names: NONE,
+    }
+}
+
+/// zk moving to `to`, needing nothing.
+fn zk_to(to: &str) -> Move<'_> {
+    Move {
+        instance: "zk",
+        operator: "zookeeper",
+        to,
+        requires: &[],
+        names: NONE,
+    }
+}
+
 #[test]
 fn a_dependent_moves_when_its_dependency_runs_a_version_in_range() {
     let needs = [req("zookeeper", ">=3.5 <4")];
@@ -93,21 +116,7 @@ fn the_instance_named_in_spec_is_the_one_judged() {
 #[test]
 fn a_dependency_move_that_leaves_a_dependents_range_is_held() {
     let kafka_needs = [req("zookeeper", ">=3.5 <4")];
-    let kafka = Peer {
-        instance: "kafka",
-        operator: Some("kafka"),
-        version: Some("1.3.0"),
-        moving_to: None,
-        requires: &kafka_needs,
-        names: NONE,
-    };
-    let zk_to = |to: &'static str| Move {
-        instance: "zk",
-        operator: "zookeeper",
-        to,
-        requires: &[],
-        names: NONE,
-    };
+    let kafka = kafka_on_1_3(&kafka_needs);
     assert_eq!(
         held(judge(&zk_to("4.0.0"), &[kafka])),
         "zookeeper 4.0.0 would break Instance kafka, which needs zookeeper >=3.5 <4"
@@ -120,20 +129,10 @@ fn a_dependent_that_relies_on_another_instance_does_not_hold_the_move() {
     let kafka_needs = [req("zookeeper", "<4")];
     let names = BTreeMap::from([("zookeeper".to_string(), "zk-other".to_string())]);
     let kafka = Peer {
-        instance: "kafka",
-        operator: Some("kafka"),
-        version: Some("1.3.0"),
-        moving_to: None,
-        requires: &kafka_needs,
         names: &names,
+        ..kafka_on_1_3(&kafka_needs)
     };
-    let mv = Move {
-        instance: "zk",
-        operator: "zookeeper",
-        to: "4.0.0",
-        requires: &[],
-        names: NONE,
-    };
+    let mv = zk_to("4.0.0");
     assert_eq!(judge(&mv, &[kafka, zk("zk-other", "3.5.0")]), Gate::Go);
     // Unnamed, with two Instances of zookeeper: kafka's requirement
     // resolves to neither, so neither is held for it.
@@ -187,19 +186,8 @@ fn a_dependent_moving_between_versions_holds_a_move_that_breaks_either() {
     // kafka completed 1.3 (zookeeper >=3.5 <4) and moves to 2.0 (>=3.6 <4).
     let both = [req("zookeeper", ">=3.5 <4"), req("zookeeper", ">=3.6 <4")];
     let kafka = Peer {
-        instance: "kafka",
-        operator: Some("kafka"),
-        version: Some("1.3.0"),
         moving_to: Some("2.0.0"),
-        requires: &both,
-        names: NONE,
-    };
-    let zk_to = |to: &'static str| Move {
-        instance: "zk",
-        operator: "zookeeper",
-        to,
-        requires: &[],
-        names: NONE,
+        ..kafka_on_1_3(&both)
     };
     assert_eq!(
         held(judge(&zk_to("3.5.9"), &[kafka])),
