@@ -22,6 +22,7 @@ use futures::channel::mpsc;
 use kube::ResourceExt;
 use kube::runtime::reflector::ObjectRef;
 use kudo_api::requirements::Requirement;
+use kudo_api::upgrades::UpgradeStatus;
 use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::automatic::dependencies::{Counted, Move, Peer, check, counted_versions};
 use kudo_engine::automatic::upgrades::Gate;
@@ -206,7 +207,7 @@ impl WaitingMoves {
             && status
                 .upgrades
                 .as_ref()
-                .is_some_and(|u| u.available.is_some() && u.available != u.installed);
+                .is_some_and(UpgradeStatus::move_waiting);
         let ns = inst.namespace().unwrap_or_default();
         let name = inst.name_any();
         let Ok(mut all) = self.0.lock() else {

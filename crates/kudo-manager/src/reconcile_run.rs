@@ -358,7 +358,7 @@ impl Run {
             if reason.contains("waiting") {
                 Some(UPGRADE_RECHECK)
             } else {
-                (u.available.is_some() && u.available != u.installed).then_some(HELD_MOVE_RECHECK)
+                u.move_waiting().then_some(HELD_MOVE_RECHECK)
             }
         });
         if let Some(recheck) = recheck {
