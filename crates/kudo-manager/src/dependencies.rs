@@ -161,9 +161,12 @@ pub fn hold(
     }
 }
 
-/// The versions an Instance counts as for the holds of its namespace
-/// (see [`counted_versions`]), to compare before and after a reconcile.
-pub fn counted(status: Option<&kudo_api::InstanceStatus>) -> (Option<String>, Option<String>) {
+/// The OperatorVersion names an Instance counts as for the holds of its
+/// namespace (see [`counted_versions`]): last completed, moving to.
+pub type CountedNames = (Option<String>, Option<String>);
+
+/// [`CountedNames`] of a status, to compare before and after a reconcile.
+pub fn counted(status: Option<&kudo_api::InstanceStatus>) -> CountedNames {
     let (settled, moving) = counted_versions(status);
     (settled.map(Into::into), moving.map(Into::into))
 }
@@ -171,12 +174,7 @@ pub fn counted(status: Option<&kudo_api::InstanceStatus>) -> (Option<String>, Op
 /// After `inst` was recorded: when the versions it counts as changed
 /// (`before` → `after`: an upgrade started or completed), wake the other
 /// tracking Instances of its namespace that have a move waiting.
-pub fn wake_if_moved(
-    ctx: &Context,
-    inst: &Instance,
-    before: &(Option<String>, Option<String>),
-    after: &(Option<String>, Option<String>),
-) {
+pub fn wake_if_moved(ctx: &Context, inst: &Instance, before: &CountedNames, after: &CountedNames) {
     if before == after || after == &(None, None) {
         return;
     }
@@ -208,18 +206,13 @@ impl WaitingMoves {
                 .upgrades
                 .as_ref()
                 .is_some_and(UpgradeStatus::move_waiting);
-        let ns = inst.namespace().unwrap_or_default();
-        let name = inst.name_any();
-        let Ok(mut all) = self.0.lock() else {
-            return;
-        };
-        if waiting {
-            all.entry(ns).or_default().insert(name);
-        } else if let Some(names) = all.get_mut(&ns) {
-            names.remove(&name);
-            if names.is_empty() {
-                all.remove(&ns);
-            }
+        if !waiting {
+            return self.forget(inst.namespace().as_deref(), &inst.name_any());
+        }
+        if let Ok(mut all) = self.0.lock() {
+            all.entry(inst.namespace().unwrap_or_default())
+                .or_default()
+                .insert(inst.name_any());
         }
     }
 

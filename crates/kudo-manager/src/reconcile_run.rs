@@ -87,7 +87,7 @@ impl Run {
         &self,
         ctx: &Context,
         exists: bool,
-        before: &(Option<String>, Option<String>),
+        before: &crate::dependencies::CountedNames,
     ) {
         if exists {
             ctx.waiting_moves.record(&self.inst, &self.work.status);
