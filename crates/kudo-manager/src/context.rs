@@ -452,9 +452,20 @@ impl Context {
     /// Instance's); `None` also when it is another namespace's and not
     /// shared with the Instance's (the engine says why).
     pub fn operator_version_of(&self, inst: &Instance) -> Option<Arc<OperatorVersion>> {
-        let reference = &inst.spec.operator_version;
+        self.operator_version_by(
+            inst.metadata.namespace.as_deref()?,
+            &inst.spec.operator_version,
+        )
+    }
+
+    /// The cached OperatorVersion `reference` names, as an Instance of
+    /// namespace `own` may use it (see [`Self::operator_version_of`]).
+    pub fn operator_version_by(
+        &self,
+        own: &str,
+        reference: &kudo_api::ObjectReference,
+    ) -> Option<Arc<OperatorVersion>> {
         let name = reference.name.as_deref()?;
-        let own = inst.metadata.namespace.as_deref()?;
         let ns = reference
             .namespace
             .as_deref()

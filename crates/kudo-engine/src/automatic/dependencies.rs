@@ -9,10 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use kudo_api::requirements::Requirement;
+use kudo_api::requirements::{MAX_REQUIREMENTS, Requirement};
 use kudo_api::{InstanceStatus, OperatorVersionSpec};
 
-use super::upgrades::Gate;
+use super::upgrades::{Gate, Lifts};
 
 /// Whether `version` is in `range`; an error names what does not parse.
 pub type Satisfies<'f> = &'f dyn Fn(&str, &str) -> Result<bool, String>;
@@ -75,11 +75,15 @@ pub struct Counted<'a> {
 
 impl<'a> Counted<'a> {
     /// `settled`: the OperatorVersion of the last completed plan; `moving`:
-    /// one a later plan started with (`None` when not found either).
+    /// one a later plan started with (`None` when not found either). One
+    /// that lists more requirements than a package may declare was edited
+    /// by hand and counts as not found, which bounds the work per peer.
     pub fn new(
         settled: Option<&'a OperatorVersionSpec>,
         moving: Option<&'a OperatorVersionSpec>,
     ) -> Self {
+        let plausible = |s: &&OperatorVersionSpec| s.dependencies.len() <= MAX_REQUIREMENTS;
+        let (settled, moving) = (settled.filter(plausible), moving.filter(plausible));
         let mut requires: Vec<Requirement> = Vec::new();
         for need in settled.iter().chain(&moving).flat_map(|s| &s.dependencies) {
             if !requires.contains(need) {
@@ -115,12 +119,12 @@ impl<'a> Counted<'a> {
 pub fn check(mv: &Move<'_>, peers: &[Peer<'_>], satisfies: Satisfies<'_>) -> Gate {
     for need in mv.requires {
         if let Some(hold) = needs(mv, need, peers, satisfies) {
-            return Gate::Hold(hold);
+            return Gate::held(hold, Lifts::PeerMove);
         }
     }
     for peer in peers {
         if let Some(hold) = breaks(mv, peer, peers, satisfies) {
-            return Gate::Hold(hold);
+            return Gate::held(hold, Lifts::PeerMove);
         }
     }
     Gate::Go
@@ -128,13 +132,13 @@ pub fn check(mv: &Move<'_>, peers: &[Peer<'_>], satisfies: Satisfies<'_>) -> Gat
 
 /// The Instance that satisfies a requirement on `operator`: the one named,
 /// else the one Instance of that operator among `candidates`.
-fn provider<'p>(
+fn provider<'p, 'q: 'p>(
     operator: &str,
     names: &BTreeMap<String, String>,
-    candidates: &'p [Peer<'p>],
-) -> Result<&'p Peer<'p>, String> {
+    candidates: impl Iterator<Item = &'p Peer<'q>> + Clone,
+) -> Result<&'p Peer<'q>, String> {
     if let Some(named) = names.get(operator) {
-        return match candidates.iter().find(|p| p.instance == named) {
+        return match candidates.clone().find(|p| p.instance == named) {
             Some(p) if p.operator.is_none_or(|o| o == operator) => Ok(p),
             Some(p) => Err(format!(
                 "Instance {named} named for it in spec.upgrades.dependencies runs operator {}",
@@ -146,7 +150,7 @@ fn provider<'p>(
             )),
         };
     }
-    let mut of = candidates.iter().filter(|p| p.operator == Some(operator));
+    let mut of = candidates.filter(|p| p.operator == Some(operator));
     match (of.next(), of.next()) {
         (Some(one), None) => Ok(one),
         (None, _) => Err(format!("no Instance of {operator} runs in this namespace")),
@@ -169,7 +173,7 @@ fn needs(
 ) -> Option<String> {
     let range = need.range();
     let wants = format!("{} {} needs {} {range}", mv.operator, mv.to, need.operator);
-    let peer = match provider(&need.operator, mv.names, peers) {
+    let peer = match provider(&need.operator, mv.names, peers.iter()) {
         Ok(p) => p,
         Err(why) => return Some(format!("{wants}; {why}")),
     };
@@ -230,14 +234,12 @@ fn breaks(
         requires: mv.requires,
         names: mv.names,
     };
-    let candidates: Vec<Peer<'_>> = peers
+    let candidates = peers
         .iter()
         .filter(|p| p.instance != peer.instance)
-        .copied()
-        .chain(std::iter::once(me))
-        .collect();
+        .chain(std::iter::once(&me));
     let provides =
-        provider(mv.operator, peer.names, &candidates).is_ok_and(|p| p.instance == mv.instance);
+        provider(mv.operator, peer.names, candidates).is_ok_and(|p| p.instance == mv.instance);
     if !provides {
         return None;
     }
