@@ -94,12 +94,6 @@ pub struct UpgradeStatus {
 }
 
 impl UpgradeStatus {
-    /// Whether the channel offers another version than the one installed
-    /// (a move that has not happened yet, held or about to start).
-    pub fn move_waiting(&self) -> bool {
-        self.available.is_some() && self.available != self.installed
-    }
-
     /// The OperatorVersion a channel move installed, while the Instance's
     /// spec (`spec`) still is what it was when the move started: a person
     /// who changes `spec.operatorVersion` or rolls back from the moved-to

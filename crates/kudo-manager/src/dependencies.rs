@@ -5,15 +5,15 @@
 //! Instances starts or completes a move to another version, so a move held
 //! for it is judged again at once.
 //!
-//! The wake is enough: a hold depends only on the versions the
-//! namespace's Instances count as (the one their last completed plan ran
-//! with, and one a later plan started with; they change only when a plan
-//! of theirs starts or completes, which this manager records and then
-//! wakes), on what those versions require (fixed per OperatorVersion), and
-//! on their `spec.upgrades.dependencies` (a spec change triggers the
-//! Instance that changed, whose own move is judged then). What the wake
-//! does not see (a partner deleted, or moved by another manager's hand) is
-//! caught by the recheck every held move gets (`HELD_MOVE_RECHECK`).
+//! A hold depends on the versions the namespace's Instances count as (the
+//! one their last completed plan ran with, and one a later plan started
+//! with; they change only when a plan of theirs starts or completes, which
+//! this manager records and then wakes), on their
+//! `spec.upgrades.dependencies` (a spec change wakes too, once recorded),
+//! and on what their OperatorVersions require. What the wake does not see
+//! (a partner deleted, an OperatorVersion edited by hand, a move made by
+//! another manager) is caught by the recheck every move held for another
+//! Instance gets (`HELD_MOVE_RECHECK`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -22,7 +22,6 @@ use futures::channel::mpsc;
 use kube::ResourceExt;
 use kube::runtime::reflector::ObjectRef;
 use kudo_api::requirements::Requirement;
-use kudo_api::upgrades::UpgradeStatus;
 use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::automatic::dependencies::{Counted, Move, Peer, check, counted_versions};
 use kudo_engine::automatic::upgrades::Gate;
@@ -71,15 +70,25 @@ fn freshest(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
     }
 }
 
-/// The OperatorVersion of the name `name`, as `inst` would reference it,
-/// else in its own namespace (where a channel installs the versions it
-/// moves to, also for an Instance whose spec names a shared one).
+/// The OperatorVersion of the name `name` an Instance's status records:
+/// first in the Instance's own namespace (where a channel installs the
+/// versions it moves to), then where its spec looks (a shared one). Never
+/// the other way round: another tenant's namespace may hold an object of
+/// the same name shared with this one.
 fn operator_version(ctx: &Context, inst: &Instance, name: &str) -> Option<Arc<OperatorVersion>> {
-    let mut copy = inst.clone();
-    copy.spec.operator_version.name = Some(name.to_string());
-    ctx.operator_version_of(&copy).or_else(|| {
-        copy.spec.operator_version.namespace.take()?;
-        ctx.operator_version_of(&copy)
+    let own = inst.metadata.namespace.as_deref()?;
+    let in_own = kudo_api::ObjectReference {
+        name: Some(name.to_string()),
+        ..Default::default()
+    };
+    ctx.operator_version_by(own, &in_own).or_else(|| {
+        let shared = kudo_api::ObjectReference {
+            name: Some(name.to_string()),
+            namespace: inst.spec.operator_version.namespace.clone(),
+            ..Default::default()
+        };
+        shared.namespace.as_ref()?;
+        ctx.operator_version_by(own, &shared)
     })
 }
 
@@ -130,11 +139,18 @@ pub fn hold(
     let own = inst.name_any();
     // In name order: which Instance a hold names first stays the same
     // from one reconcile (and one manager) to the next.
-    let mut cached = ctx.instances.state();
-    cached.sort_by_key(|i| i.name_any());
-    let known: Vec<Known> = cached
+    let mut neighbours: Vec<Arc<Instance>> = ctx
+        .instances
+        .state()
         .into_iter()
-        .filter(|i| i.namespace().as_deref() == Some(ns.as_str()) && i.name_any() != own)
+        .filter(|i| {
+            i.metadata.namespace.as_deref() == Some(ns.as_str())
+                && i.metadata.name.as_deref() != Some(own.as_str())
+        })
+        .collect();
+    neighbours.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let known: Vec<Known> = neighbours
+        .into_iter()
         .map(|i| Known::of(ctx, &freshest(ctx, i)))
         .collect();
     let counted: Vec<Counted<'_>> = known.iter().map(Known::counted).collect();
@@ -157,7 +173,7 @@ pub fn hold(
     };
     match check(&mv, &peers, &kudo_repo::requirements::satisfies) {
         Gate::Go => None,
-        Gate::Hold(why) => Some(why),
+        Gate::Hold { why, .. } => Some(why),
     }
 }
 
@@ -171,11 +187,35 @@ pub fn counted(status: Option<&kudo_api::InstanceStatus>) -> CountedNames {
     (settled.map(Into::into), moving.map(Into::into))
 }
 
+/// What a reconcile compares its record with to know whether the moves
+/// held for the Instance are worth judging again.
+#[derive(Debug)]
+pub struct Before {
+    counted: CountedNames,
+    /// The Instance's spec changed since its last record (its
+    /// `spec.upgrades.dependencies` may now release or hold another's move).
+    spec_changed: bool,
+}
+
+impl Before {
+    /// Read from the Instance as the reconcile starts.
+    pub fn of(inst: &Instance) -> Self {
+        let status = inst.status.as_ref();
+        Self {
+            counted: counted(status),
+            spec_changed: inst.metadata.generation
+                != status.and_then(|s| s.observed_generation),
+        }
+    }
+}
+
 /// After `inst` was recorded: when the versions it counts as changed
-/// (`before` → `after`: an upgrade started or completed), wake the other
-/// tracking Instances of its namespace that have a move waiting.
-pub fn wake_if_moved(ctx: &Context, inst: &Instance, before: &CountedNames, after: &CountedNames) {
-    if before == after || after == &(None, None) {
+/// (`before` → `after`: an upgrade started or completed), or its spec did,
+/// wake the other tracking Instances of its namespace that have a move
+/// held for another.
+pub fn wake_if_moved(ctx: &Context, inst: &Instance, before: &Before, after: &CountedNames) {
+    let moved = &before.counted != after && after != &(None, None);
+    if !moved && !before.spec_changed {
         return;
     }
     let ns = inst.namespace();
@@ -199,13 +239,8 @@ pub fn wake_if_moved(ctx: &Context, inst: &Instance, before: &CountedNames, afte
 pub struct WaitingMoves(Mutex<HashMap<String, BTreeSet<String>>>);
 
 impl WaitingMoves {
-    /// Notes whether `inst`, recorded with `status`, has a move waiting.
-    pub fn record(&self, inst: &Instance, status: &kudo_api::InstanceStatus) {
-        let waiting = inst.spec.upgrades.is_some()
-            && status
-                .upgrades
-                .as_ref()
-                .is_some_and(UpgradeStatus::move_waiting);
+    /// Notes whether `inst` has a move waiting for another Instance.
+    pub fn record(&self, inst: &Instance, waiting: bool) {
         if !waiting {
             return self.forget(inst.namespace().as_deref(), &inst.name_any());
         }
@@ -241,57 +276,29 @@ impl WaitingMoves {
 
 #[cfg(test)]
 mod tests {
-    use kudo_api::upgrades::{UpgradePolicy, UpgradeStatus};
-    use kudo_api::{InstanceSpec, InstanceStatus};
-
     use super::*;
 
-    fn tracking(ns: &str, name: &str) -> Instance {
-        let mut inst = Instance::new(
-            name,
-            InstanceSpec {
-                upgrades: Some(UpgradePolicy {
-                    repository: "community".into(),
-                    ..UpgradePolicy::default()
-                }),
-                ..InstanceSpec::default()
-            },
-        );
+    fn instance(ns: &str, name: &str) -> Instance {
+        let mut inst = Instance::new(name, kudo_api::InstanceSpec::default());
         inst.metadata.namespace = Some(ns.into());
         inst
     }
 
-    fn moving(available: &str) -> InstanceStatus {
-        InstanceStatus {
-            upgrades: Some(UpgradeStatus {
-                installed: Some("1.0.0".into()),
-                available: Some(available.into()),
-                ..UpgradeStatus::default()
-            }),
-            ..InstanceStatus::default()
-        }
-    }
-
     #[test]
-    fn only_instances_with_a_move_waiting_are_kept_per_namespace_until_they_go() {
+    fn only_instances_with_a_move_held_for_another_are_kept_per_namespace_until_they_go() {
         let waiting = WaitingMoves::default();
-        let kafka = tracking("team", "kafka");
-        waiting.record(&kafka, &moving("2.0.0"));
-        waiting.record(&tracking("other", "zk"), &moving("3.6.0"));
-        waiting.record(&tracking("team", "idle"), &moving("1.0.0"));
+        let kafka = instance("team", "kafka");
+        waiting.record(&kafka, true);
+        waiting.record(&instance("other", "zk"), true);
+        waiting.record(&instance("team", "idle"), false);
         assert_eq!(waiting.in_namespace(Some("team")), ["kafka"]);
 
-        // Moved: nothing waits any more.
-        waiting.record(&kafka, &moving("1.0.0"));
+        // Moved, or held by something else now: nothing waits any more.
+        waiting.record(&kafka, false);
         assert!(waiting.in_namespace(Some("team")).is_empty());
+        assert_eq!(waiting.in_namespace(Some("other")), ["zk"]);
 
-        // A person stopped tracking the channel.
-        let mut untracked = tracking("other", "zk");
-        untracked.spec.upgrades = None;
-        waiting.record(&untracked, &moving("3.6.0"));
-        assert!(waiting.in_namespace(Some("other")).is_empty());
-
-        waiting.record(&kafka, &moving("2.0.0"));
+        waiting.record(&kafka, true);
         waiting.forget(Some("team"), "kafka");
         assert!(waiting.in_namespace(Some("team")).is_empty());
     }

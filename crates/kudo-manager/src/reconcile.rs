@@ -137,7 +137,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     let Some(inst) = starting_copy(ctx, cached).await? else {
         return Ok(Requeue::await_change());
     };
-    let counted = crate::dependencies::counted(inst.status.as_ref());
+    let before = crate::dependencies::Before::of(&inst);
     let tracked = crate::upgrades::observe(ctx, inst).await;
     if let Some(message) = &tracked.started {
         publish(
@@ -150,7 +150,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
         .await;
     }
     let mut run = Run::observe(ctx, tracked.instance, tracked.made).await;
-    run.record_upgrades(tracked.status);
+    run.record_upgrades(tracked.status, tracked.held);
     run.decide(ctx);
     // A plan of quick steps advances several steps per reconcile: decide
     // again after each round of tasks, writing progress now and then.
@@ -163,7 +163,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
     }
     run.observe_readiness(ctx).await;
     let exists = run.record(ctx).await?;
-    run.wake_dependents(ctx, exists, &counted);
+    run.wake_dependents(ctx, exists, &before);
     Ok(run.requeue(ctx, exists))
 }
 

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use kube::runtime::controller::Action as Requeue;
 use kudo_api::Instance;
+use kudo_engine::automatic::upgrades::Lifts;
 use kudo_engine::{Observed, TaskKey, TaskKind, TaskOutcome};
 
 use super::{
@@ -18,13 +19,14 @@ use crate::context::Context;
 use crate::executor::{PassState, Recorded, run_task};
 use crate::recovery;
 
-/// How often a channel move held by time (a window, a suppression) is
-/// looked at again.
-const UPGRADE_RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
-/// How often any other held channel move is looked at again: a backstop
-/// for what no event announces (the Instance a dependency hold names was
-/// deleted, or moved by another hand).
+/// How often a channel move held for another Instance is looked at again:
+/// a backstop for what no event announces (the Instance a dependency hold
+/// names was deleted, or moved by another hand).
 const HELD_MOVE_RECHECK: std::time::Duration = std::time::Duration::from_secs(300);
+/// The longest wait for a hold that time lifts, against a clock that jumps.
+const TIMED_HOLD_RECHECK: std::time::Duration = std::time::Duration::from_secs(3600);
+/// The wait after a plan ended that a channel move was held for.
+const AFTER_PLAN_END: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// One reconcile of one Instance: what was observed, what the engine
 /// decided so far, and what the tasks did.
@@ -49,6 +51,8 @@ pub(super) struct Run {
     pass: PassState,
     waiting_on_objects: bool,
     last_write: Instant,
+    /// What lifts the hold on the channel's move, if one is held.
+    held_move: Option<Lifts>,
 }
 
 type BookGuard = tokio::sync::OwnedMutexGuard<recovery::RenderBook>;
@@ -81,24 +85,31 @@ async fn book_in<'a>(
 
 impl Run {
     /// After the record: when the versions the Instance counts as for
-    /// dependency holds changed from `before` (the stored status'), the
-    /// moves of its namespace held for it are judged again.
+    /// dependency holds changed from `before` (the stored status'), or its
+    /// spec changed, the moves of its namespace held for it are judged
+    /// again.
     pub(super) fn wake_dependents(
         &self,
         ctx: &Context,
         exists: bool,
-        before: &crate::dependencies::CountedNames,
+        before: &crate::dependencies::Before,
     ) {
         if exists {
-            ctx.waiting_moves.record(&self.inst, &self.work.status);
+            let for_peer = self.held_move == Some(Lifts::PeerMove);
+            ctx.waiting_moves.record(&self.inst, for_peer);
             let after = crate::dependencies::counted(Some(&self.work.status));
             crate::dependencies::wake_if_moved(ctx, &self.inst, before, &after);
         }
     }
 
     /// `status.upgrades` as observed (`None`: the Instance tracks nothing
-    /// and runs what spec names).
-    pub(super) fn record_upgrades(&mut self, upgrades: Option<kudo_api::upgrades::UpgradeStatus>) {
+    /// and runs what spec names), and what lifts a move held.
+    pub(super) fn record_upgrades(
+        &mut self,
+        upgrades: Option<kudo_api::upgrades::UpgradeStatus>,
+        held: Option<Lifts>,
+    ) {
+        self.held_move = held;
         if self.work.status.upgrades != upgrades {
             self.work.status.upgrades = upgrades;
             self.work.changed = true;
@@ -160,6 +171,7 @@ impl Run {
             pass: PassState::default(),
             waiting_on_objects: false,
             last_write: Instant::now(),
+            held_move: None,
         }
     }
 
@@ -345,25 +357,35 @@ impl Run {
         {
             requeue = Some(requeue.map_or(DRIFT_RECHECK, |d| d.min(DRIFT_RECHECK)));
         }
-        // A channel move held by time (a window, a suppression ending) is
-        // looked at again; a new index or a spec change trigger at once.
-        let tracked = self
-            .work
-            .status
-            .upgrades
-            .as_ref()
-            .filter(|_| self.inst.spec.upgrades.is_some() && exists);
-        let recheck = tracked.and_then(|u| {
-            let reason = u.reason.as_deref()?;
-            if reason.contains("waiting") {
-                Some(UPGRADE_RECHECK)
-            } else {
-                u.move_waiting().then_some(HELD_MOVE_RECHECK)
-            }
-        });
-        if let Some(recheck) = recheck {
+        if let Some(recheck) = self.held_move_recheck(ctx).filter(|_| exists) {
             requeue = Some(requeue.map_or(recheck, |d| d.min(recheck)));
         }
         requeue.map_or_else(Requeue::await_change, Requeue::requeue)
+    }
+
+    /// When a held channel move is looked at again: when time lifts its
+    /// hold, soon after the plan it waited for ended, now and then while
+    /// it waits for another Instance. A hold only a change lifts needs no
+    /// timer: the change triggers a reconcile.
+    fn held_move_recheck(&self, ctx: &Context) -> Option<std::time::Duration> {
+        match self.held_move? {
+            Lifts::Change => None,
+            Lifts::At(at) => {
+                let left = at.duration_since(ctx.clock.now());
+                let left = std::time::Duration::try_from(left).unwrap_or_default();
+                Some(left.clamp(AFTER_PLAN_END, TIMED_HOLD_RECHECK))
+            }
+            Lifts::PlanEnd => {
+                let running = self
+                    .work
+                    .status
+                    .active_plan
+                    .as_ref()
+                    .is_some_and(|p| p.status.is_running());
+                // A running plan brings its own reconciles until it ends.
+                (!running).then_some(AFTER_PLAN_END)
+            }
+            Lifts::PeerMove => Some(HELD_MOVE_RECHECK),
+        }
     }
 }

@@ -16,7 +16,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 use kudo_api::Instance;
 use kudo_api::upgrades::UpgradeStatus;
-use kudo_engine::automatic::upgrades::{Gate, Offer};
+use kudo_engine::automatic::upgrades::{Gate, Lifts, Offer};
 use kudo_engine::automatic::upgrades_namespace::gate;
 use kudo_repo::upgrade::{Choice, Track, Why, resolve};
 use kudo_repo::{Digest, Limits, PackageVersion, Range};
@@ -39,6 +39,9 @@ pub struct Observed {
     /// it: the cache may not hold it yet, and this reconcile runs with it
     /// instead of waiting for the watch.
     pub made: Option<Arc<kudo_api::OperatorVersion>>,
+    /// What lifts the hold on a move the channel offers (`None`: no move
+    /// is held, or only a new index or a spec change brings another).
+    pub held: Option<Lifts>,
 }
 
 /// The Instance as the reconcile should see it: `spec.operatorVersion`
@@ -94,6 +97,7 @@ fn untracked(inst: Arc<Instance>) -> Observed {
         status,
         started: None,
         made: None,
+        held: None,
     }
 }
 
@@ -131,7 +135,18 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         status: Some(status),
         started: None,
         made: None,
+        held: None,
     };
+    let own_ns = inst.metadata.namespace.as_deref().unwrap_or_default();
+    if ctx.repositories.serves(&policy.repository, own_ns) == Some(false) {
+        status.reason = Some(format!(
+            "repository {} does not serve namespace {own_ns}: its spec.allowedNamespaces \
+             does not list it (a cluster administrator decides which namespaces may use a \
+             repository)",
+            policy.repository
+        ));
+        return done(status, inst);
+    }
     let Some(synced) = ctx.repositories.get(&policy.repository) else {
         status.reason = Some(format!(
             "repository {} has no index yet: no such OperatorRepository, or it has not \
@@ -211,9 +226,12 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
     let namespace = ctx
         .namespace_counts
         .observe(&inst, ctx.engine.namespace_suppression_threshold);
-    if let Gate::Hold(hold) = gate(&inst, &offer, now, &ctx.engine, namespace.as_ref()) {
-        status.reason = Some(format!("{describe}: {hold}"));
-        return done(status, inst);
+    if let Gate::Hold { why, lifts } = gate(&inst, &offer, now, &ctx.engine, namespace.as_ref()) {
+        status.reason = Some(format!("{describe}: {why}"));
+        return Observed {
+            held: Some(lifts),
+            ..done(status, inst)
+        };
     }
     let requires: Vec<_> = to
         .dependencies
@@ -224,7 +242,10 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         crate::dependencies::hold(ctx, &inst, &operator, &to.operator_version, &requires)
     {
         status.reason = Some(format!("{describe}: {hold}"));
-        return done(status, inst);
+        return Observed {
+            held: Some(Lifts::PeerMove),
+            ..done(status, inst)
+        };
     }
     match ensure_operator_version(ctx, &inst, &synced, to).await {
         Ok((ov_name, made)) => {
@@ -241,6 +262,7 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
                 status: Some(status),
                 started: Some(describe),
                 made,
+                held: None,
             }
         }
         Err(e) => {

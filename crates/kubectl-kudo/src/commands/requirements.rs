@@ -68,6 +68,6 @@ pub async fn unmet(ctx: &KubeContext, name: &str, ov: &OperatorVersion) -> Optio
     };
     match check(&mv, &peers, &kudo_repo::requirements::satisfies) {
         Gate::Go => None,
-        Gate::Hold(why) => Some(why),
+        Gate::Hold { why, .. } => Some(why),
     }
 }

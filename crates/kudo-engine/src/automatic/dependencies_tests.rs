@@ -15,7 +15,7 @@ fn judge(mv: &Move<'_>, peers: &[Peer<'_>]) -> Gate {
 
 fn held(gate: Gate) -> String {
     match gate {
-        Gate::Hold(why) => why,
+        Gate::Hold { why, .. } => why,
         Gate::Go => panic!("expected a hold"),
     }
 }

@@ -6,7 +6,7 @@
 use jiff::Timestamp;
 use kudo_api::Instance;
 
-use crate::automatic::upgrades::{self, Gate, Offer};
+use crate::automatic::upgrades::{self, Gate, Lifts, Offer};
 use crate::model::EngineConfig;
 use crate::model::namespace::NamespaceSuppressions;
 use crate::plan::namespace_hold;
@@ -22,7 +22,10 @@ pub fn gate(
 ) -> Gate {
     match upgrades::gate(instance, offer, now, config) {
         Gate::Go if !offer.recall => match namespace.and_then(|ns| namespace_hold::hold(ns, now)) {
-            Some(hold) => Gate::Hold(format!("waiting: {}", hold.message)),
+            Some(hold) => Gate::held(
+                format!("waiting: {}", hold.message),
+                hold.lifts_at.map_or(Lifts::Change, Lifts::At),
+            ),
             None => Gate::Go,
         },
         other => other,
@@ -66,7 +69,7 @@ mod tests {
         };
         let now = ts("2026-01-01T00:00:00Z");
         let config = EngineConfig::default();
-        let Gate::Hold(why) = gate(&instance(), &offer, now, &config, Some(&namespace(2))) else {
+        let Gate::Hold { why, .. } = gate(&instance(), &offer, now, &config, Some(&namespace(2))) else {
             panic!("not held");
         };
         assert!(

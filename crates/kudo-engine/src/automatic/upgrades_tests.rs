@@ -41,15 +41,16 @@ fn manual_waits_for_the_approval_of_that_version() {
     let manual = instance(serde_json::json!({"repository": "community", "approval": "Manual"}));
     assert_eq!(
         decide(&manual, false),
-        Gate::Hold(
-            "waiting for approval (kubectl kudo upgrade approve --instance kafka 1.4.0)".into()
+        Gate::held(
+            "waiting for approval (kubectl kudo upgrade approve --instance kafka 1.4.0)",
+            Lifts::Change
         )
     );
     let older = instance(
         serde_json::json!({"repository": "community", "approval": "Manual", "approved": "1.3.5"}),
     );
     assert!(
-        matches!(decide(&older, false), Gate::Hold(_)),
+        matches!(decide(&older, false), Gate::Hold { .. }),
         "another version's approval"
     );
     let approved = instance(
@@ -72,7 +73,7 @@ fn a_running_plan_holds_the_move() {
     });
     assert_eq!(
         decide(&inst, true),
-        Gate::Hold("waiting for plan deploy to finish".into())
+        Gate::held("waiting for plan deploy to finish", Lifts::PlanEnd)
     );
 }
 
@@ -84,7 +85,7 @@ fn a_manual_suppression_holds_even_a_recall() {
         by: Some("ops".into()),
         ..serde_json::from_value(serde_json::json!({"reason": "x"})).unwrap()
     }];
-    let Gate::Hold(why) = decide(&inst, true) else {
+    let Gate::Hold { why, .. } = decide(&inst, true) else {
         panic!("held")
     };
     assert!(why.contains("change freeze"), "{why}");
@@ -98,11 +99,33 @@ fn the_automatic_suppression_holds_upgrades_but_not_a_recall() {
             "since": "2026-11-28T09:00:00Z", "reason": "plan \"upgrade\" failed"}}))
         .unwrap(),
     );
-    let Gate::Hold(why) = decide(&inst, false) else {
+    let Gate::Hold { why, .. } = decide(&inst, false) else {
         panic!("held")
     };
     assert!(why.contains("plan \"upgrade\" failed"), "{why}");
     assert_eq!(decide(&inst, true), Gate::Go, "a recall goes ahead of it");
+}
+
+#[test]
+fn a_hold_by_a_suppression_that_expires_is_lifted_by_time_and_an_approval_by_a_change() {
+    let mut inst = automatic();
+    let until = "2099-01-01T00:00:00Z";
+    inst.status = Some(
+        serde_json::from_value(serde_json::json!({"autoSuppression": {
+            "since": "2026-11-28T09:00:00Z", "until": until, "reason": "failed"}}))
+        .unwrap(),
+    );
+    let Gate::Hold { lifts, .. } = decide(&inst, false) else {
+        panic!("held")
+    };
+    assert_eq!(lifts, Lifts::At(at(until)));
+    // Approval is given in spec: no time lifts that hold.
+    inst.status = None;
+    inst.spec.upgrades.as_mut().unwrap().approval = Approval::Manual;
+    let Gate::Hold { lifts, .. } = decide(&inst, false) else {
+        panic!("held for approval")
+    };
+    assert_eq!(lifts, Lifts::Change);
 }
 
 #[test]
@@ -116,7 +139,11 @@ fn a_closed_maintenance_window_holds_until_it_opens() {
     ];
     assert_eq!(
         decide(&inst, false),
-        Gate::Hold("waiting for the maintenance window at 2026-11-29T02:00:00Z".into())
+        Gate::held(
+            "waiting for the maintenance window at 2026-11-29T02:00:00Z",
+            Lifts::At(at("2026-11-29T02:00:00Z"))
+        ),
+        "looked at again when the window opens"
     );
     let inside = gate(
         &inst,
