@@ -207,12 +207,31 @@ impl NamespaceCounts {
             watcher(
                 Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
                 watcher::Config::default(),
-            ),
+            )
+            .modify(keep_threshold_only),
         )
         .default_backoff()
         .touched_objects();
         futures::stream::select(changes, dropped).boxed()
     }
+}
+
+/// What the cache keeps of a Namespace: its name, resourceVersion and
+/// threshold annotation (anyone who may annotate a Namespace could
+/// otherwise make the manager hold megabytes per Namespace).
+fn keep_threshold_only(meta: &mut PartialObjectMeta<Namespace>) {
+    let threshold = meta
+        .metadata
+        .annotations
+        .as_mut()
+        .and_then(|a| a.remove_entry(SUPPRESSION_THRESHOLD_ANNOTATION));
+    meta.metadata = kube::core::ObjectMeta {
+        name: meta.metadata.name.take(),
+        resource_version: meta.metadata.resource_version.take(),
+        uid: meta.metadata.uid.take(),
+        annotations: threshold.map(|kv| BTreeMap::from([kv])),
+        ..Default::default()
+    };
 }
 
 /// The Instances of the namespace `meta` names that its hold keeps waiting.
@@ -267,6 +286,29 @@ mod tests {
         counts.apply(&watcher::Event::Apply(inst("a", "db", false)));
         counts.apply(&watcher::Event::Delete(inst("b", "db", true)));
         assert_eq!((count(&counts, "a"), count(&counts, "b")), (1, 0));
+    }
+
+    #[test]
+    fn the_namespace_cache_keeps_only_the_threshold_annotation() {
+        let mut meta = PartialObjectMeta::<Namespace>::default();
+        meta.metadata.name = Some("team".into());
+        meta.metadata.resource_version = Some("7".into());
+        meta.metadata.annotations = Some(BTreeMap::from([
+            (SUPPRESSION_THRESHOLD_ANNOTATION.to_string(), "5".to_string()),
+            ("example.com/big".to_string(), "x".repeat(100_000)),
+        ]));
+        meta.metadata.labels = Some(BTreeMap::from([("a".into(), "b".into())]));
+        keep_threshold_only(&mut meta);
+        assert_eq!(meta.metadata.name.as_deref(), Some("team"));
+        assert_eq!(meta.metadata.resource_version.as_deref(), Some("7"));
+        assert_eq!(
+            meta.metadata.annotations,
+            Some(BTreeMap::from([(
+                SUPPRESSION_THRESHOLD_ANNOTATION.to_string(),
+                "5".to_string()
+            )]))
+        );
+        assert_eq!(meta.metadata.labels, None);
     }
 
     #[test]
