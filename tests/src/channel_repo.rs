@@ -162,14 +162,29 @@ spec:
 
     /// The same, with the Secret `secret` (token, CA).
     pub async fn follow_with(&self, env: &Env, name: &str, secret: Option<&str>) {
-        let repo = OperatorRepository::new(
+        self.follow_spec(
+            env,
             name,
             OperatorRepositorySpec {
-                url: self.server.url(),
-                interval: Some("10s".into()),
                 secret_name: secret.map(str::to_owned),
+                ..self.spec()
             },
-        );
+        )
+        .await;
+    }
+
+    /// The spec of an OperatorRepository for it, synced every 10 s.
+    pub fn spec(&self) -> OperatorRepositorySpec {
+        OperatorRepositorySpec {
+            url: self.server.url(),
+            interval: Some("10s".into()),
+            ..OperatorRepositorySpec::default()
+        }
+    }
+
+    /// An OperatorRepository `name` for it with `spec`.
+    pub async fn follow_spec(&self, env: &Env, name: &str, spec: OperatorRepositorySpec) {
+        let repo = OperatorRepository::new(name, spec);
         env.api_all::<OperatorRepository>()
             .create(&PostParams::default(), &repo)
             .await

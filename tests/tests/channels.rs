@@ -2,7 +2,8 @@
 //! loopback and followed by an OperatorRepository; a version published to
 //! it is installed by the manager once every hold allows (maintenance
 //! window), `Manual` waits for the approval in spec, and an Instance on a
-//! recalled version rolls forward when a fixed one appears; removing the
+//! recalled version rolls forward when a fixed one appears; a repository
+//! serves only the namespaces it lists; removing the
 //! tracking never moves an Instance back to the older version spec names;
 //! a repository behind a token and its own CA works; a manager killed
 //! mid-upgrade finishes the move once; a failing release suppresses the
@@ -147,6 +148,50 @@ async fn an_instance_on_a_recalled_version_rolls_forward_when_a_fixed_one_appear
         upgrades(&moved).last_change.as_deref(),
         Some("recall of 0.2.0: CVE-2026-1: data loss (→ 0.3.0)")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_serves_only_the_namespaces_it_lists() {
+    let env = Env::start().await.unwrap();
+    let repo = Repo::new();
+    repo.publish("0.2.0");
+    repo.publish("0.3.0");
+    let name = format!("listed-{}", env.ns);
+    let elsewhere = kudo_api::OperatorRepositorySpec {
+        allowed_namespaces: vec!["another-team".into()],
+        ..repo.spec()
+    };
+    repo.follow_spec(&env, &name, elsewhere).await;
+    deployed(&env, "web", json!({"repository": name})).await;
+    let refused = env
+        .wait_for("web", "not served", t(), |i| {
+            reason(i).contains("does not serve namespace")
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        reason(&refused),
+        format!(
+            "repository {name} does not serve namespace {}: its spec.allowedNamespaces does not \
+             list it (a cluster administrator decides which namespaces may use a repository)",
+            env.ns
+        )
+    );
+    assert!(!runs(&refused, NEW_OV));
+
+    env.api_all::<kudo_api::OperatorRepository>()
+        .patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"allowedNamespaces": ["another-team", env.ns]}})),
+        )
+        .await
+        .unwrap();
+    // No change to the Instance: the repository's change reconciles the
+    // Instances that track it.
+    env.wait_for("web", "running 0.3.0", t(), |i| runs(i, NEW_OV))
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -79,7 +79,7 @@ async fn a_followed_repository_reports_its_index_and_an_unchanged_index_writes_n
         OperatorRepositorySpec {
             url: server.url(),
             interval: Some("10s".into()),
-            secret_name: None,
+            ..OperatorRepositorySpec::default()
         },
     );
     env.api_all::<OperatorRepository>()

@@ -48,7 +48,15 @@ pub struct OperatorRepositorySpec {
     /// and `password`, or `token`) and/or a CA bundle (`ca.crt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_name: Option<String>,
+    /// The namespaces whose Instances may track this repository (and so
+    /// get its packages, downloaded with its credentials); empty: every
+    /// namespace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_namespaces: Vec<String>,
 }
+
+/// The most namespaces `spec.allowedNamespaces` lists.
+pub const MAX_ALLOWED_NAMESPACES: usize = 1000;
 
 /// What the manager last found.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -169,8 +177,35 @@ impl OperatorRepositorySpec {
         {
             out.push(format!("spec.secretName {name:?} is not a Secret name"));
         }
+        if self.allowed_namespaces.len() > MAX_ALLOWED_NAMESPACES {
+            out.push(format!(
+                "spec.allowedNamespaces lists {} namespaces; at most {MAX_ALLOWED_NAMESPACES}",
+                self.allowed_namespaces.len()
+            ));
+        } else if let Some(bad) = self.allowed_namespaces.iter().find(|ns| !is_namespace_name(ns)) {
+            out.push(format!(
+                "spec.allowedNamespaces: {bad:?} is not a namespace name (lowercase letters, \
+                 digits and '-', at most 63)"
+            ));
+        }
         out
     }
+
+    /// Whether Instances of `namespace` may track this repository.
+    pub fn serves(&self, namespace: &str) -> bool {
+        self.allowed_namespaces.is_empty() || self.allowed_namespaces.iter().any(|n| n == namespace)
+    }
+}
+
+/// A namespace name: an RFC 1123 label.
+fn is_namespace_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
 }
 
 #[cfg(test)]
@@ -182,7 +217,26 @@ mod tests {
             url: url.into(),
             interval: interval.map(Into::into),
             secret_name: None,
+            allowed_namespaces: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_repository_serves_every_namespace_or_those_it_lists() {
+        let mut repo = spec("https://r", None);
+        assert!(repo.serves("team-a"));
+        repo.allowed_namespaces = vec!["team-a".into()];
+        assert!(repo.serves("team-a"));
+        assert!(!repo.serves("team-b"));
+        assert!(repo.problems().is_empty());
+        repo.allowed_namespaces.push("Team_B".into());
+        let problems = repo.problems().join("; ");
+        assert!(
+            problems.contains("\"Team_B\" is not a namespace name"),
+            "{problems}"
+        );
+        repo.allowed_namespaces = vec!["a".into(); MAX_ALLOWED_NAMESPACES + 1];
+        assert!(repo.problems().join("; ").contains("at most 1000"));
     }
 
     #[test]
@@ -233,3 +287,4 @@ mod tests {
         );
     }
 }
+

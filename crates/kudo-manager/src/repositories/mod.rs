@@ -41,25 +41,46 @@ pub struct Synced {
     pub ca_pem: Option<Vec<u8>>,
 }
 
-/// The indexes of the repositories, by OperatorRepository name.
+/// The indexes of the repositories, by OperatorRepository name, and the
+/// namespaces each serves (from its spec as watched, not as last synced:
+/// a narrower list holds at once, whether or not the index can be read).
 #[derive(Clone, Debug, Default)]
-pub struct Indexes(Arc<RwLock<HashMap<String, Arc<Synced>>>>);
+pub struct Indexes {
+    synced: Arc<RwLock<HashMap<String, Arc<Synced>>>>,
+    allowed: Arc<RwLock<HashMap<String, Vec<String>>>>,
+}
 
 impl Indexes {
     /// The last good index of repository `name`.
     pub fn get(&self, name: &str) -> Option<Arc<Synced>> {
-        self.0.read().ok().and_then(|m| m.get(name).cloned())
+        self.synced.read().ok().and_then(|m| m.get(name).cloned())
+    }
+
+    /// Whether repository `name` serves the Instances of `namespace` (its
+    /// `spec.allowedNamespaces`); `None` when the repository is unknown.
+    pub fn serves(&self, name: &str, namespace: &str) -> Option<bool> {
+        let allowed = self.allowed.read().ok()?;
+        let list = allowed.get(name)?;
+        Some(list.is_empty() || list.iter().any(|n| n == namespace))
     }
 
     fn set(&self, name: &str, synced: Synced) {
-        if let Ok(mut m) = self.0.write() {
+        if let Ok(mut m) = self.synced.write() {
             m.insert(name.to_string(), Arc::new(synced));
         }
     }
 
-    fn keep_only(&self, names: &HashSet<String>) {
-        if let Ok(mut m) = self.0.write() {
+    /// Keeps only the repositories `repos`, with the namespaces they serve.
+    fn keep_only(&self, repos: &[Arc<OperatorRepository>]) {
+        let names: HashSet<String> = repos.iter().map(|r| r.name_any()).collect();
+        if let Ok(mut m) = self.synced.write() {
             m.retain(|name, _| names.contains(name));
+        }
+        if let Ok(mut m) = self.allowed.write() {
+            *m = repos
+                .iter()
+                .map(|r| (r.name_any(), r.spec.allowed_namespaces.clone()))
+                .collect();
         }
     }
 }
@@ -123,9 +144,8 @@ pub async fn run(
         }
         let now = Instant::now();
         let repos = store.state();
-        let names: HashSet<String> = repos.iter().map(|r| r.name_any()).collect();
-        indexes.keep_only(&names);
-        due.retain(|name, _| names.contains(name));
+        indexes.keep_only(&repos);
+        due.retain(|name, _| repos.iter().any(|r| r.metadata.name.as_deref() == Some(name)));
         for repo in repos {
             let name = repo.name_any();
             let generation = repo.metadata.generation;
