@@ -231,3 +231,24 @@ fn a_malformed_range_holds_with_the_error() {
         "{why}"
     );
 }
+
+#[test]
+fn an_operator_version_listing_more_requirements_than_a_package_may_is_not_counted() {
+    let spec = |requirements: usize| OperatorVersionSpec {
+        version: Some("1.3.0".into()),
+        dependencies: (0..requirements)
+            .map(|i| req(&format!("op{i}"), ">=1"))
+            .collect(),
+        ..OperatorVersionSpec::default()
+    };
+    let (fits, edited) = (spec(MAX_REQUIREMENTS), spec(MAX_REQUIREMENTS + 1));
+    let counted = Counted::new(Some(&fits), None);
+    assert_eq!(counted.peer("kafka", NONE).version, Some("1.3.0"));
+    assert_eq!(counted.peer("kafka", NONE).requires.len(), MAX_REQUIREMENTS);
+    // Edited by hand beyond what any package declares: as if not found,
+    // so a move that needs it waits, and its list is never walked.
+    let counted = Counted::new(Some(&edited), Some(&fits));
+    let peer = counted.peer("kafka", NONE);
+    assert_eq!((peer.version, peer.moving_to), (None, Some("1.3.0")));
+    assert_eq!(peer.requires.len(), MAX_REQUIREMENTS);
+}
