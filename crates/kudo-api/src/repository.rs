@@ -182,7 +182,11 @@ impl OperatorRepositorySpec {
                 "spec.allowedNamespaces lists {} namespaces; at most {MAX_ALLOWED_NAMESPACES}",
                 self.allowed_namespaces.len()
             ));
-        } else if let Some(bad) = self.allowed_namespaces.iter().find(|ns| !is_namespace_name(ns)) {
+        } else if let Some(bad) = self
+            .allowed_namespaces
+            .iter()
+            .find(|ns| !is_namespace_name(ns))
+        {
             out.push(format!(
                 "spec.allowedNamespaces: {bad:?} is not a namespace name (lowercase letters, \
                  digits and '-', at most 63)"
@@ -287,4 +291,3 @@ mod tests {
         );
     }
 }
-

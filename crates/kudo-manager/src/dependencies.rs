@@ -203,8 +203,7 @@ impl Before {
         let status = inst.status.as_ref();
         Self {
             counted: counted(status),
-            spec_changed: inst.metadata.generation
-                != status.and_then(|s| s.observed_generation),
+            spec_changed: inst.metadata.generation != status.and_then(|s| s.observed_generation),
         }
     }
 }

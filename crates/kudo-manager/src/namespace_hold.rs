@@ -294,7 +294,10 @@ mod tests {
         meta.metadata.name = Some("team".into());
         meta.metadata.resource_version = Some("7".into());
         meta.metadata.annotations = Some(BTreeMap::from([
-            (SUPPRESSION_THRESHOLD_ANNOTATION.to_string(), "5".to_string()),
+            (
+                SUPPRESSION_THRESHOLD_ANNOTATION.to_string(),
+                "5".to_string(),
+            ),
             ("example.com/big".to_string(), "x".repeat(100_000)),
         ]));
         meta.metadata.labels = Some(BTreeMap::from([("a".into(), "b".into())]));

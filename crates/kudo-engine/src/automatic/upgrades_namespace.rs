@@ -69,7 +69,8 @@ mod tests {
         };
         let now = ts("2026-01-01T00:00:00Z");
         let config = EngineConfig::default();
-        let Gate::Hold { why, .. } = gate(&instance(), &offer, now, &config, Some(&namespace(2))) else {
+        let Gate::Hold { why, .. } = gate(&instance(), &offer, now, &config, Some(&namespace(2)))
+        else {
             panic!("not held");
         };
         assert!(

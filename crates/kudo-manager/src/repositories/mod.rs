@@ -145,7 +145,11 @@ pub async fn run(
         let now = Instant::now();
         let repos = store.state();
         indexes.keep_only(&repos);
-        due.retain(|name, _| repos.iter().any(|r| r.metadata.name.as_deref() == Some(name)));
+        due.retain(|name, _| {
+            repos
+                .iter()
+                .any(|r| r.metadata.name.as_deref() == Some(name))
+        });
         for repo in repos {
             let name = repo.name_any();
             let generation = repo.metadata.generation;
