@@ -4,13 +4,82 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::ops::{Deref, DerefMut};
 use std::rc::Rc;
 
 use serde_json::Value as Json;
 
 /// A map built during rendering (`dict`, `split`); shared so `set` mutates
 /// every reference, as a Go map would.
-pub type MapRef<'a> = Rc<RefCell<BTreeMap<String, Value<'a>>>>;
+pub type MapRef<'a> = Rc<RefCell<Entries<'a>>>;
+
+/// The items of a list built during rendering. Dropped without recursion,
+/// so a list nested a million levels deep cannot overflow the stack.
+#[derive(Debug, Clone, Default)]
+pub struct Items<'a>(Vec<Value<'a>>);
+
+/// The entries of a map built during rendering, dropped like [`Items`].
+#[derive(Debug, Default)]
+pub struct Entries<'a>(BTreeMap<String, Value<'a>>);
+
+impl<'a> Deref for Items<'a> {
+    type Target = Vec<Value<'a>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<'a> Deref for Entries<'a> {
+    type Target = BTreeMap<String, Value<'a>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl DerefMut for Entries<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl<'a> From<BTreeMap<String, Value<'a>>> for Entries<'a> {
+    fn from(entries: BTreeMap<String, Value<'a>>) -> Self {
+        Self(entries)
+    }
+}
+
+impl Drop for Items<'_> {
+    fn drop(&mut self) {
+        tear_down(std::mem::take(&mut self.0));
+    }
+}
+
+impl Drop for Entries<'_> {
+    fn drop(&mut self) {
+        tear_down(std::mem::take(&mut self.0).into_values().collect());
+    }
+}
+
+/// Drops values with an explicit stack: a container nobody else holds
+/// gives its children to the stack before it goes, so it drops empty.
+fn tear_down(mut stack: Vec<Value<'_>>) {
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::List(rc) => {
+                if let Ok(mut items) = Rc::try_unwrap(rc) {
+                    stack.append(&mut items.0);
+                }
+            }
+            Value::Map(rc) => {
+                if let Ok(cell) = Rc::try_unwrap(rc) {
+                    let mut entries = cell.into_inner();
+                    stack.extend(std::mem::take(&mut entries.0).into_values());
+                }
+            }
+            _ => {}
+        }
+    }
+}
 
 /// A value during template execution, modelled on the Go types KUDO passes.
 #[derive(Debug, Clone)]
@@ -26,7 +95,7 @@ pub enum Value<'a> {
     /// Go string.
     Str(Cow<'a, str>),
     /// A list built during rendering (`[]interface{}`).
-    List(Rc<Vec<Value<'a>>>),
+    List(Rc<Items<'a>>),
     /// A map built during rendering (`map[string]interface{}`).
     Map(MapRef<'a>),
     /// An array or object borrowed from the input data.
@@ -60,12 +129,12 @@ impl<'a> Value<'a> {
 
     /// Builds a list value.
     pub fn list(items: Vec<Value<'a>>) -> Self {
-        Value::List(Rc::new(items))
+        Value::List(Rc::new(Items(items)))
     }
 
     /// Builds a map value.
     pub fn map(entries: BTreeMap<String, Value<'a>>) -> Self {
-        Value::Map(Rc::new(RefCell::new(entries)))
+        Value::Map(Rc::new(RefCell::new(Entries(entries))))
     }
 
     /// The Go type name used in error messages.
@@ -112,7 +181,7 @@ impl<'a> Value<'a> {
     /// The elements of a list, or `None` if this is not a list.
     pub fn list_items(&self) -> Option<Vec<Value<'a>>> {
         match self {
-            Value::List(l) => Some(l.as_ref().clone()),
+            Value::List(l) => Some(l.to_vec()),
             Value::Json(Json::Array(a)) => Some(a.iter().map(Value::from_json).collect()),
             _ => None,
         }

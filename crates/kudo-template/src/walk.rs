@@ -248,10 +248,9 @@ fn equal_at(
 mod tests {
     use super::*;
     use std::cell::RefCell;
-    use std::collections::BTreeMap;
 
     fn self_holding_map<'a>() -> Value<'a> {
-        let map = Rc::new(RefCell::new(BTreeMap::new()));
+        let map = Rc::new(RefCell::new(crate::value::Entries::default()));
         let v = Value::Map(map.clone());
         map.borrow_mut().insert("self".to_string(), v.clone());
         v

@@ -225,23 +225,51 @@ fn a_small_value_sharing_a_big_string_cannot_be_written_out_past_the_budgets() {
 }
 
 #[test]
-fn a_map_that_holds_itself_fails_instead_of_overflowing_the_stack() {
-    let setup = "{{ $d := dict }}{{ $_ := set $d \"self\" $d }}";
-    for call in [
-        "{{ $d }}",
-        "{{ toJson $d }}",
-        "{{ toYaml $d }}",
-        "{{ toString $d }}",
+fn a_map_cannot_be_set_into_itself_directly_or_through_what_it_holds() {
+    for (name, text) in [
+        ("itself", "{{ $d := dict }}{{ $_ := set $d \"self\" $d }}"),
+        (
+            "through a list and a map",
+            "{{ $d := dict }}{{ $l := list 1 (dict \"in\" (list $d)) }}{{ $_ := set $d \"x\" $l }}",
+        ),
     ] {
-        let err = render(&format!("{setup}{call}"), &json!({})).unwrap_err();
+        let err = render(text, &json!({})).unwrap_err();
         assert!(
-            err.message.contains("nest more than 1000 deep"),
-            "{call}: {err}"
+            err.message.contains("a map cannot hold itself"),
+            "{name}: {err}"
         );
     }
-    // Comparing it with itself ends, as Go's DeepEqual does.
-    let out = render(&format!("{setup}{{{{ has $d (list $d) }}}}"), &json!({})).unwrap();
-    assert_eq!(out, "true");
+    // Another map, or the same map's values, may be set as before.
+    let out = render(
+        "{{ $a := dict }}{{ $b := dict \"k\" 1 }}{{ $_ := set $a \"b\" $b }}\
+         {{ $_ := set $a \"again\" (get $a \"b\") }}{{ toJson $a }}",
+        &json!({}),
+    )
+    .unwrap();
+    assert_eq!(out, r#"{"again":{"k":1},"b":{"k":1}}"#);
+}
+
+#[test]
+fn a_list_nested_a_hundred_thousand_deep_is_dropped_without_overflowing_the_stack() {
+    // Run on a thread with a small stack, as the manager's render threads:
+    // dropping the chain recursively would need far more.
+    let text = "{{ $l := list }}{{ range until 100000 }}{{ $l = list $l }}{{ end }}done";
+    let out = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || render(text, &json!({})))
+        .unwrap()
+        .join()
+        .expect("the render thread ends without a stack overflow");
+    assert_eq!(out.unwrap(), "done");
+}
+
+#[test]
+fn scanning_a_long_string_costs_a_step_per_kib() {
+    let big = "a".repeat(1 << 20);
+    let data = json!({"Params": {"BIG": big}});
+    // 2,000 scans of 1 MiB: 2 GB of work for 2,000 calls.
+    let text = "{{ range until 2000 }}{{ if contains \"b\" $.Params.BIG }}x{{ end }}{{ end }}";
+    step_budget_error(text, &data);
 }
 
 #[test]

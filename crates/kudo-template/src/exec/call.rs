@@ -168,14 +168,20 @@ impl<'a> Exec<'a> {
     }
 }
 
+/// Bytes of string arguments that cost one step (functions scan them:
+/// `contains`, `eq`, `replace`, ...).
+const STRING_BYTES_PER_STEP: usize = 1024;
+
 /// Steps a call costs: one, plus the elements of the lists and maps it is
-/// given (functions walk them), and the square for `uniq`, which compares
-/// every element with every other.
+/// given (functions walk them) and one per KiB of its string arguments,
+/// and the square for `uniq`, which compares every element with every
+/// other.
 fn call_steps(name: &str, args: &[Value<'_>]) -> u64 {
     let elements: u64 = args
         .iter()
         .map(|a| match a {
             Value::List(_) | Value::Map(_) | Value::Json(_) => a.len().unwrap_or(0) as u64,
+            Value::Str(s) => (s.len() / STRING_BYTES_PER_STEP) as u64,
             _ => 0,
         })
         .sum();

@@ -1,6 +1,7 @@
 //! Sprig math, list, dict and flow-control functions.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use super::strings::strslice;
 use super::{
@@ -8,7 +9,7 @@ use super::{
     strval, to_f64, to_i64,
 };
 use crate::limits::{ELEMENT, ENTRY, Meter, copied_bytes};
-use crate::value::Value;
+use crate::value::{MapRef, Value};
 use crate::walk::{deep_equal, each_item};
 
 pub const TABLE: &[Entry] = &[
@@ -177,6 +178,39 @@ fn get<'a>(args: &[Value<'a>]) -> FuncResult<'a> {
     Ok(map.map_get(key).unwrap_or_else(|| Value::string("")))
 }
 
+/// Bytes of the value budget one container costs when [`reaches`] walks it.
+const VISIT: usize = 8;
+
+/// Whether `value` holds the map `target`, at any depth: setting it into
+/// `target` would make a cycle that outlives the render (its values are
+/// counted, so nothing would free it). Walked with an explicit stack, each
+/// container once, each visit charged to the value budget.
+fn reaches<'a>(
+    value: &Value<'a>,
+    target: &MapRef<'a>,
+    meter: &mut Meter,
+) -> Result<bool, FuncError> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![value.clone()];
+    while let Some(v) = stack.pop() {
+        let children: Vec<Value<'a>> = match &v {
+            Value::Map(m) if Rc::ptr_eq(m, target) => return Ok(true),
+            Value::Map(m) if seen.insert(Rc::as_ptr(m).cast::<u8>()) => {
+                m.borrow().values().cloned().collect()
+            }
+            Value::List(l) if seen.insert(Rc::as_ptr(l).cast::<u8>()) => l.to_vec(),
+            _ => continue,
+        };
+        meter.charge(VISIT.saturating_mul(children.len().max(1)))?;
+        stack.extend(
+            children
+                .into_iter()
+                .filter(|c| matches!(c, Value::List(_) | Value::Map(_))),
+        );
+    }
+    Ok(false)
+}
+
 /// Mutates maps built during rendering (Go maps are references); a map from
 /// the input data is copied instead, so the caller's data stays untouched.
 fn set<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
@@ -185,6 +219,11 @@ fn set<'a>(args: &[Value<'a>], meter: &mut Meter) -> FuncResult<'a> {
     let value = arg(args, 2);
     match map {
         Value::Map(m) => {
+            if reaches(&value, m, meter)? {
+                return Err(FuncError::Call(
+                    "the value holds the map it would be set into; a map cannot hold itself".into(),
+                ));
+            }
             // The map is shared, so the entry is counted here.
             meter.charge(ENTRY + key.len() + copied_bytes(&value))?;
             m.borrow_mut().insert(key, value);
