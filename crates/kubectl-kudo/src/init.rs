@@ -160,26 +160,17 @@ fn key_role(ns: &str) -> [Value; 2] {
 }
 
 /// Rights on the kinds packages commonly create, for a manager that writes
-/// Instances' objects as itself.
+/// Instances' objects as itself: what an Instance's own account holds (one
+/// list, so the two modes never drift apart: pipe pods need `get` and
+/// `create` on pods/exec, autoscalers are a package kind), and reading
+/// Nodes.
 fn object_rules() -> Vec<Value> {
-    let all = [
-        "get", "list", "watch", "create", "update", "patch", "delete",
-    ];
-    let read = ["get", "list", "watch"];
-    let Value::Array(rules) = json!([
-        {"apiGroups": [""], "resources": ["configmaps", "secrets", "services", "serviceaccounts", "persistentvolumeclaims", "pods"], "verbs": all},
-        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
-        {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
-        {"apiGroups": [""], "resources": ["nodes", "endpoints"], "verbs": read},
-        {"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets"], "verbs": all},
-        {"apiGroups": ["apps"], "resources": ["controllerrevisions"], "verbs": read},
-        {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": all},
-        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": all},
-        {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "networkpolicies"], "verbs": all},
-        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": all},
-    ]) else {
+    let Value::Array(mut rules) = kudo_api::rbac::instance_rules() else {
         return Vec::new();
     };
+    rules.push(
+        json!({"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}),
+    );
     rules
 }
 
@@ -530,6 +521,15 @@ mod tests {
         opts.manager_writes_as_itself = true;
         let rules = role_rules(&opts);
         assert!(grants(&rules, "apps", "deployments", "patch"));
+        // Pipe tasks exec into their pod: a websocket GET, then create.
+        assert!(grants(&rules, "", "pods/exec", "get"));
+        assert!(grants(&rules, "", "pods/exec", "create"));
+        assert!(grants(
+            &rules,
+            "autoscaling",
+            "horizontalpodautoscalers",
+            "patch"
+        ));
         assert!(!grants(
             &rules,
             "rbac.authorization.k8s.io",

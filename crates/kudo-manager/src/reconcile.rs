@@ -447,17 +447,31 @@ pub(crate) async fn publish(
     let event = Event {
         type_,
         reason: reason.to_string(),
-        note: Some(message.chars().take(1000).collect()),
+        note: Some(head_bytes(message, MAX_EVENT_NOTE).to_string()),
         // The recorder folds events with the same (reason, action) into one
         // series and keeps the first note; the message as action keeps
         // "plan deploy finished" and "plan cleanup finished" apart.
-        action: message.chars().take(128).collect(),
+        action: head_bytes(message, MAX_EVENT_ACTION).to_string(),
         secondary: None,
     };
     if let Err(e) = ctx.recorder.publish(&event, &inst.object_ref(&())).await {
         ctx.metrics.count_error("event");
         tracing::warn!(error = %e, %reason, "could not publish an Event");
     }
+}
+
+/// The API server's limits on an Event's note and action, in bytes: a
+/// longer one (a message in another script counts its bytes) is refused.
+const MAX_EVENT_NOTE: usize = 1024;
+const MAX_EVENT_ACTION: usize = 128;
+
+/// The longest start of `text` within `max` bytes, cut at a character.
+fn head_bytes(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// Plans started / finished and the active-plans gauge, from the status

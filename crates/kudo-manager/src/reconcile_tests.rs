@@ -137,3 +137,13 @@ async fn a_cached_version_our_writes_replaced_gives_way_to_our_last_write_and_an
         Copy::Cached(_)
     ));
 }
+
+#[test]
+fn an_event_text_is_cut_to_the_servers_byte_limits_at_a_character() {
+    let text = "ü".repeat(700); // 1,400 bytes, 700 characters
+    let note = head_bytes(&text, MAX_EVENT_NOTE);
+    assert_eq!(note.len(), 1024);
+    assert_eq!(head_bytes(&text, MAX_EVENT_ACTION).len(), 128);
+    assert_eq!(head_bytes("ab€", 3), "ab", "a character is not split");
+    assert_eq!(head_bytes("short", 128), "short");
+}
