@@ -72,6 +72,49 @@ fn is_dns_subdomain(name: &str) -> bool {
         })
 }
 
+/// What a real API server says of the first bad label: a value of at most
+/// 63 characters, alphanumeric at both ends with `-`, `_`, `.` between; a
+/// key's name part likewise (and not empty), its prefix a DNS subdomain.
+fn labels_problem(meta: &serde_json::Map<String, Value>) -> Option<(String, String)> {
+    let labels = meta.get("labels")?.as_object()?;
+    let qualified = |text: &str| {
+        text.len() <= 63
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            && text
+                .bytes()
+                .next()
+                .is_none_or(|b| b.is_ascii_alphanumeric())
+            && text
+                .bytes()
+                .last()
+                .is_none_or(|b| b.is_ascii_alphanumeric())
+    };
+    for (key, value) in labels {
+        let value = value.as_str().unwrap_or_default();
+        let (prefix, name) = key.rsplit_once('/').unwrap_or(("", key));
+        if name.is_empty() || !qualified(name) || (!prefix.is_empty() && !is_dns_subdomain(prefix))
+        {
+            return Some((
+                "metadata.labels".into(),
+                format!(
+                    "Invalid value: {key:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63)"
+                ),
+            ));
+        }
+        if !qualified(value) {
+            return Some((
+                "metadata.labels".into(),
+                format!(
+                    "Invalid value: {value:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character; must be no more than 63 characters"
+                ),
+            ));
+        }
+    }
+    None
+}
+
 fn name_problem(res: &ResourceInfo, name: &str) -> Option<String> {
     if name.is_empty() {
         return Some("Required value: name or generateName is required".into());
@@ -170,6 +213,11 @@ pub fn prepare_create(
             &problem,
         ));
     }
+    if let Some((field, problem)) = labels_problem(meta) {
+        return Err(ApiError::invalid(
+            &kind, &res.group, &name, &field, &problem,
+        ));
+    }
     if res.namespaced {
         match meta.get("namespace").and_then(Value::as_str) {
             Some(ns) if !ns.is_empty() && ns != namespace => {
@@ -265,6 +313,11 @@ pub fn prepare_update(
         }
     }
     meta.remove("managedFields");
+    if let Some((field, problem)) = labels_problem(meta) {
+        return Err(ApiError::invalid(
+            &res.kind, &res.group, &name, &field, &problem,
+        ));
+    }
     let mut new = if status_only {
         let mut merged = old.clone();
         // Moved, not cloned: a status can be large (a plan's step tree).

@@ -7,8 +7,9 @@
 //!
 //! 1. The OperatorVersion must exist (create and update), in the
 //!    Instance's namespace or in one that shares it ([`crate::plan::tenancy`]).
-//! 2. Create: the OperatorVersion needs a `deploy` plan; parameters must be
-//!    defined, valid and present when required.
+//! 2. Create: a name of at most 63 characters (a label value); the
+//!    OperatorVersion needs a `deploy` plan; parameters must be defined,
+//!    valid and present when required.
 //! 3. While being deleted: no parameter change, no upgrade, no manual plan
 //!    (cleanup is started by the controller); plan operations are allowed.
 //! 4. Unknown parameters, invalid values, changed immutable parameters (and
@@ -145,6 +146,9 @@ fn check(
         return Ok(());
     }
     let name = InstanceName::of(new);
+    if old.is_none() {
+        check_name_length(name)?;
+    }
     crate::plan::tenancy::check_ov_reference(name.namespace, &new.spec.operator_version, new_ov)
         .map_err(|e| format!("Instance {name}: {e}"))?;
     let Some(ov) = new_ov else {
@@ -354,6 +358,23 @@ fn check_execution_parameters(
     };
     crate::plan::execution::check(&ov.spec, plan, new.params(), values)
         .map_err(|e| format!("Instance {name}: {e}"))
+}
+
+/// Longest Instance name: it is the value of the `kudo.dev/instance` label
+/// on every object the Instance makes, and a label value holds at most 63
+/// characters (the API server refuses every apply past that).
+pub const MAX_INSTANCE_NAME: usize = 63;
+
+fn check_name_length(name: InstanceName<'_>) -> Result<(), String> {
+    if name.name.len() > MAX_INSTANCE_NAME {
+        return Err(format!(
+            "cannot create Instance {name}: its name has {} characters; at most \
+             {MAX_INSTANCE_NAME}, since it becomes the kudo.dev/instance label of every object \
+             the Instance makes",
+            name.name.len()
+        ));
+    }
+    Ok(())
 }
 
 fn check_create(

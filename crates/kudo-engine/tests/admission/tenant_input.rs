@@ -1,5 +1,6 @@
 //! What a tenant writes that the rules refuse: another namespace's
-//! OperatorVersion it was not given, and plan operations out of order.
+//! OperatorVersion it was not given, plan operations out of order, and a
+//! name too long for the label it becomes.
 
 use kudo_api::PlanOperation;
 use kudo_api::names::SHARED_WITH_ANNOTATION;
@@ -106,4 +107,22 @@ fn the_id_of_the_last_operation_carried_out_cannot_be_used_again() {
     });
     let v = update(&old, &with_ops(&["a"]));
     assert!(denied(&v).contains("plan operation id \"a\" was used before"));
+}
+
+#[test]
+fn an_instance_name_longer_than_a_label_value_is_refused_on_create() {
+    let ov = fixture_ov("foo-operator");
+    let new = |name: &str| {
+        with(&instance("foo-operator"), |i| {
+            i.metadata.name = Some(name.into());
+            i.spec.parameters = Some([("foo".to_string(), "x".to_string())].into());
+        })
+    };
+    let long = "a".repeat(64);
+    let verdict = review(None, &new(&long), None, Some(&ov));
+    assert!(
+        denied(&verdict).contains("its name has 64 characters; at most 63"),
+        "{verdict:?}"
+    );
+    warnings(&review(None, &new(&"a".repeat(63)), None, Some(&ov)));
 }

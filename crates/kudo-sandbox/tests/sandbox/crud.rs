@@ -68,6 +68,54 @@ async fn errors_are_status_objects_with_reasons() {
 }
 
 #[tokio::test]
+async fn a_label_value_or_key_a_real_server_refuses_is_invalid_on_create_apply_and_update() {
+    let (_sb, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    let labelled = |name: &str, key: &str, value: &str| {
+        let mut cm = configmap(name, "1");
+        cm.metadata.labels = Some([(key.to_string(), value.to_string())].into());
+        cm
+    };
+    let long = "a".repeat(64);
+    for (key, value) in [
+        ("kudo.dev/instance", long.as_str()),
+        ("app", "-dash"),
+        ("app", "a b"),
+        ("Bad Key", "x"),
+        ("example.com/", "x"),
+    ] {
+        let err = api
+            .create(&PostParams::default(), &labelled("c", key, value))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&err), 422, "{key}={value}");
+        let err = api
+            .patch(
+                "c",
+                &kube::api::PatchParams::apply("t").force(),
+                &kube::api::Patch::Apply(labelled("c", key, value)),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(code(&err), 422, "apply {key}={value}");
+    }
+    let fine = api
+        .create(
+            &PostParams::default(),
+            &labelled("c", "kudo.dev/instance", &"a".repeat(63)),
+        )
+        .await
+        .unwrap();
+    let mut changed = fine.clone();
+    changed.metadata.labels = Some([("app".to_string(), long.clone())].into());
+    let err = api
+        .replace("c", &PostParams::default(), &changed)
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), 422);
+}
+
+#[tokio::test]
 async fn stale_resource_version_is_a_conflict() {
     let (_sb, client) = start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(client);
