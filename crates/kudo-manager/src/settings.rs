@@ -95,6 +95,7 @@ impl RenderFlags {
             max_step_output: self.max_step_output,
             max_template_values: self.max_template_values,
             max_template_steps: self.max_template_steps,
+            max_step_steps: self.max_template_steps.saturating_mul(4),
         }
     }
 

@@ -33,6 +33,10 @@ pub const DEFAULT_MAX_TEMPLATE_VALUES: usize = kudo_template::DEFAULT_MAX_VALUES
 /// calls and the elements they walk, template calls): 1,000,000.
 pub const DEFAULT_MAX_TEMPLATE_STEPS: u64 = kudo_template::DEFAULT_MAX_STEPS;
 
+/// Default step budget of one step, all its templates together: four
+/// templates' worth (a task may list a template many times).
+pub const DEFAULT_MAX_STEP_STEPS: u64 = 4 * DEFAULT_MAX_TEMPLATE_STEPS;
+
 /// Budgets of a render ([`super::RenderContext::limits`],
 /// [`super::render_plan_with`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +54,9 @@ pub struct RenderLimits {
     /// function calls and the elements they walk, template calls). Default
     /// 1,000,000.
     pub max_template_steps: u64,
+    /// Most steps the templates of one step may take together. Default
+    /// 4,000,000.
+    pub max_step_steps: u64,
 }
 
 impl Default for RenderLimits {
@@ -59,6 +66,7 @@ impl Default for RenderLimits {
             max_step_output: DEFAULT_MAX_STEP_OUTPUT,
             max_template_values: DEFAULT_MAX_TEMPLATE_VALUES,
             max_template_steps: DEFAULT_MAX_TEMPLATE_STEPS,
+            max_step_steps: DEFAULT_MAX_STEP_STEPS,
         }
     }
 }
@@ -68,11 +76,16 @@ impl Default for RenderLimits {
 pub(crate) struct StepBudget {
     limits: RenderLimits,
     used: usize,
+    steps: u64,
 }
 
 impl StepBudget {
     pub(crate) fn new(limits: RenderLimits) -> Self {
-        Self { limits, used: 0 }
+        Self {
+            limits,
+            used: 0,
+            steps: 0,
+        }
     }
 
     /// The template engine's limits for the next template: its own output
@@ -82,7 +95,10 @@ impl StepBudget {
         kudo_template::Limits {
             max_output: self.limits.max_template_output.min(step_left),
             max_values: self.limits.max_template_values,
-            max_steps: self.limits.max_template_steps,
+            max_steps: self
+                .limits
+                .max_template_steps
+                .min(self.limits.max_step_steps.saturating_sub(self.steps)),
         }
     }
 
@@ -126,6 +142,7 @@ impl StepBudget {
             detail: e.describe(template),
         })?;
         self.used += out.text.len();
+        self.steps = self.steps.saturating_add(out.steps);
         Ok(out.text)
     }
 
@@ -136,6 +153,7 @@ impl StepBudget {
             max_step_output,
             max_template_values,
             max_template_steps,
+            max_step_steps,
         } = self.limits;
         match e.kind {
             kudo_template::ErrorKind::OutputBudget if limits.max_output < max_template_output => {
@@ -149,6 +167,13 @@ impl StepBudget {
                 " (a template may render {max_template_output} bytes, a step \
                  {max_step_output})"
             ),
+            kudo_template::ErrorKind::StepBudget if limits.max_steps < max_template_steps => {
+                format!(
+                    " (a step's templates may take {max_step_steps} steps together; earlier \
+                     templates of this step took {})",
+                    self.steps
+                )
+            }
             kudo_template::ErrorKind::StepBudget => {
                 format!(" (a template may take {max_template_steps} steps)")
             }

@@ -176,3 +176,27 @@ fn a_rendered_object_over_the_api_server_limit_is_refused_naming_it_and_its_size
     let ov = operator_version(&[&["cm.yaml"]], &[("cm.yaml", &config_map("ok", 1 << 20))]);
     assert!(render(&ov, "t00", &context(&ov, "2", RenderLimits::default())).is_ok());
 }
+
+#[test]
+fn a_template_listed_many_times_shares_the_steps_of_its_step() {
+    let busy =
+        "{{ range until 3000 }}{{ end }}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+    let limits = RenderLimits {
+        max_template_steps: 10_000,
+        max_step_steps: 25_000,
+        ..RenderLimits::default()
+    };
+    let twice = operator_version(&[&["busy.yaml, busy.yaml"]], &[("busy.yaml", busy)]);
+    render(&twice, "t00", &context(&twice, "2", limits)).unwrap();
+    let many = operator_version(&[&[&["busy.yaml"; 20].join(", ")]], &[("busy.yaml", busy)]);
+    let text = render(&many, "t00", &context(&many, "2", limits))
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("step budget exceeded"), "{text}");
+    assert!(
+        text.contains(
+            "(a step's templates may take 25000 steps together; earlier templates of this step took"
+        ),
+        "{text}"
+    );
+}
