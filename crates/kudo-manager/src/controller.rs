@@ -25,7 +25,7 @@ use crate::admin::{ControllerState, Readiness};
 use crate::context::Context;
 use crate::metrics::Metrics;
 use crate::reconcile::{error_policy, reconcile};
-use crate::recovery::{Observers, TypedLookup, compact_managed_fields};
+use crate::recovery::{Observers, TypedLookup, keep_what_drift_needs};
 use crate::{Error, Result};
 
 /// How long an Instance event waits for the response of our own write
@@ -526,7 +526,7 @@ where
                 synced.store(true, Ordering::Release);
             }
         })
-        .modify(|o: &mut PartialObjectMeta<K>| compact_managed_fields(&mut o.metadata))
+        .modify(|o: &mut PartialObjectMeta<K>| keep_what_drift_needs(&mut o.metadata))
         .reflect(writer)
         .touched_objects()
         .right_stream()

@@ -48,7 +48,9 @@ pub fn our_fields(entries: &[ManagedFieldsEntry]) -> Option<&Value> {
         .map(|f| &f.0)
 }
 
-fn is_ours(e: &ManagedFieldsEntry) -> bool {
+/// Whether a managed-fields entry is kudo-manager's own apply (the one
+/// drift is judged by; a cache of owned objects needs no other).
+pub fn is_ours(e: &ManagedFieldsEntry) -> bool {
     e.manager.as_deref() == Some(FIELD_MANAGER)
         && e.operation.as_deref() == Some("Apply")
         && e.subresource.as_deref().unwrap_or_default().is_empty()

@@ -25,7 +25,9 @@ pub use book::{Entry, RenderBook};
 pub use clean::{JudgedClean, Versions};
 pub use key::{BookKey, Owner};
 pub(crate) use observe::drift;
-pub use observe::{MetaLookup, Observers, TypedLookup, compact_managed_fields};
+pub use observe::{
+    MetaLookup, Observers, TypedLookup, compact_managed_fields, keep_what_drift_needs,
+};
 pub(crate) use pods::run as pod_task;
 pub(crate) use reapply::run as reapply;
 

@@ -81,6 +81,23 @@ fn key<K: Resource<DynamicType = ()>>(
 /// JSON text instead of a tree of maps (a tenth of the memory for a
 /// Deployment), since it is read only when an Instance's drift is judged.
 /// [`TypedLookup::get`] gives it back as the API sent it.
+/// What the cache of an owned kind keeps of an object: what the drift
+/// judgment (kudo-manager's own managed fields, the resourceVersion) and
+/// the owner mapping (ownerReferences, the kudo.dev labels) read. Anyone
+/// who may label an object `heritage=kudo` can fill the rest, annotations
+/// and other managers' field sets, with megabytes.
+pub fn keep_what_drift_needs(meta: &mut ObjectMeta) {
+    meta.annotations = None;
+    if let Some(labels) = meta.labels.as_mut() {
+        labels.retain(|k, _| k.starts_with("kudo.dev/") || k == kudo_api::names::HERITAGE_LABEL);
+    }
+    if let Some(entries) = meta.managed_fields.as_mut() {
+        entries.retain(kudo_engine::recovery_fields::is_ours);
+    }
+    compact_managed_fields(meta);
+}
+
+/// Keeps each managed-fields set as one JSON string rather than a tree.
 pub fn compact_managed_fields(meta: &mut ObjectMeta) {
     for entry in meta.managed_fields.iter_mut().flatten() {
         if let Some(fields) = entry.fields_v1.as_mut()
@@ -272,5 +289,53 @@ mod tests {
         compact_managed_fields(&mut meta);
         expand_managed_fields(&mut meta);
         assert_eq!(meta, original);
+    }
+
+    #[test]
+    fn the_owned_cache_keeps_only_what_drift_and_the_owner_mapping_read() {
+        let ours = ManagedFieldsEntry {
+            manager: Some("kudo-manager".into()),
+            operation: Some("Apply".into()),
+            fields_v1: Some(FieldsV1(json!({"f:data": {"f:a": {}}}))),
+            ..ManagedFieldsEntry::default()
+        };
+        let owner = k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            name: "app".into(),
+            kind: "Instance".into(),
+            ..Default::default()
+        };
+        let mut meta = ObjectMeta {
+            name: Some("c".into()),
+            resource_version: Some("9".into()),
+            owner_references: Some(vec![owner.clone()]),
+            annotations: Some([("big".to_string(), "x".repeat(100_000))].into()),
+            labels: Some(
+                [
+                    ("heritage".to_string(), "kudo".to_string()),
+                    ("kudo.dev/instance".to_string(), "app".to_string()),
+                    ("padding".to_string(), "y".repeat(63)),
+                ]
+                .into(),
+            ),
+            managed_fields: Some(vec![
+                ours.clone(),
+                ManagedFieldsEntry {
+                    manager: Some("kubectl-edit".into()),
+                    fields_v1: Some(FieldsV1(json!({"f:data": {"f:b": {}}}))),
+                    ..ManagedFieldsEntry::default()
+                },
+            ]),
+            ..ObjectMeta::default()
+        };
+        keep_what_drift_needs(&mut meta);
+        expand_managed_fields(&mut meta);
+        assert_eq!(meta.annotations, None);
+        assert_eq!(
+            meta.labels.unwrap().keys().collect::<Vec<_>>(),
+            ["heritage", "kudo.dev/instance"]
+        );
+        assert_eq!(meta.managed_fields, Some(vec![ours]));
+        assert_eq!(meta.owner_references, Some(vec![owner]));
+        assert_eq!(meta.resource_version.as_deref(), Some("9"));
     }
 }
