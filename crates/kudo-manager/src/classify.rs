@@ -30,7 +30,14 @@ pub fn describe_kube_error(err: &kube::Error) -> String {
 /// Turn an API failure on an object into a task outcome whose message
 /// names the object, e.g. `StatefulSet default/zk: ... field is immutable`.
 pub fn outcome_for(object: &str, err: &kube::Error) -> TaskOutcome {
-    let message = format!("{object}: {}", describe_kube_error(err));
+    let mut message = format!("{object}: {}", describe_kube_error(err));
+    if message.contains("field is immutable") || message.contains("are forbidden") {
+        // No retry changes a field the API server keeps fixed.
+        message.push_str(
+            "; the object must be deleted before it is applied again with this change (a \
+             Delete task for it before the Apply task)",
+        );
+    }
     if is_transient_kube_error(err) {
         TaskOutcome::Transient { message }
     } else {
@@ -74,6 +81,10 @@ mod tests {
             TaskOutcome::Fatal { message } => {
                 assert!(message.starts_with("StatefulSet default/zk: "), "{message}");
                 assert!(message.contains("field is immutable"), "{message}");
+                assert!(
+                    message.ends_with("(a Delete task for it before the Apply task)"),
+                    "{message}"
+                );
             }
             other => panic!("expected fatal, got {other:?}"),
         }

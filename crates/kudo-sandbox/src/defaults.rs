@@ -53,6 +53,13 @@ pub fn apply_defaults(
                 });
             }
         }
+        ("batch", "Job") if old.is_some() => {
+            immutable(res, obj, old, &["spec", "template"])?;
+            immutable(res, obj, old, &["spec", "selector"])?;
+        }
+        ("apps", "StatefulSet" | "Deployment" | "DaemonSet" | "ReplicaSet") if old.is_some() => {
+            immutable(res, obj, old, &["spec", "selector"])?;
+        }
         ("", "Pod") if old.is_none() => {
             obj["status"] = json!({"phase": "Pending"});
         }
@@ -133,4 +140,28 @@ pub fn core_event_from(ev: &Value) -> Value {
         "reportingComponent": ev["reportingController"],
         "reportingInstance": ev["reportingInstance"],
     })
+}
+
+/// Refuses a change of the field at `path` on an update, as the API server
+/// does for the fields it keeps fixed (a Job's pod template, a workload's
+/// selector).
+fn immutable(
+    res: &ResourceInfo,
+    obj: &Value,
+    old: Option<&Value>,
+    path: &[&str],
+) -> Result<(), ApiError> {
+    let at = |v: &Value| path.iter().fold(v.clone(), |v, key| v[*key].clone());
+    let Some(old) = old else { return Ok(()) };
+    if at(obj) == at(old) {
+        return Ok(());
+    }
+    let name = old["metadata"]["name"].as_str().unwrap_or_default();
+    Err(ApiError::invalid(
+        &res.kind,
+        &res.group,
+        name,
+        &path.join("."),
+        "field is immutable",
+    ))
 }

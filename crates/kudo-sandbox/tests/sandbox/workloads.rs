@@ -128,3 +128,53 @@ async fn jobs_complete_or_fail_on_request() {
     .unwrap()
     .unwrap();
 }
+
+#[tokio::test]
+async fn a_jobs_pod_template_and_a_workloads_selector_are_immutable() {
+    let (_sb, client) = fast().await;
+    let jobs: Api<Job> = Api::default_namespaced(client.clone());
+    let job = |image: &str| -> Job {
+        serde_json::from_value(
+            json!({"metadata": {"name": "once"}, "spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": image}]}}}}),
+        )
+        .unwrap()
+    };
+    let apply = kube::api::PatchParams::apply("t").force();
+    jobs.patch("once", &apply, &kube::api::Patch::Apply(job("busybox")))
+        .await
+        .unwrap();
+    // The same template again, and a label on the Job itself, are fine.
+    jobs.patch("once", &apply, &kube::api::Patch::Apply(job("busybox")))
+        .await
+        .unwrap();
+    let err = jobs
+        .patch("once", &apply, &kube::api::Patch::Apply(job("busybox:2")))
+        .await
+        .unwrap_err();
+    let kube::Error::Api(s) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(s.code, 422);
+    assert!(s.message.contains("field is immutable"), "{}", s.message);
+
+    let sets: Api<StatefulSet> = Api::default_namespaced(client);
+    let set = |app: &str| -> StatefulSet {
+        serde_json::from_value(json!({"metadata": {"name": "s"}, "spec": {
+            "serviceName": "s", "selector": {"matchLabels": {"app": app}},
+            "template": {"metadata": {"labels": {"app": app}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}))
+        .unwrap()
+    };
+    sets.patch("s", &apply, &kube::api::Patch::Apply(set("a")))
+        .await
+        .unwrap();
+    let err = sets
+        .patch("s", &apply, &kube::api::Patch::Apply(set("b")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 422),
+        "{err:?}"
+    );
+}
