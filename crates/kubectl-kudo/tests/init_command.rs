@@ -141,6 +141,32 @@ async fn init_is_idempotent_keeps_its_ca_and_uninstall_waits_for_instances() {
     let output = run_with(&kc, &["uninstall", "--instance", "demo-instance"]);
     assert!(output.status.success(), "{}", transcript(&output));
 
+    // A MaintenanceSchedule needs the running manager to let go of it.
+    let schedules: Api<kudo_api::MaintenanceSchedule> = Api::all(client.clone());
+    let nightly: kudo_api::MaintenanceSchedule = serde_json::from_value(serde_json::json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "MaintenanceSchedule",
+        "metadata": {"name": "nightly"}, "spec": {}
+    }))
+    .unwrap();
+    schedules
+        .create(&kube::api::PostParams::default(), &nightly)
+        .await
+        .unwrap();
+    let refused = run_with(&kc, &["init", "--uninstall"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", transcript(&refused));
+    assert!(
+        transcript(&refused).contains(
+            "1 MaintenanceSchedule(s) still exist: nightly; delete them first with `kubectl \
+             delete maintenanceschedules --all` while the manager runs"
+        ),
+        "{}",
+        transcript(&refused)
+    );
+    schedules
+        .delete("nightly", &DeleteParams::default())
+        .await
+        .unwrap();
+
     let removed = run_with(
         &kc,
         &["init", "--uninstall", "--wait", "--wait-timeout", "30s"],

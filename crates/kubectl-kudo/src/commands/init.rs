@@ -288,6 +288,18 @@ async fn remaining_instances(ctx: &KubeContext) -> Result<Vec<String>> {
     }
 }
 
+/// MaintenanceSchedules still present (none when the CRD is gone): each
+/// holds a finalizer only the running manager removes, once it has
+/// released the Nodes the schedule cordoned or tainted.
+async fn remaining_schedules(ctx: &KubeContext) -> Result<Vec<String>> {
+    let api: Api<kudo_api::MaintenanceSchedule> = Api::all(ctx.client.clone());
+    match api.list_metadata(&ListParams::default()).await {
+        Ok(list) => Ok(list.items.iter().map(ResourceExt::name_any).collect()),
+        Err(e) if status_code(&e) == Some(404) => Ok(Vec::new()),
+        Err(e) => Err(CliError::api("listing MaintenanceSchedules", e)),
+    }
+}
+
 /// Deletes the `kudo-instance` ServiceAccounts and RoleBindings the manager
 /// made in Instances' namespaces (those it made carry its label).
 async fn remove_instance_accounts(ctx: &KubeContext) -> Result<()> {
@@ -359,6 +371,21 @@ async fn uninstall(
             "{} instance(s) still exist: {}; remove them first with `kubectl kudo uninstall --instance NAME -n NAMESPACE`",
             left.len(),
             left.join(", ")
+        )));
+    }
+    let schedules = if keep_crds {
+        Vec::new()
+    } else {
+        remaining_schedules(ctx).await?
+    };
+    if !schedules.is_empty() {
+        return Err(CliError::Other(format!(
+            "{} MaintenanceSchedule(s) still exist: {}; delete them first with `kubectl delete \
+             maintenanceschedules --all` while the manager runs (it releases the Nodes they \
+             cordoned or tainted, then lets them go); without the manager they could never be \
+             deleted",
+            schedules.len(),
+            schedules.join(", ")
         )));
     }
     // Webhook first (so nothing is refused half-way), CRDs last.
