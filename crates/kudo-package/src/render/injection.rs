@@ -91,7 +91,8 @@ pub(crate) fn check(
 fn cannot_matter(text: &str, v: &ValueText<'_>, flow: bool) -> bool {
     let piece = &text[v.start..v.end];
     if v.fragment() {
-        return !["apiVersion", "kind", "namespace", "<<", "---", "..."]
+        // A backslash may spell a word in an escape (`"\u006bind"`).
+        return !["apiVersion", "kind", "namespace", "<<", "---", "...", "\\"]
             .iter()
             .any(|word| piece.contains(word));
     }
@@ -115,16 +116,24 @@ fn cannot_matter(text: &str, v: &ValueText<'_>, flow: bool) -> bool {
     if !inert {
         return false;
     }
-    // The line up to the value: a key the value could be the value of.
+    // The line up to the value, or the line before when the value starts
+    // its line: a key the value could be the value of, also in a flow
+    // mapping (`{apiVersion: v1, kind: VALUE}`).
     let line_start = text[..v.start].rfind('\n').map_or(0, |i| i + 1);
-    let before = text[line_start..v.start].trim_start();
-    let key = before.strip_prefix("- ").unwrap_or(before);
-    !["apiVersion", "kind", "namespace"]
-        .iter()
-        .any(|k| key.starts_with(k))
-        && !piece.contains("apiVersion")
-        && !piece.contains("kind")
-        && !piece.contains("namespace")
+    let mut before = &text[line_start..v.start];
+    if matches!(before.trim(), "" | "-") {
+        let above = text[..line_start.saturating_sub(1)]
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty());
+        before = above.unwrap_or_default();
+    }
+    let identity = |t: &str| {
+        ["apiVersion", "kind", "namespace"]
+            .iter()
+            .any(|k| t.contains(k))
+    };
+    !identity(before) && !identity(piece)
 }
 
 /// Raw values must leave the structure as the template wrote it.
@@ -172,13 +181,50 @@ fn check_raw_structure(text: &str, values: &[ValueText<'_>]) -> Result<(), Injec
         .position(|(a, e)| a.0 != e.0)
         .or((actual.len() != expected.len()).then(|| actual.len().min(expected.len())));
     let Some(index) = differs else {
-        return Ok(());
+        // The same tokens, and each must be where the template put it: a
+        // value that closes a quote of the template's and opens another
+        // keeps the tokens while moving template text into a scalar.
+        let to_stand_in = |at: usize| stand_in_offset(&raw, at);
+        let moved = actual
+            .iter()
+            .zip(&expected)
+            .find(|(a, e)| to_stand_in(a.1.start) != e.1.start || to_stand_in(a.1.end) != e.1.end);
+        return match moved {
+            None => Ok(()),
+            Some((a, _)) => Err(injection(
+                culprit(&raw, a.1.start),
+                "takes template text into a value (it closes a quote the template opened)",
+                QUOTE_IT,
+            )),
+        };
     };
     let (token, at) = match actual.get(index) {
         Some((token, range)) => (*token, range.start),
         None => (Token::End, text.len()),
     };
     Err(injection(culprit(&raw, at), token.added(), QUOTE_IT))
+}
+
+/// Where the byte at `at` of the rendered text stands in the text with
+/// each raw value replaced by [`PLACEHOLDER`]: template text moves by what
+/// the values before it added; a place inside a value is its placeholder's
+/// start, and its end the placeholder's end.
+fn stand_in_offset(raw: &[&ValueText<'_>], at: usize) -> usize {
+    let mut shift: isize = 0;
+    for v in raw {
+        if at < v.start {
+            break;
+        }
+        let start = v.start.saturating_add_signed(-shift);
+        if at < v.end {
+            return start;
+        }
+        if at == v.end {
+            return start + PLACEHOLDER.len();
+        }
+        shift += (v.end - v.start) as isize - PLACEHOLDER.len() as isize;
+    }
+    at.saturating_add_signed(-shift)
 }
 
 /// The raw value that most likely made the structure differ at `at`: the

@@ -78,6 +78,22 @@ fn a_quote_in_a_value_cannot_close_the_template_s_quotes() {
 }
 
 #[test]
+fn two_values_cannot_move_template_text_into_a_scalar_between_them() {
+    // A opens a quoted scalar that swallows the template's "--safe-mode"
+    // up to the quote the template put before B, and B adds back the two
+    // items lost: the tokens are the template's, but not where it put them.
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: c\n      image: busybox\n      args: [{{ .Params.A }}, \"--safe-mode\", '{{ .Params.B }}']\n";
+    let refused = run(text, json!({"A": "'x", "B": ", \"a\", '"})).unwrap_err();
+    assert_eq!(refused.params, ["A"], "{refused:?}");
+    assert_eq!(
+        refused.what,
+        "takes template text into a value (it closes a quote the template opened)"
+    );
+    // Values that stay values pass, quotes inside them included.
+    run(text, json!({"A": "run", "B": "it''s"})).unwrap();
+}
+
+#[test]
 fn plain_quoted_and_multi_word_values_are_accepted() {
     for value in [
         "hi",
@@ -152,6 +168,21 @@ fn identity_fields_must_come_from_the_template() {
     assert_eq!(err.what, "writes the kind key");
     let meta = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n{{ toYaml .Params.EXTRA | indent 2 }}";
     assert!(run(meta, json!({"EXTRA": {"namespace": "kube-system"}})).is_err());
+    // Nor when the value stands on the line below its key, in a flow
+    // mapping, or spells the key in a JSON escape.
+    let below = "apiVersion: v1\nkind:\n  {{ .Params.K }}\nmetadata:\n  name: c\n";
+    assert_eq!(
+        run(below, json!({"K": "Secret"})).unwrap_err().what,
+        "sets kind"
+    );
+    let flow = "{apiVersion: v1, kind: {{ .Params.K }}, metadata: {name: c}}\n";
+    assert_eq!(
+        run(flow, json!({"K": "Secret"})).unwrap_err().what,
+        "sets kind"
+    );
+    let escaped = "apiVersion: v1\nmetadata:\n  name: c\n{{ .Params.EXTRA | indent 0 }}\n";
+    let err = run(escaped, json!({"EXTRA": "\"\\u006bind\": Secret"})).unwrap_err();
+    assert_eq!(err.what, "writes the kind key");
 }
 
 #[test]
