@@ -36,6 +36,7 @@ pub fn apply_defaults(
             if obj.get("type").is_none() {
                 obj["type"] = json!("Opaque");
             }
+            data_limit(res, obj)?;
         }
         ("", "Service") => {
             let spec = &mut obj["spec"];
@@ -53,6 +54,7 @@ pub fn apply_defaults(
                 });
             }
         }
+        ("", "ConfigMap") => data_limit(res, obj)?,
         ("batch", "Job") if old.is_some() => {
             immutable(res, obj, old, &["spec", "template"])?;
             immutable(res, obj, old, &["spec", "selector"])?;
@@ -163,5 +165,46 @@ fn immutable(
         name,
         &path.join("."),
         "field is immutable",
+    ))
+}
+
+/// The most a ConfigMap's or Secret's data may hold: keys and (decoded)
+/// values together.
+const MAX_DATA_BYTES: usize = 1 << 20;
+
+/// Refuses a ConfigMap or Secret whose data is over [`MAX_DATA_BYTES`], as
+/// a real server does.
+fn data_limit(res: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
+    let decoded = |v: &Value| {
+        let text = v.as_str().unwrap_or_default();
+        if res.kind == "Secret" {
+            text.len() / 4 * 3
+        } else {
+            text.len()
+        }
+    };
+    let mut total = 0usize;
+    for field in ["data", "binaryData"] {
+        if let Some(map) = obj[field].as_object() {
+            for (k, v) in map {
+                let value = if field == "binaryData" {
+                    v.as_str().unwrap_or_default().len() / 4 * 3
+                } else {
+                    decoded(v)
+                };
+                total = total.saturating_add(k.len()).saturating_add(value);
+            }
+        }
+    }
+    if total <= MAX_DATA_BYTES {
+        return Ok(());
+    }
+    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    Err(ApiError::invalid(
+        &res.kind,
+        &res.group,
+        name,
+        "[]",
+        &format!("Too long: must have at most {MAX_DATA_BYTES} bytes"),
     ))
 }

@@ -228,6 +228,23 @@ async fn dispatch(inner: Arc<Inner>, req: Request<Incoming>, seen: &mut Seen) ->
             inner.injected.error(e.code);
             return error_response(&e);
         }
+        // Over a WebSocket (a GET), Kubernetes 1.32 asks for `get` and
+        // `create` on pods/exec of an impersonated caller.
+        if let Some(caller) = crate::authz::Caller::from_headers(req.headers()) {
+            for verb in ["get", "create"] {
+                let attrs = crate::authz::Attributes {
+                    verb,
+                    group: "",
+                    resource: "pods",
+                    subresource: Some("exec"),
+                    namespace: p.namespace.as_deref().unwrap_or_default(),
+                    name: p.name.as_deref(),
+                };
+                if let Err(e) = crate::authz::authorize(&inner.lock(), &caller, &attrs) {
+                    return error_response(&e);
+                }
+            }
+        }
         return crate::exec::serve(inner, req, p).await;
     }
     let result = match route {

@@ -116,6 +116,37 @@ async fn a_label_value_or_key_a_real_server_refuses_is_invalid_on_create_apply_a
 }
 
 #[tokio::test]
+async fn configmap_and_secret_data_over_one_mib_is_invalid() {
+    let (_sb, client) = start().await;
+    let maps: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let fits = configmap("fits", &"x".repeat((1 << 20) - 3));
+    maps.create(&PostParams::default(), &fits).await.unwrap();
+    let over = configmap("over", &"x".repeat(1 << 20));
+    let err = maps
+        .create(&PostParams::default(), &over)
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), 422);
+    assert!(
+        err.to_string().contains("must have at most 1048576 bytes"),
+        "{err}"
+    );
+    let secrets: Api<Secret> = Api::default_namespaced(client);
+    let big: Secret = serde_json::from_value(json!({"metadata": {"name": "big"},
+        "stringData": {"k": "y".repeat(1 << 20)}}))
+    .unwrap();
+    assert_eq!(
+        code(
+            &secrets
+                .create(&PostParams::default(), &big)
+                .await
+                .unwrap_err()
+        ),
+        422
+    );
+}
+
+#[tokio::test]
 async fn stale_resource_version_is_a_conflict() {
     let (_sb, client) = start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(client);

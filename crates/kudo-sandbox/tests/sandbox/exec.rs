@@ -179,3 +179,42 @@ async fn kubectl_exec_reads_the_fake_files() {
         String::from_utf8_lossy(&failed.stderr)
     );
 }
+
+#[tokio::test]
+async fn an_impersonated_caller_needs_get_and_create_on_pods_exec() {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    let (sandbox, admin) = start().await;
+    running_pod(&admin, "p").await;
+    sandbox.set_pod_files("default", "p", [("/x", "1")]);
+    let mut config = sandbox.kube_config().unwrap();
+    config.auth_info.impersonate = Some("system:serviceaccount:default:piper".into());
+    let piper: Api<Pod> = Api::namespaced(kube::Client::try_from(config).unwrap(), "default");
+    let grant = |verbs: &[&str]| -> Role {
+        serde_json::from_value(json!({"metadata": {"name": "exec"},
+            "rules": [{"apiGroups": [""], "resources": ["pods/exec"], "verbs": verbs}]}))
+        .unwrap()
+    };
+    let roles: Api<Role> = Api::default_namespaced(admin.clone());
+    roles
+        .create(&PostParams::default(), &grant(&["create"]))
+        .await
+        .unwrap();
+    Api::<RoleBinding>::default_namespaced(admin)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "exec"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "exec"},
+            "subjects": [{"kind": "ServiceAccount", "name": "piper", "namespace": "default"}]}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let refused = exec(&piper, "p", &["cat", "/x"]).await.unwrap_err();
+    assert_eq!(code(&refused), 403, "create alone is not enough");
+    roles
+        .replace("exec", &PostParams::default(), &grant(&["get", "create"]))
+        .await
+        .unwrap();
+    let (out, _, _) = exec(&piper, "p", &["cat", "/x"]).await.unwrap();
+    assert_eq!(out, b"1");
+}
