@@ -472,10 +472,21 @@ async fn an_operator_version_made_with_kubectl_is_verified_before_it_runs() {
         .create(&PostParams::default(), &inst)
         .await
         .unwrap();
+    // A reconcile before the OperatorVersion reached the manager's cache
+    // says it is not found; the one after it arrived says why it waits.
     let blocked = env
-        .wait_for("grabber", "a blocker", Duration::from_secs(60), |i| {
-            i.status.as_ref().is_some_and(|s| !s.blockers.is_empty())
-        })
+        .wait_for(
+            "grabber",
+            "the verify blocker",
+            Duration::from_secs(60),
+            |i| {
+                i.status.as_ref().is_some_and(|s| {
+                    s.blockers
+                        .iter()
+                        .any(|b| b.message.contains("does not pass package verify"))
+                })
+            },
+        )
         .await
         .unwrap();
     let status = blocked.status.unwrap();
