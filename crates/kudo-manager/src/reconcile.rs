@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action as Requeue;
-use kube::runtime::events::{Event, EventType as KubeEventType};
 use kube::runtime::reflector::ObjectRef;
-use kube::{Resource, ResourceExt};
+use kube::ResourceExt;
 use kudo_api::names::CLEANUP_FINALIZER;
 use kudo_api::{Instance, InstanceStatus};
 use kudo_engine::{Action, EventType, Input, Observed, TaskKey};
@@ -22,8 +21,11 @@ use crate::context::Context;
 use crate::status_patch::{StatusPatch, add_finalizer, merge_patch, remove_finalizer};
 use crate::{Error, Result};
 
+#[path = "reconcile_events.rs"]
+mod events;
 #[path = "reconcile_run.rs"]
 mod run;
+pub(crate) use events::publish;
 use run::Run;
 
 /// Upper bound of decide/execute rounds in one reconcile (a plan of many
@@ -427,51 +429,6 @@ fn remember_write(ctx: &Context, before: &Instance, after: &Instance) {
     };
     stale.push(rv);
     written.insert(key, (stale, Arc::new(after.clone())));
-}
-
-pub(crate) async fn publish(
-    ctx: &Context,
-    inst: &Instance,
-    event_type: EventType,
-    reason: &str,
-    message: &str,
-) {
-    let type_ = match event_type {
-        EventType::Normal => KubeEventType::Normal,
-        EventType::Warning => KubeEventType::Warning,
-    };
-    match event_type {
-        EventType::Normal => tracing::info!(%reason, %message, "event"),
-        EventType::Warning => tracing::warn!(%reason, %message, "event"),
-    }
-    let event = Event {
-        type_,
-        reason: reason.to_string(),
-        note: Some(head_bytes(message, MAX_EVENT_NOTE).to_string()),
-        // The recorder folds events with the same (reason, action) into one
-        // series and keeps the first note; the message as action keeps
-        // "plan deploy finished" and "plan cleanup finished" apart.
-        action: head_bytes(message, MAX_EVENT_ACTION).to_string(),
-        secondary: None,
-    };
-    if let Err(e) = ctx.recorder.publish(&event, &inst.object_ref(&())).await {
-        ctx.metrics.count_error("event");
-        tracing::warn!(error = %e, %reason, "could not publish an Event");
-    }
-}
-
-/// The API server's limits on an Event's note and action, in bytes: a
-/// longer one (a message in another script counts its bytes) is refused.
-const MAX_EVENT_NOTE: usize = 1024;
-const MAX_EVENT_ACTION: usize = 128;
-
-/// The longest start of `text` within `max` bytes, cut at a character.
-fn head_bytes(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// Plans started / finished and the active-plans gauge, from the status

@@ -1,5 +1,6 @@
 //! Tests of the reconciler's pure helpers.
 
+use super::events::{MAX_EVENT_ACTION, MAX_EVENT_NOTE, head_bytes};
 use super::*;
 
 fn run_task_action(step: &str) -> Action {
