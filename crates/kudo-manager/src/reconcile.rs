@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action as Requeue;
 use kube::runtime::reflector::ObjectRef;
-use kube::ResourceExt;
 use kudo_api::names::CLEANUP_FINALIZER;
 use kudo_api::{Instance, InstanceStatus};
 use kudo_engine::{Action, EventType, Input, Observed, TaskKey};
