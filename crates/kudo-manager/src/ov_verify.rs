@@ -26,7 +26,11 @@ pub struct VerifiedOperatorVersions {
 
 impl VerifiedOperatorVersions {
     /// Why `ov` cannot be used (its `package verify` errors), or `None`.
-    /// A verification that takes longer than the pool's deadline passes.
+    /// A verification that takes longer than the pool's deadline passes,
+    /// and is remembered like any verdict: verifying it again at every
+    /// reconcile would hold a render slot each time. What verify would
+    /// have found is still refused where it matters, by every render's
+    /// budgets and injection check and by the API server's RBAC.
     pub async fn problem(&self, pool: &RenderPool, ov: &Arc<OperatorVersion>) -> Option<String> {
         let uid = ov.metadata.uid.clone().unwrap_or_default();
         let version = ov.metadata.resource_version.clone().unwrap_or_default();
@@ -49,8 +53,8 @@ impl VerifiedOperatorVersions {
             )),
             Ok(_) => None,
             Err(stalled) => {
-                tracing::warn!(%stalled, "OperatorVersion not verified in time");
-                return None;
+                tracing::warn!(%stalled, "OperatorVersion not verified in time; used unverified");
+                None
             }
         };
         if !uid.is_empty()
@@ -112,6 +116,22 @@ mod tests {
             cache.verdicts.lock().unwrap().len(),
             1,
             "one entry per OperatorVersion"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_verification_past_the_deadline_passes_once_and_is_not_run_again() {
+        let cache = VerifiedOperatorVersions::default();
+        let pool = RenderPool::new(std::time::Duration::ZERO);
+        let slow = ov(
+            "{{ range until 600 }}{{ range until 600 }}{{ end }}{{ end }}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+            "1",
+        );
+        assert_eq!(cache.problem(&pool, &slow).await, None);
+        assert_eq!(
+            cache.verdicts.lock().unwrap().get("u1"),
+            Some(&("1".to_string(), None)),
+            "remembered for this resourceVersion"
         );
     }
 }
