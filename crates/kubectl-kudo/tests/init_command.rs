@@ -245,3 +245,27 @@ async fn init_wait_stops_early_when_the_manager_image_cannot_be_pulled() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_returns_once_the_crds_are_served() {
+    // A real API server establishes a new CRD a moment after creating it;
+    // the next command must find the kinds.
+    let sandbox = Sandbox::builder()
+        .crd_establish_delay(std::time::Duration::from_millis(1500))
+        .start()
+        .await
+        .unwrap();
+    let kc = sandbox.kubeconfig_path().to_path_buf();
+    let output = run_with(&kc, &["init", "--crd-only"]);
+    assert!(output.status.success(), "{}", transcript(&output));
+    let ov: kudo_api::OperatorVersion = serde_json::from_value(serde_json::json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
+        "metadata": {"name": "op-0.1.0", "namespace": "default"},
+        "spec": {"operator": {"name": "op"}, "version": "0.1.0"}
+    }))
+    .unwrap();
+    Api::<kudo_api::OperatorVersion>::namespaced(sandbox.client().unwrap(), "default")
+        .create(&kube::api::PostParams::default(), &ov)
+        .await
+        .expect("the OperatorVersion kind is served when init returns");
+}

@@ -107,9 +107,17 @@ pub async fn run(global: &GlobalArgs, args: &InitArgs) -> Result<()> {
     } else {
         CertMode::SelfManaged(tls_for_install(&ctx, &opts.namespace, args.upgrade).await?)
     };
-    for object in manifests(&opts, &mode) {
+    let objects = manifests(&opts, &mode);
+    let crds: Vec<String> = objects
+        .iter()
+        .filter(|o| o["kind"] == "CustomResourceDefinition")
+        .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    for object in objects {
         write_object(&ctx, object, args.upgrade).await?;
     }
+    // A command run right after init (install) needs the kinds served.
+    super::init_crds::wait_established(&ctx, &crds).await?;
     if let CertMode::SelfManaged(Tls { serving: None, .. }) = &mode {
         outln!("webhook certificate kept (use --upgrade to issue a new one from the same CA)");
     }

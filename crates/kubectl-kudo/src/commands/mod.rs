@@ -5,6 +5,7 @@ pub(crate) mod completion;
 mod dependencies;
 mod get;
 mod init;
+mod init_crds;
 mod init_local;
 mod install;
 mod instance;
