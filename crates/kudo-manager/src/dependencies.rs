@@ -77,19 +77,15 @@ fn freshest(ctx: &Context, cached: Arc<Instance>) -> Arc<Instance> {
 /// the same name shared with this one.
 fn operator_version(ctx: &Context, inst: &Instance, name: &str) -> Option<Arc<OperatorVersion>> {
     let own = inst.metadata.namespace.as_deref()?;
-    let in_own = kudo_api::ObjectReference {
-        name: Some(name.to_string()),
-        ..Default::default()
-    };
-    ctx.operator_version_by(own, &in_own).or_else(|| {
-        let shared = kudo_api::ObjectReference {
+    let in_namespace = |namespace: Option<String>| {
+        let reference = kudo_api::ObjectReference {
             name: Some(name.to_string()),
-            namespace: inst.spec.operator_version.namespace.clone(),
+            namespace,
             ..Default::default()
         };
-        shared.namespace.as_ref()?;
-        ctx.operator_version_by(own, &shared)
-    })
+        ctx.operator_version_by(own, &reference)
+    };
+    in_namespace(None).or_else(|| in_namespace(Some(inst.spec.operator_version.namespace.clone()?)))
 }
 
 /// What the caches say about one other Instance: the OperatorVersion it

@@ -37,6 +37,8 @@ const IN_PROGRESS_RECHECK: Duration = Duration::from_secs(10);
 
 /// When a task waits for what no watch reports (a CRD becoming
 /// Established, a new kind being served): usually well under a second.
+/// Also the wait before a channel move held for a plan is looked at again
+/// once that plan ended, and the shortest wait for a hold time lifts.
 const RECHECK_SOON: Duration = Duration::from_secs(1);
 /// A reconcile that keeps running quick steps writes status when this much
 /// time has passed since it started or last wrote, before the next task:

@@ -25,8 +25,6 @@ use crate::recovery;
 const HELD_MOVE_RECHECK: std::time::Duration = std::time::Duration::from_secs(300);
 /// The longest wait for a hold that time lifts, against a clock that jumps.
 const TIMED_HOLD_RECHECK: std::time::Duration = std::time::Duration::from_secs(3600);
-/// The wait after a plan ended that a channel move was held for.
-const AFTER_PLAN_END: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// One reconcile of one Instance: what was observed, what the engine
 /// decided so far, and what the tasks did.
@@ -373,7 +371,7 @@ impl Run {
             Lifts::At(at) => {
                 let left = at.duration_since(ctx.clock.now());
                 let left = std::time::Duration::try_from(left).unwrap_or_default();
-                Some(left.clamp(AFTER_PLAN_END, TIMED_HOLD_RECHECK))
+                Some(left.clamp(RECHECK_SOON, TIMED_HOLD_RECHECK))
             }
             Lifts::PlanEnd => {
                 let running = self
@@ -383,7 +381,7 @@ impl Run {
                     .as_ref()
                     .is_some_and(|p| p.status.is_running());
                 // A running plan brings its own reconciles until it ends.
-                (!running).then_some(AFTER_PLAN_END)
+                (!running).then_some(RECHECK_SOON)
             }
             Lifts::PeerMove => Some(HELD_MOVE_RECHECK),
         }

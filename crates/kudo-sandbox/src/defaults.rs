@@ -153,9 +153,8 @@ fn immutable(
     old: Option<&Value>,
     path: &[&str],
 ) -> Result<(), ApiError> {
-    let at = |v: &Value| path.iter().fold(v.clone(), |v, key| v[*key].clone());
     let Some(old) = old else { return Ok(()) };
-    if at(obj) == at(old) {
+    if field_at(obj, path) == field_at(old, path) {
         return Ok(());
     }
     let name = old["metadata"]["name"].as_str().unwrap_or_default();
@@ -168,6 +167,11 @@ fn immutable(
     ))
 }
 
+/// The value at `path` (null when absent), without copying it.
+fn field_at<'v>(obj: &'v Value, path: &[&str]) -> &'v Value {
+    path.iter().fold(obj, |v, key| &v[*key])
+}
+
 /// The most a ConfigMap's or Secret's data may hold: keys and (decoded)
 /// values together.
 const MAX_DATA_BYTES: usize = 1 << 20;
@@ -175,25 +179,14 @@ const MAX_DATA_BYTES: usize = 1 << 20;
 /// Refuses a ConfigMap or Secret whose data is over [`MAX_DATA_BYTES`], as
 /// a real server does.
 fn data_limit(res: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
-    let decoded = |v: &Value| {
-        let text = v.as_str().unwrap_or_default();
-        if res.kind == "Secret" {
-            text.len() / 4 * 3
-        } else {
-            text.len()
-        }
-    };
     let mut total = 0usize;
     for field in ["data", "binaryData"] {
-        if let Some(map) = obj[field].as_object() {
-            for (k, v) in map {
-                let value = if field == "binaryData" {
-                    v.as_str().unwrap_or_default().len() / 4 * 3
-                } else {
-                    decoded(v)
-                };
-                total = total.saturating_add(k.len()).saturating_add(value);
-            }
+        // A Secret's data and any binaryData are base64: counted decoded.
+        let base64 = field == "binaryData" || res.kind == "Secret";
+        for (k, v) in obj[field].as_object().into_iter().flatten() {
+            let len = v.as_str().unwrap_or_default().len();
+            let value = if base64 { len / 4 * 3 } else { len };
+            total = total.saturating_add(k.len()).saturating_add(value);
         }
     }
     if total <= MAX_DATA_BYTES {

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
+use kudo_engine::health::Health;
 
 use crate::context::KubeContext;
 use crate::error::{CliError, Result};
@@ -14,7 +15,8 @@ use crate::wait::POLL_INTERVAL;
 /// How long a CRD may take to be established.
 const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Waits until every CRD named in `names` has the condition Established.
+/// Waits until every CRD named in `names` is Established, as the engine
+/// judges a CRD's health.
 pub(super) async fn wait_established(ctx: &KubeContext, names: &[String]) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
     let started = Instant::now();
@@ -24,18 +26,16 @@ pub(super) async fn wait_established(ctx: &KubeContext, names: &[String]) -> Res
                 .get_opt(name)
                 .await
                 .map_err(|e| CliError::api(format!("reading CRD {name}"), e))?;
-            let condition = crd
-                .as_ref()
-                .and_then(|c| c.status.as_ref())
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|cs| cs.iter().find(|c| c.type_ == "Established"));
-            if condition.is_some_and(|c| c.status == "True") {
-                break;
-            }
+            let health = match crd.map(serde_json::to_value) {
+                Some(Ok(crd)) => kudo_engine::health::evaluate(&crd),
+                Some(Err(e)) => return Err(CliError::Other(format!("CRD {name}: {e}"))),
+                None => Health::Progressing(format!("CRD {name} is not there yet")),
+            };
+            let why = match health {
+                Health::Healthy => break,
+                Health::Progressing(why) | Health::Failed(why) => why,
+            };
             if started.elapsed() >= ESTABLISH_TIMEOUT {
-                let why = condition
-                    .and_then(|c| c.message.clone())
-                    .unwrap_or_else(|| "no Established condition yet".into());
                 return Err(CliError::Timeout(format!(
                     "CRD {name} is not established after {}s: {why}",
                     ESTABLISH_TIMEOUT.as_secs()

@@ -63,7 +63,7 @@ impl Gate {
     }
 
     /// A hold that time lifts at `at`, or only a change when `None`.
-    fn held_until(why: String, at: Option<Timestamp>) -> Self {
+    pub(crate) fn held_until(why: String, at: Option<Timestamp>) -> Self {
         Self::held(why, at.map_or(Lifts::Change, Lifts::At))
     }
 }

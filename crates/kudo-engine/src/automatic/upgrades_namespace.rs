@@ -6,7 +6,7 @@
 use jiff::Timestamp;
 use kudo_api::Instance;
 
-use crate::automatic::upgrades::{self, Gate, Lifts, Offer};
+use crate::automatic::upgrades::{self, Gate, Offer};
 use crate::model::EngineConfig;
 use crate::model::namespace::NamespaceSuppressions;
 use crate::plan::namespace_hold;
@@ -22,10 +22,7 @@ pub fn gate(
 ) -> Gate {
     match upgrades::gate(instance, offer, now, config) {
         Gate::Go if !offer.recall => match namespace.and_then(|ns| namespace_hold::hold(ns, now)) {
-            Some(hold) => Gate::held(
-                format!("waiting: {}", hold.message),
-                hold.lifts_at.map_or(Lifts::Change, Lifts::At),
-            ),
+            Some(hold) => Gate::held_until(format!("waiting: {}", hold.message), hold.lifts_at),
             None => Gate::Go,
         },
         other => other,

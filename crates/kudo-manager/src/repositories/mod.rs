@@ -47,7 +47,7 @@ pub struct Synced {
 #[derive(Clone, Debug, Default)]
 pub struct Indexes {
     synced: Arc<RwLock<HashMap<String, Arc<Synced>>>>,
-    allowed: Arc<RwLock<HashMap<String, Vec<String>>>>,
+    watched: Arc<RwLock<HashMap<String, Arc<OperatorRepository>>>>,
 }
 
 impl Indexes {
@@ -59,9 +59,8 @@ impl Indexes {
     /// Whether repository `name` serves the Instances of `namespace` (its
     /// `spec.allowedNamespaces`); `None` when the repository is unknown.
     pub fn serves(&self, name: &str, namespace: &str) -> Option<bool> {
-        let allowed = self.allowed.read().ok()?;
-        let list = allowed.get(name)?;
-        Some(list.is_empty() || list.iter().any(|n| n == namespace))
+        let watched = self.watched.read().ok()?;
+        Some(watched.get(name)?.spec.serves(namespace))
     }
 
     fn set(&self, name: &str, synced: Synced) {
@@ -70,18 +69,17 @@ impl Indexes {
         }
     }
 
-    /// Keeps only the repositories `repos`, with the namespaces they serve.
-    fn keep_only(&self, repos: &[Arc<OperatorRepository>]) {
+    /// Keeps only the repositories `repos`, with the namespaces they
+    /// serve; their names.
+    fn keep_only(&self, repos: &[Arc<OperatorRepository>]) -> HashSet<String> {
         let names: HashSet<String> = repos.iter().map(|r| r.name_any()).collect();
         if let Ok(mut m) = self.synced.write() {
             m.retain(|name, _| names.contains(name));
         }
-        if let Ok(mut m) = self.allowed.write() {
-            *m = repos
-                .iter()
-                .map(|r| (r.name_any(), r.spec.allowed_namespaces.clone()))
-                .collect();
+        if let Ok(mut m) = self.watched.write() {
+            *m = repos.iter().map(|r| (r.name_any(), r.clone())).collect();
         }
+        names
     }
 }
 
@@ -144,12 +142,8 @@ pub async fn run(
         }
         let now = Instant::now();
         let repos = store.state();
-        indexes.keep_only(&repos);
-        due.retain(|name, _| {
-            repos
-                .iter()
-                .any(|r| r.metadata.name.as_deref() == Some(name))
-        });
+        let names = indexes.keep_only(&repos);
+        due.retain(|name, _| names.contains(name));
         for repo in repos {
             let name = repo.name_any();
             let generation = repo.metadata.generation;

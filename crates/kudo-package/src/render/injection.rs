@@ -145,9 +145,12 @@ fn check_raw_structure(text: &str, values: &[ValueText<'_>]) -> Result<(), Injec
         return Ok(());
     }
     let mut stand_in = String::with_capacity(text.len());
+    // Where each placeholder starts in the stand-in text.
+    let mut placed = Vec::with_capacity(raw.len());
     let mut at = 0;
     for v in &raw {
         stand_in.push_str(&text[at..v.start]);
+        placed.push(stand_in.len());
         stand_in.push_str(PLACEHOLDER);
         at = v.end;
     }
@@ -186,7 +189,7 @@ fn check_raw_structure(text: &str, values: &[ValueText<'_>]) -> Result<(), Injec
         // The same tokens, and each must be where the template put it: a
         // value that closes a quote of the template's and opens another
         // keeps the tokens while moving template text into a scalar.
-        let to_stand_in = |at: usize| stand_in_offset(&raw, at);
+        let to_stand_in = |at: usize| stand_in_offset(&raw, &placed, at);
         let moved = actual
             .iter()
             .zip(&expected)
@@ -208,25 +211,20 @@ fn check_raw_structure(text: &str, values: &[ValueText<'_>]) -> Result<(), Injec
 }
 
 /// Where the byte at `at` of the rendered text stands in the text with
-/// each raw value replaced by [`PLACEHOLDER`]: template text moves by what
-/// the values before it added; a place inside a value is its placeholder's
-/// start, and its end the placeholder's end.
-fn stand_in_offset(raw: &[&ValueText<'_>], at: usize) -> usize {
-    let mut shift: isize = 0;
-    for v in raw {
-        if at < v.start {
-            break;
+/// each raw value replaced by [`PLACEHOLDER`] (`placed`: where each
+/// placeholder starts there): template text moves by what the values
+/// before it added; a place inside a value is its placeholder's start, and
+/// its end the placeholder's end. A binary search: a template may hold
+/// many values and many more tokens.
+fn stand_in_offset(raw: &[&ValueText<'_>], placed: &[usize], at: usize) -> usize {
+    let i = raw.partition_point(|v| v.end < at);
+    match (raw.get(i), i.checked_sub(1)) {
+        (Some(v), _) if v.start <= at => {
+            placed[i] + if at == v.end { PLACEHOLDER.len() } else { 0 }
         }
-        let start = v.start.saturating_add_signed(-shift);
-        if at < v.end {
-            return start;
-        }
-        if at == v.end {
-            return start + PLACEHOLDER.len();
-        }
-        shift += (v.end - v.start) as isize - PLACEHOLDER.len() as isize;
+        (_, Some(before)) => placed[before] + PLACEHOLDER.len() + (at - raw[before].end),
+        (_, None) => at,
     }
-    at.saturating_add_signed(-shift)
 }
 
 /// The raw value that most likely made the structure differ at `at`: the

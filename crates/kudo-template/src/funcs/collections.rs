@@ -190,23 +190,24 @@ fn reaches<'a>(
     target: &MapRef<'a>,
     meter: &mut Meter,
 ) -> Result<bool, FuncError> {
+    let container = |c: &&Value<'a>| matches!(c, Value::List(_) | Value::Map(_));
     let mut seen = std::collections::HashSet::new();
     let mut stack = vec![value.clone()];
     while let Some(v) = stack.pop() {
-        let children: Vec<Value<'a>> = match &v {
+        // Only containers are cloned (a reference count each): strings stay.
+        let (walked, children): (usize, Vec<Value<'a>>) = match &v {
             Value::Map(m) if Rc::ptr_eq(m, target) => return Ok(true),
             Value::Map(m) if seen.insert(Rc::as_ptr(m).cast::<u8>()) => {
-                m.borrow().values().cloned().collect()
+                let m = m.borrow();
+                (m.len(), m.values().filter(container).cloned().collect())
             }
-            Value::List(l) if seen.insert(Rc::as_ptr(l).cast::<u8>()) => l.to_vec(),
+            Value::List(l) if seen.insert(Rc::as_ptr(l).cast::<u8>()) => {
+                (l.len(), l.iter().filter(container).cloned().collect())
+            }
             _ => continue,
         };
-        meter.charge(VISIT.saturating_mul(children.len().max(1)))?;
-        stack.extend(
-            children
-                .into_iter()
-                .filter(|c| matches!(c, Value::List(_) | Value::Map(_))),
-        );
+        meter.charge(VISIT.saturating_mul(walked.max(1)))?;
+        stack.extend(children);
     }
     Ok(false)
 }
