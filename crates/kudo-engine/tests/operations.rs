@@ -368,22 +368,22 @@ fn manual_suppression_stops_a_running_plan_from_starting_new_steps() {
     assert_eq!(sim.plan_status("deploy"), S::Complete);
 }
 
-#[test]
-fn rollback_runs_despite_the_automatic_suppression_and_clears_it() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov(
-            "a",
-            vec![("deploy", simple_plan(1)), ("update", simple_plan(1))],
-            vec![param("v", None)],
-        ),
-    );
+/// Deployed with `v=good`, then `v=bad` whose update failed (suppressed).
+fn after_a_failed_change(plans: &[&str]) -> Sim {
+    let plans = plans.iter().map(|p| (*p, simple_plan(1))).collect();
+    let mut sim = Sim::new(instance("a"), ov("a", plans, vec![param("v", None)]));
     sim.set_params(&[("v", "good")]);
     sim.all_done();
     sim.set_params(&[("v", "bad")]);
     sim.reconcile(|_| TaskOutcome::Fatal {
         message: "crash".into(),
     });
+    sim
+}
+
+#[test]
+fn rollback_runs_despite_the_automatic_suppression_and_clears_it() {
+    let mut sim = after_a_failed_change(&["deploy", "update"]);
     assert!(sim.status().auto_suppression.is_some());
     sim.set_params(&[("v", "other")]);
     sim.all_done();
@@ -404,24 +404,7 @@ fn rollback_runs_despite_the_automatic_suppression_and_clears_it() {
 
 #[test]
 fn a_plan_run_by_hand_after_a_failed_change_does_not_make_the_change_the_rollback_target() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov(
-            "a",
-            vec![
-                ("deploy", simple_plan(1)),
-                ("update", simple_plan(1)),
-                ("backup", simple_plan(1)),
-            ],
-            vec![param("v", None)],
-        ),
-    );
-    sim.set_params(&[("v", "good")]);
-    sim.all_done();
-    sim.set_params(&[("v", "bad")]);
-    sim.reconcile(|_| TaskOutcome::Fatal {
-        message: "crash".into(),
-    });
+    let mut sim = after_a_failed_change(&["deploy", "update", "backup"]);
     let run_by_hand = |sim: &mut Sim, plan: &str, uid: &str| {
         sim.edit(|s| {
             s.plan_execution = Some(kudo_api::PlanExecution {
