@@ -223,6 +223,24 @@ pub enum RenderError {
         /// The Instance's namespace.
         instance_namespace: String,
     },
+    /// A task template renders a Namespace: namespaces are made only by
+    /// `kubectl kudo install --create-namespace`, never by a plan (a
+    /// template that can render one for some parameter values would let
+    /// whoever sets them create or delete namespaces with the Instance's
+    /// account).
+    #[error(
+        "task {task}: template {template} renders Namespace {name}; a plan does not create or \
+         delete namespaces (`kubectl kudo install --create-namespace` makes the Instance's, from \
+         the package's namespaceManifest)"
+    )]
+    NamespaceInTemplate {
+        /// Task name.
+        task: String,
+        /// Template name.
+        template: String,
+        /// The Namespace's name.
+        name: String,
+    },
     /// The `namespaceManifest` template does not render one Namespace.
     #[error("namespace manifest {template}: {detail}")]
     NamespaceManifest {

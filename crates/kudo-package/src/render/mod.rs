@@ -4,8 +4,8 @@
 //! Toggle, Dummy, Pipe, KudoOperator), enhanced as KUDO enhances them.
 //!
 //! Objects come out in template order (the order of `resources`, then the
-//! order inside each file), with CustomResourceDefinitions and Namespaces
-//! moved first, instead of KUDO's random order.
+//! order inside each file), with CustomResourceDefinitions moved first,
+//! instead of KUDO's random order. No task renders a Namespace.
 //!
 //! Rendering runs within [`RenderLimits`] (4 MiB of output per template,
 //! 16 MiB per step, 16 MiB of values built per template), and objects
@@ -347,9 +347,35 @@ pub(crate) fn render_resources(
     let mut objects = Vec::new();
     for template in resources {
         let text = budget.render_template(ov, task, template, &data, injection::Shape::Objects)?;
-        objects.extend(parse_objects(task, template, &text)?);
+        let parsed = parse_objects(task, template, &text)?;
+        refuse_namespaces(task, template, &parsed)?;
+        objects.extend(parsed);
     }
     Ok(objects)
+}
+
+/// `package verify` refuses a template that renders a Namespace, but it
+/// renders with placeholder values only: checking every render keeps the
+/// rule for values that take another branch of the template.
+fn refuse_namespaces(task: &str, template: &str, objects: &[Value]) -> Result<(), RenderError> {
+    let namespace = objects.iter().find(|o| {
+        o.get("kind").and_then(Value::as_str) == Some("Namespace")
+            && api_group(o.get("apiVersion").and_then(Value::as_str).unwrap_or("")).is_empty()
+    });
+    match namespace {
+        None => Ok(()),
+        Some(ns) => Err(RenderError::NamespaceInTemplate {
+            task: task.to_string(),
+            template: template.to_string(),
+            name: ns
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .chars()
+                .take(253)
+                .collect(),
+        }),
+    }
 }
 
 /// Parses rendered text into Kubernetes objects.
@@ -390,13 +416,12 @@ pub fn parse_objects(task: &str, template: &str, text: &str) -> Result<Vec<Value
     Ok(docs)
 }
 
-/// CustomResourceDefinitions first, then Namespaces, then everything else,
-/// each group keeping template order.
+/// CustomResourceDefinitions first, then everything else, each group
+/// keeping template order.
 fn order_for_apply(objects: Vec<Value>) -> Vec<Value> {
     let rank = |o: &Value| match o.get("kind").and_then(Value::as_str) {
         Some("CustomResourceDefinition") => 0,
-        Some("Namespace") => 1,
-        _ => 2,
+        _ => 1,
     };
     let mut indexed: Vec<(usize, Value)> = objects.into_iter().enumerate().collect();
     indexed.sort_by_key(|(i, o)| (rank(o), *i));

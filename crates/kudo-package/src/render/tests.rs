@@ -86,7 +86,8 @@ fn ctx(enabled: &str) -> RenderContext {
 }
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-cm\n";
-const NS: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: extra\n";
+const CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+                   metadata:\n  name: widgets.example.com\n";
 
 fn objects(rendered: RenderedTask) -> Vec<Value> {
     match rendered {
@@ -102,16 +103,52 @@ fn names(objs: &[Value]) -> Vec<String> {
 }
 
 #[test]
-fn apply_renders_templates_in_order_with_namespaces_first() {
+fn apply_renders_templates_in_order_with_crds_first() {
     let ov = ov(
-        vec![task("app", "Apply", resources(&["cm.yaml", "ns.yaml"]))],
-        &[("cm.yaml", CM), ("ns.yaml", NS)],
+        vec![task("app", "Apply", resources(&["cm.yaml", "crd.yaml"]))],
+        &[("cm.yaml", CM), ("crd.yaml", CRD)],
     );
     let out = render_task(&ov, "app", &ctx("true"), &StaticDiscovery::default()).unwrap();
     let objs = objects(out);
-    assert_eq!(names(&objs), vec!["extra", "inst-cm"]);
+    assert_eq!(names(&objs), vec!["widgets.example.com", "inst-cm"]);
     assert!(objs[0]["metadata"].get("namespace").is_none());
     assert_eq!(objs[1]["metadata"]["namespace"], "ns");
+}
+
+#[test]
+fn a_task_template_never_renders_a_namespace_whatever_the_values() {
+    // Placeholder values (package verify) take the else branch; the values
+    // of a real Instance may take the other one.
+    let sometimes = "{{ if eq .Params.ENABLED \"true\" }}apiVersion: v1\nkind: Namespace\n\
+                     metadata:\n  name: tenant-b\n{{ else }}apiVersion: v1\nkind: ConfigMap\n\
+                     metadata:\n  name: c\n{{ end }}";
+    let d = StaticDiscovery::default();
+    for kind in ["Apply", "Delete"] {
+        let ov = ov(
+            vec![task("app", kind, resources(&["cm.yaml", "ns.yaml"]))],
+            &[("cm.yaml", CM), ("ns.yaml", sometimes)],
+        );
+        assert!(render_task(&ov, "app", &ctx("false"), &d).is_ok(), "{kind}");
+        let err = render_task(&ov, "app", &ctx("true"), &d).unwrap_err();
+        assert!(err.is_fatal());
+        assert_eq!(
+            err.to_string(),
+            "task app: template ns.yaml renders Namespace tenant-b; a plan does not create or \
+             delete namespaces (`kubectl kudo install --create-namespace` makes the Instance's, \
+             from the package's namespaceManifest)",
+            "{kind}"
+        );
+    }
+    // Another group's kind of the same name is not a Namespace.
+    let other = "apiVersion: example.com/v1\nkind: Namespace\nmetadata:\n  name: custom\n";
+    let ov = ov(
+        vec![task("app", "Apply", resources(&["x.yaml"]))],
+        &[("x.yaml", other)],
+    );
+    let mut d = StaticDiscovery::default();
+    d.add_kind("example.com/v1", "Namespace", true);
+    let rendered = render_task(&ov, "app", &ctx("true"), &d);
+    assert!(rendered.is_ok(), "{rendered:?}");
 }
 
 #[test]
