@@ -3,73 +3,150 @@
 //! webhook run the same checks on every OperatorVersion they use, once per
 //! version of it (cached by uid and resourceVersion, one entry per
 //! OperatorVersion), off the async workers.
+//!
+//! A verification runs to its end in the background (verify renders within
+//! one step's budget, so its end is near) and its verdict is kept; a caller
+//! waits for it at most the pool's deadline. Until there is a verdict the
+//! OperatorVersion is not used by the manager: it fails closed, without
+//! refusing anything for a slow machine or a busy render pool.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use kudo_api::OperatorVersion;
+use tokio::sync::watch;
 
 use crate::render_pool::RenderPool;
 
-/// A verdict: the resourceVersion it is of, and the problem found, if any.
-type Verdict = (String, Option<String>);
+/// What `package verify` found: `None` when it passes.
+type Verdict = Option<String>;
 
 /// Verdicts kept at most: one per OperatorVersion, so only a cluster with
 /// more than this many evicts one (it is verified again when next used).
 const MAX_VERDICTS: usize = 4096;
 
+/// Whether an OperatorVersion may be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verification {
+    /// It passes `package verify`.
+    Passed,
+    /// It does not; why, for the Instance's status.
+    Failed(String),
+    /// Its verification has not finished yet (it goes on); why it waits.
+    Unfinished(String),
+}
+
+impl Verification {
+    /// Why the manager may not use the OperatorVersion now, if it may not.
+    pub fn problem(&self) -> Option<String> {
+        match self {
+            Verification::Passed => None,
+            Verification::Failed(why) | Verification::Unfinished(why) => Some(why.clone()),
+        }
+    }
+}
+
+/// The verdict of one resourceVersion, or the verification under way.
+#[derive(Debug)]
+struct Entry {
+    version: String,
+    verdict: watch::Receiver<Option<Verdict>>,
+}
+
 /// Verdicts of `package verify` on OperatorVersions, by uid.
 #[derive(Debug, Default, Clone)]
 pub struct VerifiedOperatorVersions {
-    verdicts: Arc<Mutex<HashMap<String, Verdict>>>,
+    verdicts: Arc<Mutex<HashMap<String, Entry>>>,
 }
 
 impl VerifiedOperatorVersions {
-    /// Why `ov` cannot be used (its `package verify` errors), or `None`.
-    /// A verification that takes longer than the pool's deadline passes,
-    /// and is remembered like any verdict: verifying it again at every
-    /// reconcile would hold a render slot each time. What verify would
-    /// have found is still refused where it matters, by every render's
-    /// budgets and injection check and by the API server's RBAC.
-    pub async fn problem(&self, pool: &RenderPool, ov: &Arc<OperatorVersion>) -> Option<String> {
+    /// Whether `ov` passes its `package verify`. A verification that has
+    /// not ended within the pool's deadline is [`Verification::Unfinished`]
+    /// and goes on; a later call gets its verdict.
+    pub async fn check(&self, pool: &RenderPool, ov: &Arc<OperatorVersion>) -> Verification {
         let uid = ov.metadata.uid.clone().unwrap_or_default();
         let version = ov.metadata.resource_version.clone().unwrap_or_default();
-        if let Some((seen, verdict)) = self.verdicts.lock().ok()?.get(&uid)
-            && *seen == version
-        {
-            return verdict.clone();
+        let mut verdict = {
+            let mut verdicts = self.verdicts.lock().unwrap_or_else(PoisonError::into_inner);
+            match verdicts.get(&uid) {
+                Some(entry) if entry.version == version && !uid.is_empty() => entry.verdict.clone(),
+                _ => {
+                    let (tx, rx) = watch::channel(None);
+                    spawn_verification(pool.clone(), ov.clone(), tx);
+                    if !uid.is_empty() {
+                        if verdicts.len() >= MAX_VERDICTS
+                            && !verdicts.contains_key(&uid)
+                            && let Some(evicted) = verdicts.keys().next().cloned()
+                        {
+                            verdicts.remove(&evicted);
+                        }
+                        let kept = rx.clone();
+                        verdicts.insert(
+                            uid,
+                            Entry {
+                                version,
+                                verdict: kept,
+                            },
+                        );
+                    }
+                    rx
+                }
+            }
+        };
+        let waited = tokio::time::timeout(pool.deadline(), verdict.wait_for(Option::is_some)).await;
+        match waited {
+            Ok(Ok(done)) => match done.clone().flatten() {
+                None => Verification::Passed,
+                Some(problem) => Verification::Failed(problem),
+            },
+            // The sender is gone without a verdict only if the runtime
+            // shuts down; either way nothing is known yet.
+            Ok(Err(_)) | Err(_) => Verification::Unfinished(format!(
+                "OperatorVersion {} is being verified (package verify has not finished within \
+                 {}s; the manager's renders are busy); it is used once it passes",
+                shown(ov),
+                pool.deadline().as_secs()
+            )),
         }
+    }
+}
+
+/// Verifies `ov` off the async workers and sends the verdict.
+fn spawn_verification(
+    pool: RenderPool,
+    ov: Arc<OperatorVersion>,
+    verdict: watch::Sender<Option<Verdict>>,
+) {
+    tokio::spawn(async move {
         let checked = ov.clone();
         let report = pool
-            .run(move || kudo_package::verify::verify_operator_version(&checked))
+            .run_to_end(move || kudo_package::verify::verify_operator_version(&checked))
             .await;
-        let verdict = match report {
+        let problem = match report {
             Ok(report) if report.has_errors() => Some(format!(
-                "OperatorVersion {}/{} does not pass package verify: {}; fix the package and \
+                "OperatorVersion {} does not pass package verify: {}; fix the package and \
                  create its OperatorVersion again (`kubectl kudo package verify` shows the same)",
-                ov.metadata.namespace.as_deref().unwrap_or_default(),
-                ov.metadata.name.as_deref().unwrap_or_default(),
+                shown(&ov),
                 report.errors_summary(3)
             )),
             Ok(_) => None,
-            Err(stalled) => {
-                tracing::warn!(%stalled, "OperatorVersion not verified in time; used unverified");
-                None
-            }
+            Err(failed) => Some(format!(
+                "OperatorVersion {} could not be verified: {failed}",
+                shown(&ov)
+            )),
         };
-        if !uid.is_empty()
-            && let Ok(mut verdicts) = self.verdicts.lock()
-        {
-            if verdicts.len() >= MAX_VERDICTS
-                && !verdicts.contains_key(&uid)
-                && let Some(evicted) = verdicts.keys().next().cloned()
-            {
-                verdicts.remove(&evicted);
-            }
-            verdicts.insert(uid, (version, verdict.clone()));
-        }
-        verdict
-    }
+        // Nobody may be waiting any more; the verdict is kept all the same.
+        verdict.send_replace(Some(problem));
+    });
+}
+
+/// `namespace/name` of an OperatorVersion.
+fn shown(ov: &OperatorVersion) -> String {
+    format!(
+        "{}/{}",
+        ov.metadata.namespace.as_deref().unwrap_or_default(),
+        ov.metadata.name.as_deref().unwrap_or_default()
+    )
 }
 
 #[cfg(test)]
@@ -102,7 +179,7 @@ mod tests {
             "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: tenant-b\n",
             "1",
         );
-        let problem = cache.problem(&pool, &grab).await.unwrap();
+        let problem = cache.check(&pool, &grab).await.problem().unwrap();
         assert!(
             problem.starts_with("OperatorVersion ns/op-0.1.0 does not pass package verify: templates/t.yaml: template contains a Namespace"),
             "{problem}"
@@ -111,7 +188,7 @@ mod tests {
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
             "2",
         );
-        assert_eq!(cache.problem(&pool, &fixed).await, None);
+        assert_eq!(cache.check(&pool, &fixed).await, Verification::Passed);
         assert_eq!(
             cache.verdicts.lock().unwrap().len(),
             1,
@@ -120,18 +197,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_verification_past_the_deadline_passes_once_and_is_not_run_again() {
+    async fn a_verification_past_the_deadline_blocks_until_it_ends_and_runs_once() {
         let cache = VerifiedOperatorVersions::default();
         let pool = RenderPool::new(std::time::Duration::ZERO);
         let slow = ov(
-            "{{ range until 600 }}{{ range until 600 }}{{ end }}{{ end }}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+            "{{ range until 600 }}{{ range until 600 }}{{ end }}{{ end }}apiVersion: v1\nkind: Namespace\nmetadata:\n  name: c\n",
             "1",
         );
-        assert_eq!(cache.problem(&pool, &slow).await, None);
-        assert_eq!(
-            cache.verdicts.lock().unwrap().get("u1"),
-            Some(&("1".to_string(), None)),
-            "remembered for this resourceVersion"
+        let first = cache.check(&pool, &slow).await;
+        assert!(
+            matches!(&first, Verification::Unfinished(why) if why.starts_with("OperatorVersion ns/op-0.1.0 is being verified")),
+            "{first:?}"
+        );
+        let mut verdict = cache.verdicts.lock().unwrap()["u1"].verdict.clone();
+        verdict.wait_for(Option::is_some).await.unwrap();
+        // A new verification would not end within a zero deadline either:
+        // the verdict is the one kept from the first.
+        let second = cache.check(&pool, &slow).await;
+        assert!(
+            matches!(&second, Verification::Failed(why) if why.contains("template contains a Namespace")),
+            "{second:?}"
         );
     }
 }

@@ -17,6 +17,7 @@ use super::{
 use crate::Result;
 use crate::context::Context;
 use crate::executor::{PassState, Recorded, run_task};
+use crate::ov_verify::Verification;
 use crate::recovery;
 
 /// How often a channel move held for another Instance is looked at again:
@@ -42,6 +43,8 @@ pub(super) struct Run {
     judgment: Judgment,
     /// Drift could not be read whole: look again soon.
     look_again: bool,
+    /// The OperatorVersion's verification has not ended: look again soon.
+    verifying: bool,
     /// Tasks run in this reconcile, also across a progress write (which
     /// starts `observed` afresh): each runs at most once per reconcile, so
     /// a task that waits for an object ends the reconcile.
@@ -123,10 +126,12 @@ impl Run {
         made: Option<Arc<kudo_api::OperatorVersion>>,
     ) -> Self {
         let ov = ctx.operator_version_of(&inst).or(made);
-        let ov_problem = match &ov {
-            Some(ov) => ctx.verified.problem(&ctx.renders, ov).await,
-            None => None,
+        let verification = match &ov {
+            Some(ov) => ctx.verified.check(&ctx.renders, ov).await,
+            None => Verification::Passed,
         };
+        let ov_problem = verification.problem();
+        let verifying = matches!(verification, Verification::Unfinished(_));
         let notice = ctx.maintenance_notice(&inst);
         let mut observed = Observed {
             maintenance: notice.clone(),
@@ -165,6 +170,7 @@ impl Run {
             book,
             judgment,
             look_again,
+            verifying,
             ran: HashSet::new(),
             pass: PassState::default(),
             waiting_on_objects: false,
@@ -346,7 +352,7 @@ impl Run {
             (None, true) => Some(IN_PROGRESS_RECHECK),
             (None, false) => None,
         };
-        if self.pass.recheck_soon && exists {
+        if (self.pass.recheck_soon || self.verifying) && exists {
             requeue = Some(requeue.map_or(RECHECK_SOON, |d| d.min(RECHECK_SOON)));
         }
         if (self.look_again || !self.ran.is_empty())

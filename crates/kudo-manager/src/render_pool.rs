@@ -73,22 +73,31 @@ impl RenderPool {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let slots = self.slots.clone();
-        let job = async move {
-            let permit = slots
-                .acquire_owned()
-                .await
-                .map_err(|e| Stalled::Failed(e.to_string()))?;
-            tokio::task::spawn_blocking(move || {
-                let _permit = permit;
-                work()
-            })
-            .await
-            .map_err(|e| Stalled::Failed(e.to_string()))
-        };
-        tokio::time::timeout(self.deadline, job)
+        tokio::time::timeout(self.deadline, self.run_to_end(work))
             .await
             .unwrap_or(Err(Stalled::Deadline(self.deadline)))
+    }
+
+    /// Runs `work` on the blocking pool when a slot is free, however long
+    /// that takes: for work whose own budgets bound it, and whose result
+    /// is kept for later callers rather than given up.
+    pub async fn run_to_end<T, F>(&self, work: F) -> Result<T, Stalled>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let permit = self
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| Stalled::Failed(e.to_string()))?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            work()
+        })
+        .await
+        .map_err(|e| Stalled::Failed(e.to_string()))
     }
 }
 

@@ -69,6 +69,9 @@ pub struct Error {
     pub message: String,
     /// Which kind of failure.
     pub kind: ErrorKind,
+    /// Steps the render took before it failed (0 for a parse error): a
+    /// caller that renders many templates within one budget charges them.
+    pub steps: u64,
 }
 
 /// What kind of failure an [`Error`] is.
@@ -140,6 +143,7 @@ impl Template {
                 column,
                 message,
                 kind: ErrorKind::Parse,
+                steps: 0,
             }
         };
         let tokens = lex::lex(text).map_err(|e| error(e.pos, e.message))?;
@@ -184,6 +188,16 @@ impl Template {
     /// Executes the template against `data` within `limits`.
     pub fn render_with(&self, data: &serde_json::Value, limits: &Limits) -> Result<String, Error> {
         self.execute(data, limits, false).map(|r| r.text)
+    }
+
+    /// Executes the template against `data` within `limits`; the text and
+    /// the steps it took.
+    pub fn render_counted(
+        &self,
+        data: &serde_json::Value,
+        limits: &Limits,
+    ) -> Result<(String, u64), Error> {
+        self.execute(data, limits, false).map(|r| (r.text, r.steps))
     }
 
     /// Executes the template against `data` within `limits`, and says which
@@ -231,6 +245,7 @@ impl Template {
                     column,
                     message: format!("executing {:?} at <{}>: {}", self.name, context, e.message),
                     kind: e.kind,
+                    steps: exec.steps(),
                 })
             }
         }

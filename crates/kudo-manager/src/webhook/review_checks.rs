@@ -6,6 +6,8 @@ use std::borrow::Cow;
 
 use kudo_package::render::RenderContext;
 
+use crate::ov_verify::Verification;
+
 use super::super::answer::Answer;
 use super::super::ov_source::{OperatorVersionSource, PodLookup};
 use super::{Failure, Pending, Reviewer, Versions, instance_namespace};
@@ -34,9 +36,10 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         {
             return Ok(());
         }
-        match self.verified.problem(&self.renders, ov).await {
-            None => Ok(()),
-            Some(problem) => {
+        match self.verified.check(&self.renders, ov).await {
+            // Not verified in time: the manager does not use it until it is.
+            Verification::Passed | Verification::Unfinished(_) => Ok(()),
+            Verification::Failed(problem) => {
                 let name = new.metadata.name.as_deref().unwrap_or_default();
                 Err(PodRefusal::Denied(format!(
                     "Instance {namespace}/{name}: {problem}"

@@ -15,7 +15,10 @@ use crate::RenderError;
 
 /// Renders every template of `ov` with `ctx` (`.Pipes` holds the pipe
 /// artifacts of every plan) and returns the first injection or budget
-/// error. Each template is rendered once, within its own budget.
+/// error. Each template is rendered once. The whole check shares one
+/// step's budget, so an OperatorVersion of many heavy templates costs no
+/// more than a step: once that is spent the rest is left to the steps,
+/// which check their own renders.
 pub fn check_parameter_values(
     ov: &OperatorVersion,
     ctx: &RenderContext,
@@ -26,6 +29,7 @@ pub fn check_parameter_values(
     }
     let data = ctx.template_data();
     let mut seen: HashSet<&str> = HashSet::new();
+    let mut budget = StepBudget::new(ctx.limits);
     for task in &ov.spec.tasks {
         let spec = &task.spec;
         let templates: Vec<(&str, Shape)> = match task.task_kind() {
@@ -50,11 +54,13 @@ pub fn check_parameter_values(
             if template.is_empty() || !seen.insert(template) {
                 continue;
             }
-            let mut budget = StepBudget::new(ctx.limits);
-            if let Err(e @ (RenderError::Injection { .. } | RenderError::Budget { .. })) =
-                budget.render_template(ov, &task.name, template, &data, shape)
-            {
-                return Err(e);
+            let squeezed = budget.squeezed();
+            match budget.render_template(ov, &task.name, template, &data, shape) {
+                Err(RenderError::Budget { .. }) if squeezed => return Ok(()),
+                Err(e @ (RenderError::Injection { .. } | RenderError::Budget { .. })) => {
+                    return Err(e);
+                }
+                _ => {}
             }
         }
     }
@@ -125,6 +131,39 @@ mod tests {
         check_parameter_values(&ov, &ctx("10")).unwrap();
         let err = check_parameter_values(&ov, &ctx("5000")).unwrap_err();
         assert!(err.to_string().contains("step budget exceeded"), "{err}");
+    }
+
+    #[test]
+    fn many_heavy_templates_cost_one_step_budget_then_the_steps_check_the_rest() {
+        // Each template takes about 440,000 steps: within its own budget,
+        // but eleven of them are more than a step's four million.
+        let heavy = "{{ range until 1000 }}{{ range until 440 }}{{ end }}{{ end }}";
+        let injecting =
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  v: {{ .Params.V }}\n";
+        let with_templates = |last: &str| {
+            let mut ov = ov(CM);
+            let mut names = Vec::new();
+            for i in 0..12 {
+                let name = format!("t{i:02}.yaml");
+                let text = if i == 11 { last } else { heavy };
+                ov.spec.templates.insert(name.clone(), text.to_string());
+                names.push(name);
+            }
+            ov.spec.tasks[0].spec.resources = names;
+            ov
+        };
+        let bad = ctx("x\n---\nkind: Secret");
+        // Found while the budget lasts...
+        let mut first = with_templates(heavy);
+        first.spec.tasks[0].spec.resources.rotate_right(1);
+        first
+            .spec
+            .templates
+            .insert("t11.yaml".into(), injecting.into());
+        assert!(check_parameter_values(&first, &bad).is_err());
+        // ...and left to the step (which refuses it) once it is spent,
+        // instead of rendering on at the cost of twelve.
+        check_parameter_values(&with_templates(injecting), &bad).unwrap();
     }
 
     #[test]

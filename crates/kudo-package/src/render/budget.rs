@@ -129,6 +129,7 @@ impl StepBudget {
         let limits = self.template_limits();
         let out = parsed
             .render_traced(data, &limits)
+            .inspect_err(|e| self.steps = self.steps.saturating_add(e.steps))
             .map_err(|e| match e.kind {
                 kind if kind.is_budget() => RenderError::Budget {
                     task: task.to_string(),
@@ -144,6 +145,14 @@ impl StepBudget {
         self.used += out.text.len();
         self.steps = self.steps.saturating_add(out.steps);
         Ok(out.text)
+    }
+
+    /// Whether the next template gets less than a template's own budget,
+    /// because the templates before it took the rest of the step's.
+    pub(crate) fn squeezed(&self) -> bool {
+        let limits = self.template_limits();
+        limits.max_steps < self.limits.max_template_steps
+            || limits.max_output < self.limits.max_template_output
     }
 
     /// Which budget ran out, for the error message.

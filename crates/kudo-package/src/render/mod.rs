@@ -31,8 +31,9 @@ use crate::RenderError;
 
 pub use admission::check_parameter_values;
 pub use budget::{
-    DEFAULT_MAX_STEP_OUTPUT, DEFAULT_MAX_TEMPLATE_OUTPUT, DEFAULT_MAX_TEMPLATE_STEPS,
-    DEFAULT_MAX_TEMPLATE_VALUES, MAX_OBJECT_BYTES, RenderLimits, json_size,
+    DEFAULT_MAX_STEP_OUTPUT, DEFAULT_MAX_STEP_STEPS, DEFAULT_MAX_TEMPLATE_OUTPUT,
+    DEFAULT_MAX_TEMPLATE_STEPS, DEFAULT_MAX_TEMPLATE_VALUES, MAX_OBJECT_BYTES, RenderLimits,
+    json_size,
 };
 pub(crate) use budget::{StepBudget, describe_object};
 pub use discovery::{AssumeNamespaced, Discovery, StaticDiscovery, api_group, crd_defined_kind};

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use super::{OPERATOR_FILE, PARAMS_FILE, Report};
 use crate::Package;
-use crate::render::{MAX_OBJECT_BYTES, describe_object, json_size};
+use crate::render::{
+    DEFAULT_MAX_STEP_OUTPUT, DEFAULT_MAX_STEP_STEPS, MAX_OBJECT_BYTES, describe_object, json_size,
+};
 
 /// Top-level fields templates may use (KUDO's, plus `.Maintenance`).
 pub const ROOT_FIELDS: &[&str] = &[
@@ -75,6 +77,7 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
     let data = placeholder_data(pkg);
     let mut used_params = BTreeSet::new();
     let mut all_parsed = true;
+    let mut budget = VerifyBudget::default();
     for (name, text) in &pkg.templates {
         let file = format!("templates/{name}");
         let use_kind = uses.get(name).copied();
@@ -121,9 +124,30 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
             }
         }
         let Some(data) = &data else { continue };
-        let rendered = match template.render(data) {
-            Ok(text) => text,
+        if budget.spent {
+            continue;
+        }
+        let limits = budget.limits();
+        let rendered = match template.render_counted(data, &limits) {
+            Ok((text, steps)) => {
+                budget.charge(steps, text.len());
+                text
+            }
+            Err(e) if e.kind.is_budget() && budget.squeezed(&limits) => {
+                budget.spent = true;
+                r.error(
+                    &file,
+                    format!(
+                        "the templates together take more than {DEFAULT_MAX_STEP_STEPS} steps or \
+                         render more than {DEFAULT_MAX_STEP_OUTPUT} bytes with default parameter \
+                         values, so this one and those after it were not rendered; make the \
+                         templates or their loops smaller"
+                    ),
+                );
+                continue;
+            }
             Err(e) => {
+                budget.charge(e.steps, 0);
                 r.error(
                     &file,
                     format!("template does not render with default parameter values: {e}"),
@@ -136,6 +160,50 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
     // Parameters used by a template that does not parse are unknown.
     if all_parsed {
         warn_unused_parameters(pkg, &used_params, r);
+    }
+}
+
+/// What all templates of a package may take together when verify renders
+/// them: a step's budget. The manager verifies every OperatorVersion it
+/// uses, and a package of many heavy templates must not hold one of its
+/// render slots for minutes.
+struct VerifyBudget {
+    steps_left: u64,
+    output_left: usize,
+    /// A template ran out of what was left: the rest are not rendered.
+    spent: bool,
+}
+
+impl Default for VerifyBudget {
+    fn default() -> Self {
+        Self {
+            steps_left: DEFAULT_MAX_STEP_STEPS,
+            output_left: DEFAULT_MAX_STEP_OUTPUT,
+            spent: false,
+        }
+    }
+}
+
+impl VerifyBudget {
+    /// A template's own limits, or what is left, whichever is smaller.
+    fn limits(&self) -> kudo_template::Limits {
+        let own = kudo_template::Limits::default();
+        kudo_template::Limits {
+            max_steps: own.max_steps.min(self.steps_left),
+            max_output: own.max_output.min(self.output_left),
+            ..own
+        }
+    }
+
+    /// Whether `limits` are less than a template's own.
+    fn squeezed(&self, limits: &kudo_template::Limits) -> bool {
+        let own = kudo_template::Limits::default();
+        limits.max_steps < own.max_steps || limits.max_output < own.max_output
+    }
+
+    fn charge(&mut self, steps: u64, output: usize) {
+        self.steps_left = self.steps_left.saturating_sub(steps);
+        self.output_left = self.output_left.saturating_sub(output);
     }
 }
 
@@ -282,6 +350,35 @@ mod tests {
             .collect();
         let pkg = crate::load::load_from_files(files, "pkg").unwrap();
         pkg.verify().to_string()
+    }
+
+    #[test]
+    fn the_templates_of_a_package_share_one_step_budget_when_verified() {
+        // Each takes about 440,000 steps, within a template's budget; the
+        // tenth and after are past a step's four million together.
+        let heavy = "{{ range until 1000 }}{{ range until 440 }}{{ end }}{{ end }}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{{ .StepName }}\n";
+        let names: Vec<String> = (0..14).map(|i| format!("t{i:02}.yaml")).collect();
+        let operator = format!(
+            "name: p\noperatorVersion: 0.1.0\nkubernetesVersion: 1.15.0\ntasks:\n  - name: app\n    \
+             kind: Apply\n    spec:\n      resources: [{}]\nplans:\n  deploy:\n    phases:\n      \
+             - name: p\n        steps:\n          - name: s\n            tasks: [app]\n",
+            names.join(", ")
+        );
+        let mut files = vec![("operator.yaml", operator.as_str())];
+        let paths: Vec<String> = names.iter().map(|n| format!("templates/{n}")).collect();
+        files.extend(paths.iter().map(|p| (p.as_str(), heavy)));
+        let report = verify(&files);
+        assert!(
+            report.contains(
+                "templates/t09.yaml: the templates together take more than 4000000 steps"
+            ),
+            "{report}"
+        );
+        assert_eq!(
+            report.matches("not rendered").count(),
+            1,
+            "said once, and no template after it rendered: {report}"
+        );
     }
 
     const PIPE_OPERATOR: &str = "name: p\noperatorVersion: 0.1.0\nkubernetesVersion: 1.15.0\ntasks:\n  - name: gen\n    kind: Pipe\n    spec:\n      pod: pod.yaml\n      pipe:\n        - file: /out/f\n          kind: ConfigMap\n          key: f\nplans:\n  deploy:\n    phases:\n      - name: p\n        steps:\n          - name: s\n            tasks: [gen]\n";
