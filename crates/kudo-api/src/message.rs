@@ -75,6 +75,32 @@ impl<T: AsRef<str>> fmt::Display for Listed<'_, T> {
     }
 }
 
+/// Most bytes of a message kudo-rs writes into a status (a task's, a
+/// step's, a plan's, a blocker's): errors and template `fail` texts can be
+/// megabytes, and a status past the API server's limit can never be
+/// written again.
+pub const MAX_STATUS_MESSAGE: usize = 2048;
+
+/// The longest start of `text` within `max` bytes, cut at a character.
+pub fn head_bytes(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// `text` if it fits in [`MAX_STATUS_MESSAGE`] bytes; otherwise its start,
+/// cut at a character, and how long it was, within that many bytes.
+pub fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_STATUS_MESSAGE {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let tail = format!("… ({} bytes in all)", grouped(text.len()));
+    let head = head_bytes(text, MAX_STATUS_MESSAGE - tail.len());
+    std::borrow::Cow::Owned(format!("{head}{tail}"))
+}
+
 /// `59980` as `59,980`.
 pub fn grouped(n: usize) -> String {
     let digits = n.to_string();
@@ -91,6 +117,16 @@ pub fn grouped(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_message_is_cut_at_a_character_within_the_status_limit() {
+        assert_eq!(bounded("short"), "short");
+        let long = "é".repeat(MAX_STATUS_MESSAGE);
+        let cut = bounded(&long);
+        assert!(cut.len() <= MAX_STATUS_MESSAGE, "{}", cut.len());
+        assert!(cut.ends_with("é… (4,096 bytes in all)"), "{cut}");
+        assert_eq!(head_bytes("aé", 2), "a");
+    }
 
     #[test]
     fn a_short_list_is_shown_whole() {

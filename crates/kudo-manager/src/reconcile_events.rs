@@ -44,11 +44,4 @@ pub(crate) async fn publish(
 pub(super) const MAX_EVENT_NOTE: usize = 1024;
 pub(super) const MAX_EVENT_ACTION: usize = 128;
 
-/// The longest start of `text` within `max` bytes, cut at a character.
-pub(super) fn head_bytes(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
+pub(super) use kudo_api::message::head_bytes;

@@ -107,10 +107,16 @@ impl Run {
     /// and runs what spec names), and what lifts a move held.
     pub(super) fn record_upgrades(
         &mut self,
-        upgrades: Option<kudo_api::upgrades::UpgradeStatus>,
+        mut upgrades: Option<kudo_api::upgrades::UpgradeStatus>,
         held: Option<Lifts>,
     ) {
         self.held_move = held;
+        // Reasons carry what a repository answered.
+        if let Some(reason) = upgrades.as_mut().and_then(|u| u.reason.as_mut())
+            && let std::borrow::Cow::Owned(cut) = kudo_api::message::bounded(reason)
+        {
+            *reason = cut;
+        }
         if self.work.status.upgrades != upgrades {
             self.work.status.upgrades = upgrades;
             self.work.changed = true;

@@ -16,6 +16,7 @@
 
 use jiff::Timestamp;
 use kudo_api::hint::KudoCommand;
+use kudo_api::message::bounded;
 use kudo_api::{
     Blocker, BlockerKind, ExecutionStatus as S, PhaseStatus, Plan, PlanStatus, StepStatus, Strategy,
 };
@@ -265,13 +266,14 @@ impl Walk<'_> {
                     );
                 }
                 TaskOutcome::InProgress { message } => {
+                    let message = &*bounded(message);
                     set_status(&mut task.status, S::InProgress, &mut out.changed);
                     set_message(&mut task.message, message, &mut out.changed);
                     set_status(&mut step.status, S::InProgress, &mut out.changed);
                     set_message(&mut step.message, message, &mut out.changed);
                     out.block(Blocker {
                         kind: BlockerKind::WaitingForResource,
-                        message: message.clone(),
+                        message: message.to_string(),
                         until: None,
                         plan: Some(self.plan_name.to_string()),
                         phase: Some(phase.to_string()),
@@ -284,12 +286,13 @@ impl Walk<'_> {
                     return;
                 }
                 TaskOutcome::Transient { message } => {
+                    let message = &*bounded(message);
                     task.status = Some(S::Error);
-                    task.message.clone_from(message);
+                    message.clone_into(&mut task.message);
                     let attempts = step.attempts.unwrap_or(0).saturating_add(1);
                     let at = add(self.now, backoff(self.config, attempts));
                     step.status = Some(S::Error);
-                    step.message.clone_from(message);
+                    message.clone_into(&mut step.message);
                     step.attempts = Some(attempts);
                     step.next_retry_at = Some(crate::model::time(at));
                     out.changed = true;
@@ -317,10 +320,11 @@ impl Walk<'_> {
                     return;
                 }
                 TaskOutcome::Fatal { message } => {
+                    let message = &*bounded(message);
                     task.status = Some(S::FatalError);
-                    task.message.clone_from(message);
+                    message.clone_into(&mut task.message);
                     step.status = Some(S::FatalError);
-                    step.message.clone_from(message);
+                    message.clone_into(&mut step.message);
                     step.next_retry_at = None;
                     step.finished_at = Some(crate::model::time(self.now));
                     out.changed = true;
@@ -337,13 +341,14 @@ impl Walk<'_> {
         }
         step.status = Some(S::Complete);
         // A completed step keeps what its tasks wanted said (their notes).
-        step.message = step
+        let notes = step
             .tasks
             .iter()
             .map(|t| t.message.as_str())
             .filter(|m| !m.is_empty())
             .collect::<Vec<_>>()
             .join("; ");
+        step.message = bounded(&notes).into_owned();
         step.next_retry_at = None;
         step.finished_at = Some(crate::model::time(self.now));
         out.changed = true;

@@ -2,10 +2,12 @@
 //! next wake-up time, whether anything changed), and setters that record
 //! whether they changed a status.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use jiff::Timestamp;
+use kudo_api::message::bounded;
 use kudo_api::{Blocker, ExecutionStatus as S};
 
 use crate::model::Action;
@@ -30,7 +32,10 @@ pub struct WalkOutput {
 
 impl WalkOutput {
     /// Adds a blocker, even if an equal one is listed.
-    pub fn push_blocker(&mut self, b: Blocker) {
+    pub fn push_blocker(&mut self, mut b: Blocker) {
+        if let Cow::Owned(cut) = bounded(&b.message) {
+            b.message = cut;
+        }
         self.blocker_hashes.insert(blocker_hash(&b));
         self.blockers.push(b);
     }
@@ -82,11 +87,13 @@ pub(crate) fn set_status(slot: &mut Option<S>, to: S, changed: &mut bool) {
     }
 }
 
-/// Sets `slot` to `to` (reusing its buffer), recording whether that changed it.
+/// Sets `slot` to `to` (reusing its buffer), recording whether that changed
+/// it; a message over [`kudo_api::message::MAX_STATUS_MESSAGE`] is cut.
 pub(crate) fn set_message(slot: &mut String, to: &str, changed: &mut bool) {
-    if slot != to {
+    let to = bounded(to);
+    if *slot != to {
         slot.clear();
-        slot.push_str(to);
+        slot.push_str(&to);
         *changed = true;
     }
 }
@@ -130,6 +137,17 @@ mod tests {
         assert!(!out.has_blocker(&blocker("a")));
         out.block(blocker("a"));
         assert_eq!(out.blockers(), [blocker("a")]);
+    }
+
+    #[test]
+    fn a_long_message_is_cut_and_setting_it_again_is_no_change() {
+        let long = "é".repeat(10_000);
+        let (mut slot, mut changed) = (String::new(), false);
+        set_message(&mut slot, &long, &mut changed);
+        assert!(changed && slot.len() <= kudo_api::message::MAX_STATUS_MESSAGE);
+        changed = false;
+        set_message(&mut slot, &long, &mut changed);
+        assert!(!changed, "the cut message is what is compared");
     }
 
     #[test]

@@ -23,10 +23,12 @@ pub fn source_path(file: &PipeFile) -> &str {
 /// The size `stat -c %s FILE` printed, refused above [`MAX_PIPE_FILE_SIZE`].
 pub fn checked_size(stdout: &[u8], path: &str) -> Result<u64, String> {
     let text = String::from_utf8_lossy(stdout);
-    let size: u64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("`stat -c %s {path}` printed {text:?}, not a size in bytes"))?;
+    let size: u64 = text.trim().parse().map_err(|_| {
+        format!(
+            "`stat -c %s {path}` printed {}, not a size in bytes",
+            kudo_api::param_value::preview(&text)
+        )
+    })?;
     if size > MAX_PIPE_FILE_SIZE {
         return Err(too_large(path, size));
     }
@@ -112,8 +114,9 @@ pub fn parse_env_file(content: &[u8], path: &str) -> Result<Vec<(String, String)
         }
         let Some((key, value)) = line.split_once('=') else {
             return Err(format!(
-                "env file {path}, line {}: {line:?} is not KEY=value",
-                i + 1
+                "env file {path}, line {}: {} is not KEY=value",
+                i + 1,
+                kudo_api::param_value::preview(line)
             ));
         };
         if !valid_env_name(key) {

@@ -177,7 +177,10 @@ async fn run<E: PodExec>(
             message: format!(
                 "{label}: `{words}` in container {WAITER_CONTAINER} exited with code {}: {}",
                 out.exit_code,
-                out.stderr.trim()
+                kudo_api::message::head_bytes(
+                    out.stderr.trim(),
+                    kudo_api::message::MAX_STATUS_MESSAGE
+                )
             ),
         }),
         Err(ExecFailure::Api(e)) => Err(outcome_for(&format!("{label} (exec `{words}`)"), &e)),

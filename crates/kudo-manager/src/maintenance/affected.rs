@@ -93,7 +93,12 @@ impl Placements {
             };
             let told = instance.status.and_then(|s| s.maintenance);
             let (response, message) = match told {
-                Some(m) => (m.response, m.message),
+                // The shared schedule's status must stay writable whatever
+                // one Instance says.
+                Some(m) => (
+                    m.response,
+                    kudo_api::message::bounded(&m.message).into_owned(),
+                ),
                 None => (MaintenanceResponse::Pending, String::new()),
             };
             pods.sort_by(|a, b| a.pod.cmp(&b.pod));

@@ -45,7 +45,11 @@ pub fn next_status(
             "Synced",
             format!("{packages} operators, {versions} versions"),
         ),
-        Outcome::Failed { reason, message } => ("False", *reason, message.clone()),
+        Outcome::Failed { reason, message } => (
+            "False",
+            *reason,
+            kudo_api::message::bounded(message).into_owned(),
+        ),
     };
     let mut next = old.cloned().unwrap_or_default();
     next.observed_generation = generation;
