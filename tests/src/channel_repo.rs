@@ -128,6 +128,14 @@ spec:
         self.publish_folder(&src);
     }
 
+    /// Publishes first-operator at `version` with a file of `padding`
+    /// bytes beside its templates: a package that unpacks to that much more.
+    pub fn publish_padded(&self, version: &str, padding: usize) {
+        let src = self.folder("first-operator", version, "");
+        std::fs::write(src.join("padding.bin"), vec![0u8; padding]).unwrap();
+        self.publish_folder(&src);
+    }
+
     /// Packages the folder `src` into the repository, removes it, indexes.
     fn publish_folder(&self, src: &std::path::Path) {
         let created = kudo_repo::packages::create(src).unwrap();

@@ -1,7 +1,8 @@
 //! OperatorRepositories through the manager: an index served on loopback
 //! (kudo-repo-client's test server) is followed, summed up in status, and
 //! an unchanged index costs its one request and no status write; a broken
-//! index leaves the last good one in place with a reason.
+//! index leaves the last good one in place with a reason; a package too
+//! big to become an OperatorVersion is refused before the manager holds it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
@@ -134,4 +135,30 @@ async fn a_followed_repository_reports_its_index_and_an_unchanged_index_writes_n
     assert_eq!(broken.status.unwrap().index_digest, Some(digest));
     api.delete(&name, &Default::default()).await?;
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_unpacking_past_what_an_operator_version_holds_is_refused() {
+    use kudo_e2e::channel_repo::{NEW_OV, Repo, deployed, reason, runs, t};
+    let env = Env::start().await.unwrap();
+    let repo = Repo::new();
+    repo.publish("0.2.0");
+    // Zeros compress to a few KiB; unpacked they are more than four
+    // objects of the API server's largest size.
+    repo.publish_padded("0.3.0", 8 << 20);
+    let name = format!("padded-{}", env.ns);
+    repo.follow(&env, &name).await;
+    deployed(&env, "web", serde_json::json!({"repository": name})).await;
+    let refused = env
+        .wait_for("web", "the download refused", t(), |i| {
+            reason(i).contains("unpacks to more than")
+        })
+        .await
+        .unwrap();
+    assert!(
+        reason(&refused).contains("unpacks to more than 6 MiB, the size limit of a package"),
+        "{}",
+        reason(&refused)
+    );
+    assert!(!runs(&refused, NEW_OV));
 }

@@ -23,6 +23,7 @@ use kudo_repo::{Digest, Limits, PackageVersion, Range};
 use kudo_repo_client::http::{self, Download, Transport};
 
 use crate::context::Context;
+use crate::render_pool::RenderPool;
 use crate::repositories::Synced;
 
 /// What observing decided: the Instance the reconcile works with (its
@@ -325,7 +326,7 @@ async fn ensure_operator_version(
     {
         return Ok((name, None));
     }
-    let package = download(synced, entry).await?;
+    let package = download(&ctx.renders, synced, entry).await?;
     let writer = ctx.writers.for_instance(&ctx.client, inst)?;
     let operators = Api::<kudo_api::Operator>::namespaced(writer.client.clone(), &ns);
     let ovs = Api::<kudo_api::OperatorVersion>::namespaced(writer.client.clone(), &ns);
@@ -358,18 +359,61 @@ async fn ensure_operator_version(
     Ok((name, Some(Arc::new(made))))
 }
 
-/// Downloads and checks the package of `entry`: URLs in order, the sha256
-/// of the index, the names and versions it promised, `package verify`.
+/// Most URLs of one index entry tried: a hostile index lists many slow ones.
+const MAX_URLS_TRIED: usize = 3;
+/// Most time one package download may take, all URLs together: it holds
+/// one of the reconciles that run at once.
+const DOWNLOAD_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+/// Most bytes a downloaded package may take, packed or unpacked: an
+/// OperatorVersion is one object of at most about 1.4 MiB
+/// ([`kudo_package::render::MAX_OBJECT_BYTES`]), so a package of more
+/// than a few times that cannot become one (a workstation's `kubectl kudo`
+/// allows more).
+const MAX_PACKAGE_BYTES: u64 = 6 << 20;
+
+/// Downloads and checks the package of `entry`: URLs in order (at most
+/// [`MAX_URLS_TRIED`], within [`DOWNLOAD_DEADLINE`]), the sha256 of the
+/// index, then, on the render pool, the names and versions it promised and
+/// `package verify`.
 async fn download(
+    renders: &RenderPool,
     synced: &Synced,
     entry: &PackageVersion,
 ) -> Result<kudo_package::Package, String> {
-    let limits = Limits::default();
     let expected = entry
         .digest
         .as_deref()
         .ok_or_else(|| format!("{} has no digest in the index", entry.label()))
         .and_then(|d| Digest::parse(d).map_err(|e| format!("{}: {e}", entry.label())))?;
+    let (bytes, shown) = tokio::time::timeout(DOWNLOAD_DEADLINE, fetch_first(synced, entry))
+        .await
+        .map_err(|_| {
+            format!(
+                "{}: the download took longer than {}s",
+                entry.label(),
+                DOWNLOAD_DEADLINE.as_secs()
+            )
+        })??;
+    expected.verify(&bytes, &shown).map_err(|e| e.to_string())?;
+    let label = entry.label();
+    let entry = entry.clone();
+    renders
+        .run(move || {
+            let located = kudo_package::load_archive_within(&bytes, &shown, MAX_PACKAGE_BYTES)
+                .map_err(|e| e.to_string())?;
+            kudo_repo_client::repo::check_identity(&located, &entry, &shown)
+                .map_err(|e| e.to_string())?;
+            located.package.verified().map_err(|e| e.to_string())?;
+            Ok(located.package)
+        })
+        .await
+        .map_err(|stalled| format!("checking {label}: {stalled}"))?
+}
+
+/// The bytes of the first of the entry's URLs that answers, and the URL as
+/// messages show it.
+async fn fetch_first(synced: &Synced, entry: &PackageVersion) -> Result<(Vec<u8>, String), String> {
+    let limits = Limits::default();
     let transport = Transport {
         ca_file: None,
         ca_pem: synced.ca_pem.clone(),
@@ -378,16 +422,15 @@ async fn download(
     };
     let client = http::client(&transport).map_err(|e| e.to_string())?;
     let mut last = format!("{} lists no URL", entry.label());
-    for text in &entry.urls {
+    for text in entry.urls.iter().take(MAX_URLS_TRIED) {
         let url =
             kudo_repo::urls::package_url(&synced.base, text, false).map_err(|e| e.to_string())?;
-        let shown = kudo_repo::urls::shown(&url);
         let fetched = http::fetch(
             &client,
             &limits,
             &Download {
                 url: &url,
-                max_bytes: limits.max_package_bytes,
+                max_bytes: limits.max_package_bytes.min(MAX_PACKAGE_BYTES),
                 what: "package",
                 credentials: synced.credentials.as_ref(),
                 origin: Some(&synced.base),
@@ -395,19 +438,10 @@ async fn download(
             },
         )
         .await;
-        let bytes = match fetched {
-            Ok(f) => f.bytes,
-            Err(e) => {
-                last = e.to_string();
-                continue;
-            }
-        };
-        expected.verify(&bytes, &shown).map_err(|e| e.to_string())?;
-        let located = kudo_package::load_archive(&bytes, &shown).map_err(|e| e.to_string())?;
-        kudo_repo_client::repo::check_identity(&located, entry, &shown)
-            .map_err(|e| e.to_string())?;
-        located.package.verified().map_err(|e| e.to_string())?;
-        return Ok(located.package);
+        match fetched {
+            Ok(f) => return Ok((f.bytes, kudo_repo::urls::shown(&url))),
+            Err(e) => last = e.to_string(),
+        }
     }
     Err(last)
 }

@@ -37,7 +37,8 @@ pub mod yaml;
 pub use dependencies::{ExternalDependency, Resolved, resolve_dependencies};
 pub use error::{PackageError, ParamsError, RenderError};
 pub use load::{
-    Located, MAX_PACKAGE_BYTES, Origin, load, load_archive, load_from_files, load_located,
+    Located, MAX_PACKAGE_BYTES, Origin, load, load_archive, load_archive_within, load_from_files,
+    load_located,
 };
 
 /// A loaded operator package: its two files parsed, and its templates.

@@ -34,6 +34,20 @@ pub fn load_archive(bytes: &[u8], source: &str) -> Result<Located, PackageError>
     located_in_archive(read_archive(bytes, source)?, source.to_string())
 }
 
+/// [`load_archive`] refusing an archive that unpacks to more than
+/// `max_unpacked` bytes: a long-running process that loads packages from
+/// others (the manager) allows far less than a command on a workstation.
+pub fn load_archive_within(
+    bytes: &[u8],
+    source: &str,
+    max_unpacked: u64,
+) -> Result<Located, PackageError> {
+    located_in_archive(
+        archive::read_archive_capped(bytes, source, max_unpacked)?,
+        source.to_string(),
+    )
+}
+
 /// Where a package was read from: KudoOperator dependencies given as a
 /// relative path are looked up there (inside an archive, only inside it).
 #[derive(Clone, Debug)]

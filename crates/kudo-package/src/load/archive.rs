@@ -25,7 +25,7 @@ pub(crate) fn read_archive(
 }
 
 /// [`read_archive`] with the unpacked-size limit as a parameter.
-fn read_archive_capped(
+pub(crate) fn read_archive_capped(
     reader: impl Read,
     source: &str,
     limit: u64,
