@@ -42,8 +42,8 @@ pub use maintenance::{
 pub use operations::{MaintenanceWindow, PlanAction, PlanOperation, Suppression, WindowKind};
 pub use operator::{Maintainer, Operator, OperatorSpec};
 pub use operator_version::{
-    OperatorVersion, OperatorVersionSpec, Parameter, ParameterType, Phase, PipeSpec, Plan, Step,
-    Strategy, Task, TaskKind, TaskSpec, UnknownStrategy,
+    MAX_PARAMETERS, MAX_TASKS, OperatorVersion, OperatorVersionSpec, Parameter, ParameterType,
+    Phase, PipeSpec, Plan, Step, Strategy, Task, TaskKind, TaskSpec, UnknownStrategy,
 };
 pub use param_value::{ParameterValueError, preview, validate_parameters};
 pub use repository::{OperatorRepository, OperatorRepositorySpec, OperatorRepositoryStatus};

@@ -10,6 +10,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::ObjectReference;
 
+/// Most parameters a package (an OperatorVersion) may declare: the largest
+/// real ones declare a few hundred, and every parameter check walks them.
+pub const MAX_PARAMETERS: usize = 1000;
+/// Most tasks, and most steps of all plans together, a package may have.
+pub const MAX_TASKS: usize = 1000;
+
 /// Spec of an [`OperatorVersion`] (KUDO `OperatorVersionSpec`).
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(

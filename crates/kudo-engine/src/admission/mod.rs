@@ -157,6 +157,7 @@ fn check(
             name.namespace,
         ));
     };
+    check_counts(new, [old_ov, Some(ov)], name)?;
     let Some(old) = old else {
         return check_create(new, ov, now, warnings);
     };
@@ -358,6 +359,63 @@ fn check_execution_parameters(
     };
     crate::plan::execution::check(&ov.spec, plan, new.params(), values)
         .map_err(|e| format!("Instance {name}: {e}"))
+}
+
+/// Most entries of `spec.planOperations` (`kubectl kudo` keeps 20; older
+/// ones may be dropped from the front).
+pub const MAX_PLAN_OPERATIONS: usize = 256;
+/// Most entries of `spec.maintenanceWindows` and of `spec.suppressions`:
+/// every decision walks them.
+pub const MAX_WINDOWS: usize = 32;
+
+/// Lists an Instance or its OperatorVersions may hold: the checks and
+/// every decision walk them, some against each other.
+fn check_counts(
+    new: &Subject,
+    ovs: [Option<&OperatorVersion>; 2],
+    name: InstanceName<'_>,
+) -> Result<(), String> {
+    for ov in ovs.into_iter().flatten() {
+        let declared = ov.spec.parameters.len();
+        if declared > kudo_api::MAX_PARAMETERS {
+            return Err(format!(
+                "Instance {name}: OperatorVersion {} declares {} parameters, more than the {} \
+                 a package may (package verify refuses it too)",
+                ov.metadata.name.as_deref().unwrap_or_default(),
+                kudo_api::message::grouped(declared),
+                kudo_api::message::grouped(kudo_api::MAX_PARAMETERS)
+            ));
+        }
+    }
+    let lists = [
+        (
+            "spec.planOperations",
+            new.spec.plan_operations.len(),
+            MAX_PLAN_OPERATIONS,
+            "drop the oldest",
+        ),
+        (
+            "spec.maintenanceWindows",
+            new.spec.maintenance_windows.len(),
+            MAX_WINDOWS,
+            "merge windows",
+        ),
+        (
+            "spec.suppressions",
+            new.spec.suppressions.len(),
+            MAX_WINDOWS,
+            "remove ended ones",
+        ),
+    ];
+    for (field, len, max, instead) in lists {
+        if len > max {
+            return Err(format!(
+                "Instance {name}: {field} has {} entries, at most {max}; {instead}",
+                kudo_api::message::grouped(len)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Longest Instance name: it is the value of the `kudo.dev/instance` label

@@ -92,7 +92,8 @@ pub(super) fn check_operations(
 /// unique on both sides, checked before).
 fn check_order(old: &[PlanOperation], new: &[PlanOperation]) -> Result<(), String> {
     let new_ids: Vec<&str> = new.iter().map(|o| o.id.as_str()).collect();
-    let Some(first_kept) = old.iter().position(|o| new_ids.contains(&o.id.as_str())) else {
+    let new_set: std::collections::HashSet<&str> = new_ids.iter().copied().collect();
+    let Some(first_kept) = old.iter().position(|o| new_set.contains(o.id.as_str())) else {
         return Ok(());
     };
     for (i, kept) in old.iter().skip(first_kept).enumerate() {

@@ -162,10 +162,9 @@ pub fn unknown<'a>(
     ov: &OperatorVersionSpec,
     names: impl IntoIterator<Item = &'a str>,
 ) -> Vec<&'a str> {
-    names
-        .into_iter()
-        .filter(|n| ov.parameter(n).is_none())
-        .collect()
+    let defined: std::collections::HashSet<&str> =
+        ov.parameters.iter().map(|p| p.name.as_str()).collect();
+    names.into_iter().filter(|n| !defined.contains(n)).collect()
 }
 
 /// Immutable-parameter violations of a change from `old` to `new` values;

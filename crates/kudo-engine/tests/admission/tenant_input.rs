@@ -1,6 +1,6 @@
 //! What a tenant writes that the rules refuse: another namespace's
-//! OperatorVersion it was not given, plan operations out of order, and a
-//! name too long for the label it becomes.
+//! OperatorVersion it was not given, plan operations out of order, a name
+//! too long for the label it becomes, and lists longer than the rules walk.
 
 use kudo_api::PlanOperation;
 use kudo_api::names::SHARED_WITH_ANNOTATION;
@@ -125,4 +125,53 @@ fn an_instance_name_longer_than_a_label_value_is_refused_on_create() {
         "{verdict:?}"
     );
     warnings(&review(None, &new(&"a".repeat(63)), None, Some(&ov)));
+}
+
+#[test]
+fn lists_longer_than_the_rules_walk_are_refused_naming_the_field() {
+    let old = with_ops(&[]);
+    let ids: Vec<String> = (0..=kudo_engine::admission::MAX_PLAN_OPERATIONS)
+        .map(|i| format!("op-{i}"))
+        .collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    assert_eq!(
+        denied(&update(&old, &with_ops(&ids))),
+        "Instance default/zk: spec.planOperations has 257 entries, at most 256; drop the oldest"
+    );
+    assert!(update(&old, &with_ops(&ids[1..])).is_allowed());
+
+    let windows = |n: usize| {
+        with(&old, |i| {
+            i.spec.maintenance_windows = vec![
+                serde_json::from_value(
+                    serde_json::json!({"days": "*", "start": "01:00", "end": "02:00"})
+                )
+                .unwrap();
+                n
+            ]
+        })
+    };
+    assert_eq!(
+        denied(&update(&old, &windows(33))),
+        "Instance default/zk: spec.maintenanceWindows has 33 entries, at most 32; merge windows"
+    );
+    assert!(update(&old, &windows(32)).is_allowed());
+}
+
+#[test]
+fn an_operator_version_declaring_more_parameters_than_a_package_may_is_refused() {
+    let mut ov = fixture_ov("foo-operator");
+    let extra = ov.spec.parameters[0].clone();
+    for i in ov.spec.parameters.len()..=kudo_api::MAX_PARAMETERS {
+        ov.spec.parameters.push(kudo_api::Parameter {
+            name: format!("p{i}"),
+            ..extra.clone()
+        });
+    }
+    let new = with(&instance("foo-operator"), params(&[("foo", "x")]));
+    assert_eq!(
+        denied(&review(None, &new, None, Some(&ov))),
+        "Instance default/zk: OperatorVersion foo-operator declares 1,001 parameters, more than \
+         the 1,000 a package may (package verify refuses it too)"
+    );
 }

@@ -149,12 +149,59 @@ pub(crate) fn verify(pkg: &Package) -> Report {
 
 fn verify_scoped(pkg: &Package, scope: Scope) -> Report {
     let mut report = Report::default();
+    if !verify_counts(pkg, &mut report) {
+        // The other checks compare these lists with each other.
+        return report;
+    }
     operator::verify_operator(pkg, scope, &mut report);
     parameters::verify_parameters(pkg, &mut report);
     size::verify_size(pkg, &mut report);
     templates::verify_templates(pkg, &mut report);
     quoting::verify_quoting(pkg, &mut report);
     report
+}
+
+/// Whether the package's parameters, tasks and steps are within what a
+/// package may have (reported when not).
+fn verify_counts(pkg: &Package, r: &mut Report) -> bool {
+    let steps: usize = pkg
+        .operator
+        .plans
+        .values()
+        .flat_map(|plan| &plan.phases)
+        .map(|phase| phase.steps.len())
+        .sum();
+    let counts = [
+        (
+            PARAMS_FILE,
+            "parameters",
+            pkg.params.parameters.len(),
+            kudo_api::MAX_PARAMETERS,
+        ),
+        (
+            OPERATOR_FILE,
+            "tasks",
+            pkg.operator.tasks.len(),
+            kudo_api::MAX_TASKS,
+        ),
+        (
+            OPERATOR_FILE,
+            "steps in all its plans",
+            steps,
+            kudo_api::MAX_TASKS,
+        ),
+    ];
+    let mut within = true;
+    for (file, what, count, max) in counts {
+        if count > max {
+            r.error(
+                file,
+                format!("has {count} {what}; a package may have at most {max}"),
+            );
+            within = false;
+        }
+    }
+    within
 }
 
 /// Masterminds-style lenient semver: an optional `v`, and missing minor or
@@ -230,6 +277,26 @@ mod tests {
         );
         let broken = ov("{{ .Params.NOPE }}");
         assert!(verify_operator_version(&broken).has_errors());
+    }
+
+    #[test]
+    fn a_package_past_the_parameter_or_task_counts_is_refused_before_its_lists_are_compared() {
+        let mut big = ov("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
+        let extra = big.spec.parameters[0].clone();
+        big.spec.parameters = (0..=kudo_api::MAX_PARAMETERS)
+            .map(|i| kudo_api::Parameter {
+                name: format!("p{i}"),
+                ..extra.clone()
+            })
+            .collect();
+        let task = big.spec.tasks[0].clone();
+        big.spec.tasks = vec![task; kudo_api::MAX_TASKS + 1];
+        let report = verify_operator_version(&big);
+        assert_eq!(
+            report.errors_summary(5),
+            "params.yaml: has 1001 parameters; a package may have at most 1000; \
+             operator.yaml: has 1001 tasks; a package may have at most 1000"
+        );
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub(super) fn verify_operator(pkg: &Package, scope: Scope, r: &mut Report) {
             "name is missing; every operator needs a name",
         );
     }
+
     if let Some(ns) = op.namespace_manifest.as_deref().filter(|n| !n.is_empty())
         && !pkg.templates.contains_key(ns)
     {
