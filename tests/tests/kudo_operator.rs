@@ -1,6 +1,7 @@
 //! End-to-end: a KudoOperator task installs a child Instance of another
 //! operator, waits for its plan, passes parameters to it and takes it along
-//! when the parent goes.
+//! when the parent goes; a package that installs itself stops at the
+//! nesting depth.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
@@ -294,4 +295,28 @@ async fn a_child_task_does_not_take_over_an_instance_it_did_not_create() {
             .any(|r| r.name == "parent"),
         "the parent is recorded as owner"
     );
+}
+
+#[tokio::test]
+async fn a_package_that_installs_itself_stops_at_the_nesting_depth() {
+    let env = Env::start().await.unwrap();
+    env.install(fixture("circle-op"), "c", &[]).await.unwrap();
+    let depth = kudo_engine::ownership::children::MAX_CHILD_DEPTH;
+    let deepest = format!("c{}", "-circle-op".repeat(depth));
+    let stopped = env
+        .wait_for(&deepest, "its KudoOperator task refused", t(), |i| {
+            plan_status(i, "deploy") == Some(S::FatalError)
+        })
+        .await
+        .unwrap();
+    let message =
+        &stopped.status.as_ref().unwrap().plan_status["deploy"].phases[0].steps[0].message;
+    assert!(
+        message.contains(&format!(
+            "is {depth} levels of KudoOperator children deep, and children nest at most {depth} deep"
+        )),
+        "{message}"
+    );
+    let below = format!("{deepest}-circle-op");
+    assert!(env.instances().get_opt(&below).await.unwrap().is_none());
 }

@@ -13,7 +13,8 @@ use kudo_api::{Instance, OperatorVersion};
 use kudo_engine::{TaskOutcome, TaskResult};
 use serde_json::{Value, json};
 
-use kudo_engine::ownership::Claimant;
+use kube::runtime::reflector::ObjectRef;
+use kudo_engine::ownership::{Claimant, children};
 
 use super::apply::object_identity;
 use crate::classify::{object_label, outcome_for};
@@ -40,6 +41,9 @@ pub(super) async fn run(
     };
     let stored = match api.get_opt(&id.name).await {
         Ok(None) => {
+            if let Err(message) = may_add_child(ctx, parent) {
+                return fatal(format!("{label}: {message}"));
+            }
             if let Some(missing) = missing_operator_version(ctx, &child).await {
                 return missing;
             }
@@ -98,6 +102,30 @@ pub(super) async fn run(
         objects: vec![id],
         notes: Vec::new(),
     }
+}
+
+/// Whether `parent` may make one more child: not past the nesting depth,
+/// nor past the namespace's count of children (read from the cache).
+fn may_add_child(ctx: &Context, parent: &Claimant<'_>) -> Result<(), String> {
+    let lookup = |name: &str| {
+        ctx.instances
+            .get(&ObjectRef::new(name).within(parent.namespace))
+    };
+    let depth = lookup(parent.name).map_or(0, |p| children::nesting_depth(&p, lookup));
+    let made = ctx
+        .instances
+        .state()
+        .iter()
+        .filter(|i| {
+            i.metadata.namespace.as_deref() == Some(parent.namespace)
+                && children::parent_name(i).is_some()
+        })
+        .count();
+    children::may_add_child(
+        &format!("{}/{}", parent.namespace, parent.name),
+        depth,
+        made,
+    )
 }
 
 /// Why to wait when the existing child is on its way out or was created by

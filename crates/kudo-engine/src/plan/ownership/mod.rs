@@ -15,6 +15,7 @@
 //! A cluster-scoped object is deleted only when the last owner lets it go,
 //! a CustomResourceDefinition only when asked ([`release`]).
 
+pub mod children;
 mod release;
 mod write;
 
