@@ -369,6 +369,38 @@ fn a_pod_replace_joins_a_running_recovery_plan() {
 }
 
 #[test]
+fn a_running_recovery_takes_one_operation_per_pod_and_a_bounded_number_of_pods() {
+    let mut sim = deployed();
+    let waiting = |_: &_| TaskOutcome::InProgress {
+        message: "pod not ready".into(),
+    };
+    sim.operate(pod_op("r0", PlanAction::RestartPod, "zk-0"));
+    sim.reconcile(waiting);
+    sim.operate(pod_op("r1", PlanAction::RestartPod, "zk-0"));
+    sim.reconcile(waiting);
+    assert_eq!(
+        sim.status().operations.last().unwrap().result,
+        "no-op: the running recovery plan already works on pod zk-0; restart it after the plan ends"
+    );
+    let max = kudo_engine::recovery_pods::MAX_RECOVERY_PHASES;
+    for i in 1..=max {
+        sim.operate(pod_op(
+            &format!("p{i}"),
+            PlanAction::RestartPod,
+            &format!("zk-{i}"),
+        ));
+        sim.reconcile(waiting);
+    }
+    assert_eq!(sim.status().plan_status["recovery"].phases.len(), max);
+    assert_eq!(
+        sim.status().operations.last().unwrap().result,
+        format!(
+            "no-op: the running recovery plan already holds {max} pods; restart pod zk-{max} after the plan ends"
+        )
+    );
+}
+
+#[test]
 fn a_pod_operation_while_a_plan_that_may_touch_its_workload_runs_is_a_recorded_no_op() {
     let mut sim = deployed();
     touching_anything(&mut sim);

@@ -33,6 +33,9 @@ pub fn step_name(action: PlanAction) -> &'static str {
     }
 }
 
+/// Most pods one recovery plan works on (a phase each).
+pub const MAX_RECOVERY_PHASES: usize = 32;
+
 /// Phase name of the operation on `pod` of an Instance in `namespace`.
 pub fn phase_name(namespace: &str, pod: &str) -> String {
     format!("Pod {namespace}/{pod}")
@@ -113,6 +116,26 @@ fn apply_one(
     if recovery_running(st)
         && let Some(ps) = st.plan_status.get_mut(RECOVERY_PLAN)
     {
+        // One pending operation per pod, and a bounded plan: spec may hold
+        // hundreds of operations for a pod that never gets ready.
+        if ps
+            .phases
+            .iter()
+            .any(|p| p.name == phase.name && !p.status().is_terminal())
+        {
+            return format!(
+                "no-op: the running recovery plan already works on pod {pod}; {} it after \
+                 the plan ends",
+                step_name(op.action)
+            );
+        }
+        if ps.phases.len() >= MAX_RECOVERY_PHASES {
+            return format!(
+                "no-op: the running recovery plan already holds {MAX_RECOVERY_PHASES} pods; {} \
+                 pod {pod} after the plan ends",
+                step_name(op.action)
+            );
+        }
         // Joins the running recovery plan.
         ps.phases.push(phase);
         out.actions
