@@ -306,6 +306,19 @@ pub enum RenderError {
         /// Which parameter, what it does, where, and what to do instead.
         detail: String,
     },
+    /// A task renders more objects than a task may apply.
+    #[error(
+        "task {task}: its templates render more than {limit} objects (template {template} \
+         passed the limit); split the task or make the loop smaller"
+    )]
+    TooManyObjects {
+        /// Task name.
+        task: String,
+        /// The template that passed the limit.
+        template: String,
+        /// [`crate::render::MAX_TASK_OBJECTS`].
+        limit: usize,
+    },
     /// A rendered object is bigger than an API server stores.
     #[error(
         "task {task}: {object} is {size} bytes, over the {limit}-byte limit of what an API \

@@ -19,6 +19,10 @@ use crate::RenderError;
 /// bodies over 3 MiB, so etcd's limit is the one that bites.)
 pub const MAX_OBJECT_BYTES: usize = 1536 * 1024 - 64 * 1024;
 
+/// Most objects one task may render: each is an apply request per run
+/// and a line of the Instance's status.
+pub const MAX_TASK_OBJECTS: usize = 1000;
+
 /// Default output budget of one template: 4 MiB.
 pub const DEFAULT_MAX_TEMPLATE_OUTPUT: usize = kudo_template::DEFAULT_MAX_OUTPUT;
 

@@ -32,8 +32,8 @@ use crate::RenderError;
 pub use admission::check_parameter_values;
 pub use budget::{
     DEFAULT_MAX_STEP_OUTPUT, DEFAULT_MAX_STEP_STEPS, DEFAULT_MAX_TEMPLATE_OUTPUT,
-    DEFAULT_MAX_TEMPLATE_STEPS, DEFAULT_MAX_TEMPLATE_VALUES, MAX_OBJECT_BYTES, RenderLimits,
-    json_size,
+    DEFAULT_MAX_TEMPLATE_STEPS, DEFAULT_MAX_TEMPLATE_VALUES, MAX_OBJECT_BYTES, MAX_TASK_OBJECTS,
+    RenderLimits, json_size,
 };
 pub(crate) use budget::{StepBudget, describe_object};
 pub use discovery::{AssumeNamespaced, Discovery, StaticDiscovery, api_group, crd_defined_kind};
@@ -351,6 +351,13 @@ pub(crate) fn render_resources(
         let parsed = parse_objects(task, template, &text)?;
         refuse_namespaces(task, template, &parsed)?;
         objects.extend(parsed);
+        if objects.len() > MAX_TASK_OBJECTS {
+            return Err(RenderError::TooManyObjects {
+                task: task.to_string(),
+                template: template.to_string(),
+                limit: MAX_TASK_OBJECTS,
+            });
+        }
     }
     Ok(objects)
 }

@@ -374,3 +374,26 @@ fn maintenance_context_comes_from_the_instance_status() {
         }
     );
 }
+
+#[test]
+fn a_task_rendering_more_objects_than_a_task_may_apply_fails() {
+    let many = "{{ range $i := until (int .Params.N) }}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{{ $i }}\n{{ end }}";
+    let ov = ov(
+        vec![task("app", "Apply", resources(&["many.yaml"]))],
+        &[("many.yaml", many)],
+    );
+    let with_n = |n: usize| {
+        let mut c = ctx("true");
+        c.params.insert("N".into(), json!(n.to_string()));
+        c
+    };
+    let d = StaticDiscovery::default();
+    assert!(render_task(&ov, "app", &with_n(MAX_TASK_OBJECTS), &d).is_ok());
+    let err = render_task(&ov, "app", &with_n(MAX_TASK_OBJECTS + 1), &d).unwrap_err();
+    assert!(err.is_fatal());
+    assert_eq!(
+        err.to_string(),
+        "task app: its templates render more than 1000 objects (template many.yaml passed the \
+         limit); split the task or make the loop smaller"
+    );
+}
