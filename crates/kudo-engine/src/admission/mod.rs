@@ -203,6 +203,9 @@ fn check(
         (name, ov_name),
         warnings,
     )?;
+    if !changed.is_empty() {
+        check_parameter_bytes(new_params, name)?;
+    }
 
     // What the change asks for.
     let by_params = if changed.is_empty() || upgrade {
@@ -418,6 +421,29 @@ fn check_counts(
     Ok(())
 }
 
+/// Most bytes of `spec.parameters`, names and values together: the status
+/// keeps them twice more (what was applied, and the last good
+/// configuration to roll back to), and the whole object must stay under
+/// the API server's 1.5 MiB.
+pub const MAX_PARAMETER_BYTES: usize = 256 * 1024;
+
+fn check_parameter_bytes(
+    params: &std::collections::BTreeMap<String, String>,
+    name: InstanceName<'_>,
+) -> Result<(), String> {
+    let bytes: usize = params.iter().map(|(k, v)| k.len() + v.len()).sum();
+    if bytes > MAX_PARAMETER_BYTES {
+        return Err(format!(
+            "Instance {name}: spec.parameters hold {} bytes, at most {} (the status keeps them \
+             twice more, and an object holds at most 1.5 MiB); keep large content in a \
+             ConfigMap or Secret and pass its name",
+            kudo_api::message::grouped(bytes),
+            kudo_api::message::grouped(MAX_PARAMETER_BYTES)
+        ));
+    }
+    Ok(())
+}
+
 /// Longest Instance name: it is the value of the `kudo.dev/instance` label
 /// on every object the Instance makes, and a label value holds at most 63
 /// characters (the API server refuses every apply past that).
@@ -461,6 +487,7 @@ fn check_create(
             "cannot create Instance {name}: invalid parameters: {invalid}"
         ));
     }
+    check_parameter_bytes(values, name)?;
     if let Some(pe) = new.spec.plan_execution.as_ref()
         && pe.parameters.as_ref().is_some_and(|v| !v.is_empty())
         && (pe.plan_name.as_deref().unwrap_or("").is_empty()

@@ -175,3 +175,18 @@ fn an_operator_version_declaring_more_parameters_than_a_package_may_is_refused()
          the 1,000 a package may (package verify refuses it too)"
     );
 }
+
+#[test]
+fn parameters_larger_than_the_status_can_keep_are_refused_when_they_change() {
+    let ov = fixture_ov("foo-operator");
+    let big = "x".repeat(kudo_engine::admission::MAX_PARAMETER_BYTES);
+    let new = with(&instance("foo-operator"), params(&[("foo", &big)]));
+    assert_eq!(
+        denied(&review(None, &new, None, Some(&ov))),
+        "Instance default/zk: spec.parameters hold 262,147 bytes, at most 262,144 (the status \
+         keeps them twice more, and an object holds at most 1.5 MiB); keep large content in a \
+         ConfigMap or Secret and pass its name"
+    );
+    let fits = with(&instance("foo-operator"), params(&[("foo", &big[3..])]));
+    assert!(review(None, &fits, None, Some(&ov)).is_allowed());
+}
