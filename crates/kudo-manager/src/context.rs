@@ -87,6 +87,8 @@ pub struct Context {
     pub waiting_moves: crate::dependencies::WaitingMoves,
     /// The time of day windows, suppressions and backoffs are judged by.
     pub clock: crate::clock::Clock,
+    /// Failed reconciles in a row per Instance (how long to wait).
+    pub failures: crate::retry::Failures,
     /// The API server's Kubernetes version, read once.
     kubernetes: std::sync::OnceLock<kudo_repo::Version>,
 }
@@ -259,6 +261,7 @@ impl Context {
             waiting_moves: crate::dependencies::WaitingMoves::default(),
             kubernetes: std::sync::OnceLock::new(),
             clock: crate::clock::Clock::system(),
+            failures: crate::retry::Failures::default(),
         }
     }
 
@@ -281,6 +284,7 @@ impl Context {
         self.books.forget(uid);
         self.seen_health.forget(&instance_key(inst));
         self.judged_clean.forget(&instance_key(inst));
+        self.failures.forget(&instance_key(inst));
         self.waiting_moves.forget(
             inst.metadata.namespace.as_deref(),
             inst.metadata.name.as_deref().unwrap_or_default(),
@@ -306,6 +310,7 @@ impl Context {
         let key = key_of(namespace, name);
         self.seen_health.forget(&key);
         self.judged_clean.forget(&key);
+        self.failures.forget(&key);
         self.waiting_moves.forget(namespace, name);
         if let Ok(mut written) = self.written.lock() {
             let gone = ObjectRef::<Instance>::new(name);

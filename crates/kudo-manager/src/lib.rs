@@ -41,6 +41,7 @@ pub mod reconcile;
 pub mod recovery;
 pub mod render_pool;
 pub mod repositories;
+pub mod retry;
 pub mod settings;
 pub mod status_patch;
 pub mod upgrades;

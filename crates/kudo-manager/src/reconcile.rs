@@ -17,7 +17,7 @@ use kudo_engine::{Action, EventType, Input, Observed, TaskKey};
 use serde_json::json;
 use tracing::Instrument;
 
-use crate::context::Context;
+use crate::context::{Context, instance_key};
 use crate::status_patch::{StatusPatch, add_finalizer, merge_patch, remove_finalizer};
 use crate::{Error, Result};
 
@@ -76,7 +76,11 @@ pub async fn reconcile(cached: Arc<Instance>, ctx: Arc<Context>) -> Result<Reque
         "reconcile",
         instance = %format!("{}/{}", cached.namespace().unwrap_or_default(), cached.name_any())
     );
+    let key = instance_key(&cached);
     let res = reconcile_inner(cached, &ctx).instrument(span.clone()).await;
+    if res.is_ok() {
+        ctx.failures.forget(&key);
+    }
     ctx.metrics.observe_reconcile(started.elapsed());
     span.in_scope(|| tracing::debug!(result = ?res, "reconciled"));
     res
@@ -459,15 +463,14 @@ fn count_plans(ctx: &Context, inst: &Instance, old: &InstanceStatus, new: &Insta
 }
 
 /// What to do after a failed reconcile: transient errors retry soon, the
-/// rest later (a person has to act, the watch brings the fix).
-pub fn error_policy(_inst: Arc<Instance>, err: &Error, ctx: Arc<Context>) -> Requeue {
+/// rest later (a person has to act, the watch brings the fix), each later
+/// with every failure of the Instance in a row.
+pub fn error_policy(inst: Arc<Instance>, err: &Error, ctx: Arc<Context>) -> Requeue {
     ctx.metrics.count_error(err.metric_kind());
-    tracing::warn!(error = %err, transient = err.is_transient(), "reconcile failed");
-    if err.is_transient() {
-        Requeue::requeue(Duration::from_secs(2))
-    } else {
-        Requeue::requeue(Duration::from_secs(60))
-    }
+    let failures = ctx.failures.failed(instance_key(&inst));
+    let wait = crate::retry::retry_after(err.is_transient(), failures);
+    tracing::warn!(error = %err, transient = err.is_transient(), failures, retry_in = ?wait, "reconcile failed");
+    Requeue::requeue(wait)
 }
 
 #[cfg(test)]
