@@ -29,14 +29,18 @@ pub struct IndexFile {
     #[serde(default)]
     pub api_version: String,
     /// Operator name → versions, newest first after [`IndexFile::sort`].
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::index_bounded::entries")]
     pub entries: BTreeMap<String, Vec<PackageVersion>>,
     /// When the index was written (RFC 3339), if it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<String>,
     /// Helm's free-form index annotations; kudo-rs reads its recalls from
     /// `recalls.kudo.dev/<operator>` ([`crate::channels`]).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::index_bounded::annotations"
+    )]
     pub annotations: BTreeMap<String, String>,
 }
 

@@ -233,3 +233,30 @@ fn archive_names_follow_kudo() {
     assert_eq!(archive_name("first", None, "0.2.0"), "first-0.2.0.tgz");
     assert_eq!(archive_name("first", Some(""), "0.2.0"), "first-0.2.0.tgz");
 }
+
+#[test]
+fn an_index_listing_more_versions_operators_or_annotations_than_allowed_is_refused_while_read() {
+    use crate::limits::{MAX_INDEX_ANNOTATIONS, MAX_INDEX_OPERATORS, MAX_INDEX_VERSIONS};
+    let mut versions = String::from("apiVersion: v1\nentries:\n  a:\n");
+    for _ in 0..=MAX_INDEX_VERSIONS {
+        versions.push_str("  - {operatorVersion: \"1\"}\n");
+    }
+    let mut operators = String::from("apiVersion: v1\nentries:\n");
+    for i in 0..=MAX_INDEX_OPERATORS {
+        operators.push_str(&format!("  o{i}: []\n"));
+    }
+    let mut annotations = String::from("apiVersion: v1\nentries: {}\nannotations:\n");
+    for i in 0..=MAX_INDEX_ANNOTATIONS {
+        annotations.push_str(&format!("  k{i}: v\n"));
+    }
+    for (text, says) in [
+        (versions, "more than 100000 versions in all"),
+        (operators, "more than 10000 operators"),
+        (annotations, "more than 10000 entries"),
+    ] {
+        let err = IndexFile::parse(text.as_bytes(), "big", &limits())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{err}");
+    }
+}

@@ -14,6 +14,7 @@ pub mod config;
 pub mod digest;
 mod error;
 pub mod index;
+mod index_bounded;
 pub mod limits;
 pub mod packages;
 pub mod range;

@@ -6,6 +6,13 @@ use std::time::Duration;
 /// Largest index accepted: 32 MiB (KUDO's community index was about
 /// 100 KiB; an index of 10,000 versions is about 4 MiB).
 pub const MAX_INDEX_BYTES: u64 = 32 * 1024 * 1024;
+/// Most versions an index may list, all operators together (an honest
+/// 32 MiB index holds about 80,000); counted while it is read.
+pub const MAX_INDEX_VERSIONS: usize = 100_000;
+/// Most operators an index may list.
+pub const MAX_INDEX_OPERATORS: usize = 10_000;
+/// Most annotations an index may carry.
+pub const MAX_INDEX_ANNOTATIONS: usize = 10_000;
 /// Largest package archive downloaded: 16 MiB compressed (real packages
 /// are tens of KiB); unpacked it is held to kudo-package's 64 MiB.
 pub const MAX_PACKAGE_BYTES: u64 = 16 * 1024 * 1024;
