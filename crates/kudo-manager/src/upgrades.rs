@@ -139,21 +139,33 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         held: None,
     };
     let own_ns = inst.metadata.namespace.as_deref().unwrap_or_default();
-    if ctx.repositories.serves(&policy.repository, own_ns) == Some(false) {
-        status.reason = Some(format!(
-            "repository {} does not serve namespace {own_ns}: its spec.allowedNamespaces \
-             does not list it (a cluster administrator decides which namespaces may use a \
-             repository)",
-            policy.repository
-        ));
-        return done(status, inst);
-    }
-    let Some(synced) = ctx.repositories.get(&policy.repository) else {
-        status.reason = Some(format!(
+    let no_index = || {
+        format!(
             "repository {} has no index yet: no such OperatorRepository, or it has not \
              synced (kubectl kudo repo list --in-cluster)",
             policy.repository
-        ));
+        )
+    };
+    // Only a repository the watch shows, and whose spec lists the namespace,
+    // is used: an index synced just before its repository was deleted is not.
+    match ctx.repositories.serves(&policy.repository, own_ns) {
+        Some(true) => {}
+        Some(false) => {
+            status.reason = Some(format!(
+                "repository {} does not serve namespace {own_ns}: its spec.allowedNamespaces \
+                 does not list it (a cluster administrator decides which namespaces may use a \
+                 repository)",
+                policy.repository
+            ));
+            return done(status, inst);
+        }
+        None => {
+            status.reason = Some(no_index());
+            return done(status, inst);
+        }
+    }
+    let Some(synced) = ctx.repositories.get(&policy.repository) else {
+        status.reason = Some(no_index());
         return done(status, inst);
     };
     let range = match policy.versions.as_deref().map(Range::parse).transpose() {
@@ -444,4 +456,43 @@ async fn fetch_first(synced: &Synced, entry: &PackageVersion) -> Result<(Vec<u8>
         }
     }
     Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_index_without_its_repository_in_the_watch_is_not_used() {
+        // Nothing listens there: the test never sends a request.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let ctx = Context::for_tests(kube::Client::try_from(config).unwrap());
+        // A sync that ended after its OperatorRepository was deleted.
+        let base = kudo_repo::urls::Url::parse("http://repo.invalid/").unwrap();
+        ctx.repositories.set(
+            "gone",
+            Synced {
+                url: base.to_string(),
+                digest: String::new(),
+                index: Arc::new(kudo_repo::IndexFile::new(None)),
+                base,
+                credentials: None,
+                ca_pem: None,
+            },
+        );
+        let mut inst = Instance::new("web", Default::default());
+        inst.metadata.namespace = Some("team".into());
+        inst.spec.upgrades = Some(kudo_api::upgrades::UpgradePolicy {
+            repository: "gone".into(),
+            ..Default::default()
+        });
+        let seen = observe(&ctx, Arc::new(inst)).await;
+        assert_eq!(
+            seen.status.and_then(|s| s.reason).as_deref(),
+            Some(
+                "repository gone has no index yet: no such OperatorRepository, or it has not \
+                 synced (kubectl kudo repo list --in-cluster)"
+            )
+        );
+    }
 }

@@ -63,7 +63,7 @@ impl Indexes {
         Some(watched.get(name)?.spec.serves(namespace))
     }
 
-    fn set(&self, name: &str, synced: Synced) {
+    pub(crate) fn set(&self, name: &str, synced: Synced) {
         if let Ok(mut m) = self.synced.write() {
             m.insert(name.to_string(), Arc::new(synced));
         }
