@@ -155,6 +155,10 @@ fn refusal_hint(user: &str, message: &str) -> String {
     )
 }
 
+/// Impersonating clients kept at most (one per ServiceAccount in use); past
+/// it one is dropped and made again when next needed.
+const MAX_CLIENTS: usize = 4096;
+
 impl Writers {
     /// Writers for Instances that name no account.
     pub fn new(write_as: WriteAs) -> Self {
@@ -238,6 +242,13 @@ impl Writers {
             },
             ns.to_string(),
         );
+        // Each client runs a task: a tenant naming a new account at every
+        // update must not grow them without end.
+        if clients.len() >= MAX_CLIENTS
+            && let Some(evicted) = clients.keys().next().cloned()
+        {
+            clients.remove(&evicted);
+        }
         clients.insert(user.clone(), client.clone());
         Ok(Writer {
             client,
@@ -330,6 +341,28 @@ mod tests {
             );
         }
         assert_eq!(service_account_of(Some("a.b-c"), None), Ok(Some("a.b-c")));
+    }
+
+    #[tokio::test]
+    async fn impersonating_clients_are_kept_for_at_most_so_many_accounts() {
+        // Nothing listens there: the test never sends a request.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let base = Client::try_from(config).unwrap();
+        let writers = Writers::new(WriteAs::Account {
+            name: "kudo-instance".into(),
+            create: false,
+        });
+        let mut inst = Instance::new("web", Default::default());
+        inst.metadata.namespace = Some("team".into());
+        for i in 0..MAX_CLIENTS + 10 {
+            inst.spec.service_account_name = Some(format!("account-{i}"));
+            let writer = writers.for_instance(&base, &inst).unwrap();
+            assert_eq!(
+                writer.user.as_deref(),
+                Some(format!("system:serviceaccount:team:account-{i}").as_str())
+            );
+        }
+        assert_eq!(writers.clients.lock().unwrap().len(), MAX_CLIENTS);
     }
 
     #[test]
