@@ -77,19 +77,30 @@ fn key<K: Resource<DynamicType = ()>>(
     }
 }
 
-/// Shrinks cached metadata: each field manager's field set is kept as its
-/// JSON text instead of a tree of maps (a tenth of the memory for a
-/// Deployment), since it is read only when an Instance's drift is judged.
-/// [`TypedLookup::get`] gives it back as the API sent it.
 /// What the cache of an owned kind keeps of an object: what the drift
 /// judgment (kudo-manager's own managed fields, the resourceVersion) and
-/// the owner mapping (ownerReferences, the kudo.dev labels) read. Anyone
-/// who may label an object `heritage=kudo` can fill the rest, annotations
-/// and other managers' field sets, with megabytes.
+/// the owner mapping (Instance owner references, the labels naming the
+/// Instance) read. Anyone who may label an object `heritage=kudo` can fill
+/// the rest, annotations, other labels and owners, other managers' field
+/// sets, with megabytes.
 pub fn keep_what_drift_needs(meta: &mut ObjectMeta) {
+    use kudo_api::names::{
+        HERITAGE_LABEL, INSTANCE_LABEL, INSTANCE_NAMESPACE_LABEL, OPERATOR_LABEL,
+    };
     meta.annotations = None;
     if let Some(labels) = meta.labels.as_mut() {
-        labels.retain(|k, _| k.starts_with("kudo.dev/") || k == kudo_api::names::HERITAGE_LABEL);
+        labels.retain(|k, _| {
+            [
+                HERITAGE_LABEL,
+                INSTANCE_LABEL,
+                INSTANCE_NAMESPACE_LABEL,
+                OPERATOR_LABEL,
+            ]
+            .contains(&k.as_str())
+        });
+    }
+    if let Some(owners) = meta.owner_references.as_mut() {
+        owners.retain(|o| o.kind == "Instance" && o.api_version.starts_with("kudo.dev/"));
     }
     if let Some(entries) = meta.managed_fields.as_mut() {
         entries.retain(kudo_engine::recovery_fields::is_ours);
@@ -97,7 +108,10 @@ pub fn keep_what_drift_needs(meta: &mut ObjectMeta) {
     compact_managed_fields(meta);
 }
 
-/// Keeps each managed-fields set as one JSON string rather than a tree.
+/// Keeps each managed-fields set as one JSON string rather than a tree (a
+/// tenth of the memory for a Deployment), since it is read only when an
+/// Instance's drift is judged; [`TypedLookup::get`] gives it back as the
+/// API sent it.
 pub fn compact_managed_fields(meta: &mut ObjectMeta) {
     for entry in meta.managed_fields.iter_mut().flatten() {
         if let Some(fields) = entry.fields_v1.as_mut()
@@ -302,21 +316,31 @@ mod tests {
         let owner = k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
             name: "app".into(),
             kind: "Instance".into(),
+            api_version: "kudo.dev/v1beta1".into(),
             ..Default::default()
         };
+        let mut owners = vec![owner.clone()];
+        owners.extend((0..1000).map(|i| {
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                name: format!("pad-{i}"),
+                kind: "ConfigMap".into(),
+                api_version: "v1".into(),
+                ..Default::default()
+            }
+        }));
+        let mut labels: std::collections::BTreeMap<String, String> = [
+            ("heritage".to_string(), "kudo".to_string()),
+            ("kudo.dev/instance".to_string(), "app".to_string()),
+            ("padding".to_string(), "y".repeat(63)),
+        ]
+        .into();
+        labels.extend((0..1000).map(|i| (format!("kudo.dev/pad-{i}"), "y".repeat(63))));
         let mut meta = ObjectMeta {
             name: Some("c".into()),
             resource_version: Some("9".into()),
-            owner_references: Some(vec![owner.clone()]),
+            owner_references: Some(owners),
             annotations: Some([("big".to_string(), "x".repeat(100_000))].into()),
-            labels: Some(
-                [
-                    ("heritage".to_string(), "kudo".to_string()),
-                    ("kudo.dev/instance".to_string(), "app".to_string()),
-                    ("padding".to_string(), "y".repeat(63)),
-                ]
-                .into(),
-            ),
+            labels: Some(labels),
             managed_fields: Some(vec![
                 ours.clone(),
                 ManagedFieldsEntry {
