@@ -5,7 +5,7 @@
 //! still exists uses it, kudo-rs created it, and for a CRD deletion was
 //! asked for.
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use kudo_api::{AppliedObject, Instance};
 use kudo_engine::TaskOutcome;
 use kudo_engine::ownership::{self, Claimant, Owner, Release};
@@ -84,9 +84,15 @@ async fn api_of(
     }
 }
 
+/// Times a release judges the object again when it changed between the
+/// read and the delete (another Instance recording itself on it).
+const RELEASE_ATTEMPTS: usize = 3;
+
 /// Lets `claimant` go of cluster-scoped object `id`: removes its owner
 /// record (and records of Instances that no longer exist), then deletes the
-/// object or says why it stays.
+/// object or says why it stays. The delete holds only for the version of
+/// the object that was judged: another Instance that records itself on it
+/// meanwhile keeps it (the release judges again).
 pub(crate) async fn release(
     ctx: &Context,
     writer: &Writer,
@@ -97,11 +103,33 @@ pub(crate) async fn release(
     let Some(api) = api_of(ctx, writer, id).await? else {
         return Ok(Released::Gone);
     };
+    for _ in 0..RELEASE_ATTEMPTS {
+        match release_once(ctx, &api, claimant, id, delete_crds).await? {
+            Some(released) => return Ok(released),
+            None => continue,
+        }
+    }
+    Ok(Released::Kept(format!(
+        "{} changed each time it was about to be deleted ({RELEASE_ATTEMPTS} times); it is kept",
+        object_label(&id.kind, None, &id.name)
+    )))
+}
+
+/// One judgment of [`release`]; `None` when the object changed before the
+/// delete.
+async fn release_once(
+    ctx: &Context,
+    api: &Api<kube::api::DynamicObject>,
+    claimant: &Claimant<'_>,
+    id: &AppliedObject,
+    delete_crds: bool,
+) -> Result<Option<Released>, kube::Error> {
+    let done = |released| Ok(Some(released));
     let live = match api.get_metadata_opt(&id.name).await {
         Ok(Some(live)) => live,
-        Ok(None) => return Ok(Released::Gone),
+        Ok(None) => return done(Released::Gone),
         Err(kube::Error::Api(s)) if s.code == 403 => {
-            return Ok(Released::Kept(format!(
+            return done(Released::Kept(format!(
                 "{} cannot be read by the Instance's account: {}",
                 object_label(&id.kind, None, &id.name),
                 s.message
@@ -109,6 +137,7 @@ pub(crate) async fn release(
         }
         Err(e) => return Err(e),
     };
+    let mut judged_version = live.metadata.resource_version.clone();
     let mut live = serde_json::to_value(&live).unwrap_or_default();
     live["kind"] = json!(id.kind);
     let mut others = Vec::new();
@@ -136,18 +165,29 @@ pub(crate) async fn release(
             .patch(&id.name, &patch_params(), &Patch::Merge(&patch))
             .await
         {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Released::Gone),
+            Ok(patched) => judged_version = patched.metadata.resource_version,
+            Err(kube::Error::Api(s)) if s.code == 404 => return done(Released::Gone),
             Err(e) => return Err(e),
         }
     }
     match ownership::release(&live, claimant, &others, delete_crds) {
-        Release::Keep(why) => Ok(Released::Kept(why)),
-        Release::Delete => match api.delete(&id.name, &DeleteParams::background()).await {
-            Ok(_) => Ok(Released::Deleted),
-            Err(kube::Error::Api(s)) if s.code == 404 => Ok(Released::Gone),
-            Err(e) => Err(e),
-        },
+        Release::Keep(why) => done(Released::Kept(why)),
+        Release::Delete => {
+            let params = DeleteParams {
+                preconditions: Some(Preconditions {
+                    resource_version: judged_version,
+                    uid: None,
+                }),
+                ..DeleteParams::background()
+            };
+            match api.delete(&id.name, &params).await {
+                Ok(_) => done(Released::Deleted),
+                Err(kube::Error::Api(s)) if s.code == 404 => done(Released::Gone),
+                // Changed since it was judged: judge it again.
+                Err(kube::Error::Api(s)) if s.code == 409 => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
     }
 }
 
