@@ -18,9 +18,11 @@ use serde_json::Value;
 
 /// Most bytes the compressed book may take: a Secret holds at most 1 MiB.
 pub const MAX_STORED: usize = 900 * 1024;
-/// Most bytes a stored book may decompress to (a damaged or hostile Secret
-/// must not grow the manager).
-const MAX_DECODED: u64 = 64 * 1024 * 1024;
+/// Most bytes a book may take as JSON: what [`RenderBook::encode`] writes
+/// and [`RenderBook::decode`] reads (a damaged or hostile Secret must not
+/// grow the manager, and renders that compress well must not make every
+/// reload parse tens of MiB).
+const MAX_DECODED: u64 = 16 * 1024 * 1024;
 /// Key of the book in the Secret's data.
 pub const DATA_KEY: &str = "renders.json.gz";
 
@@ -118,8 +120,10 @@ impl RenderBook {
     /// of compressing the whole book again per render left out.
     pub fn encode(&self) -> (Vec<u8>, Vec<AppliedObject>) {
         let mut entries: Vec<Entry> = self.entries.values().cloned().collect();
+        let mut raw: usize = serde_json_size(&entries);
+        let max_raw = usize::try_from(MAX_DECODED).unwrap_or(usize::MAX);
         let mut bytes = compress(&entries);
-        if bytes.len() <= MAX_STORED {
+        if bytes.len() <= MAX_STORED && raw <= max_raw {
             return (bytes, Vec::new());
         }
         // Renders, largest first, with their JSON sizes.
@@ -133,14 +137,14 @@ impl RenderBook {
             })
             .collect();
         by_size.sort_unstable_by(|a, b| b.cmp(a));
-        let mut raw: usize = serde_json_size(&entries);
         let mut next = 0;
         let mut dropped = Vec::new();
         for _ in 0..MAX_ROUNDS {
             // Raw bytes that would compress to what fits, at the ratio just
             // seen (aim a little lower so the next round usually fits).
             let ratio = bytes.len() as f64 / raw.max(1) as f64;
-            let target = (MAX_STORED as f64 * 0.95 / ratio.max(f64::EPSILON)) as usize;
+            let target =
+                ((MAX_STORED as f64 * 0.95 / ratio.max(f64::EPSILON)) as usize).min(max_raw);
             while raw > target && next < by_size.len() {
                 let (size, i) = by_size[next];
                 next += 1;
@@ -151,7 +155,7 @@ impl RenderBook {
                 raw = raw.saturating_sub(size);
             }
             bytes = compress(&entries);
-            if bytes.len() <= MAX_STORED {
+            if bytes.len() <= MAX_STORED && raw <= max_raw {
                 return (bytes, dropped);
             }
             if next >= by_size.len() {
@@ -385,6 +389,26 @@ mod tests {
         assert!(rounds <= 4, "{rounds} compressions of the whole book");
         // Only as many left out as needed: the rest fits in one Secret.
         assert!((30..=45).contains(&dropped.len()), "{}", dropped.len());
+    }
+
+    #[test]
+    fn renders_that_compress_well_are_kept_only_up_to_what_a_reload_parses() {
+        let mut book = RenderBook::default();
+        // 24 MiB of one letter compress to a few dozen KiB, but a reload
+        // would parse all of it.
+        for i in 0..24 {
+            book.applied(
+                "deploy",
+                object(&format!("cm-{i}")),
+                json!({"data": {"k": "a".repeat(1 << 20)}}),
+                json!({"f:data": {}}),
+            );
+        }
+        let (bytes, dropped) = book.encode();
+        assert!(bytes.len() <= MAX_STORED);
+        assert!((8..=12).contains(&dropped.len()), "{}", dropped.len());
+        let back = RenderBook::decode(&bytes).unwrap();
+        assert_eq!(back.entries().count(), 24, "fields of every entry stay");
     }
 
     #[test]
