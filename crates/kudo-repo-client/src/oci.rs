@@ -271,16 +271,28 @@ impl Registry {
         client: &oci_client::Client,
     ) -> Result<Option<String>> {
         let probe = reference.with_tag(reference.tag.as_deref().unwrap_or("latest"));
-        client
-            .auth(&probe, &self.auth(), RegistryOperation::Pull)
-            .await
-            .map_err(|e| {
-                oci_err(
-                    reference,
-                    format!("authentication failed: {}", http::chain(&e)),
-                    true,
-                )
-            })
+        // oci-client's token request has only a read timeout, which a
+        // registry sending a byte now and then never meets.
+        let limit = self.transport.limits.total_timeout;
+        tokio::time::timeout(
+            limit,
+            client.auth(&probe, &self.auth(), RegistryOperation::Pull),
+        )
+        .await
+        .map_err(|_| {
+            oci_err(
+                reference,
+                format!("authentication took longer than {}s", limit.as_secs()),
+                true,
+            )
+        })?
+        .map_err(|e| {
+            oci_err(
+                reference,
+                format!("authentication failed: {}", http::chain(&e)),
+                true,
+            )
+        })
     }
 
     fn pull_credentials(&self, token: Option<String>) -> Option<kudo_repo::config::Credentials> {

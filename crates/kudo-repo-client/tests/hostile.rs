@@ -374,3 +374,38 @@ fn evil_archive() -> Vec<u8> {
     tar.append(&header, &evil[..]).unwrap();
     tar.into_inner().unwrap().finish().unwrap()
 }
+
+#[tokio::test]
+async fn a_registry_trickling_its_token_ends_on_the_total_deadline() {
+    let server = TestServer::start(|seen| {
+        if seen.path.starts_with("/token") {
+            return Reply::Trickle(vec![b' '; 200], Duration::from_millis(100));
+        }
+        let host = seen.header("host").unwrap_or_default().to_string();
+        Reply::WithHeaders(
+            401,
+            vec![(
+                "WWW-Authenticate".into(),
+                format!("Bearer realm=\"http://{host}/token\",service=\"registry\""),
+            )],
+            Vec::new(),
+        )
+    });
+    let registry = kudo_repo_client::Registry {
+        transport: kudo_repo_client::http::Transport {
+            limits: small(),
+            ..Default::default()
+        },
+        plain_http: true,
+        credentials: None,
+    };
+    let base =
+        kudo_repo_client::OciRef::parse(&format!("oci://{}/ops/first-operator", server.addr))
+            .unwrap();
+    let err = registry
+        .pull(&base, Some("0.2.0"), false)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("authentication took longer than 2s"), "{err}");
+}
