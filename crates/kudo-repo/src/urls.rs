@@ -112,6 +112,14 @@ pub fn package_url(
         }
     }
     if to == "file" {
+        // An encoded separator (`%2F`, `%5C`) or NUL passes the check below
+        // as text and becomes a path step when the file is opened.
+        let path = url.path().to_ascii_lowercase();
+        if ["%2f", "%5c", "%00"].iter().any(|e| path.contains(e)) {
+            return Err(refused(
+                "the file name carries an encoded separator or NUL".into(),
+            ));
+        }
         if !url.path().starts_with(repository.path()) {
             return Err(refused(format!(
                 "the file lies outside the repository folder {}",
@@ -212,6 +220,8 @@ mod tests {
             (&https, "gopher://r.example/k", "scheme gopher"),
             (&file, "file:///etc/passwd", "outside the repository folder"),
             (&file, "../../etc/passwd", "outside the repository folder"),
+            (&file, "a%2F..%2F..%2Fetc%2Fpasswd", "encoded separator"),
+            (&file, "a%5c..%5cx", "encoded separator"),
             (&file, "https://r.example/k.tgz", "another host"),
             (&https, "https://u:p@r.example/k.tgz", "credentials"),
         ] {
