@@ -148,6 +148,41 @@ pub fn kudo_order(a: &PackageVersion, b: &PackageVersion) -> Ordering {
         .then_with(|| a.operator_version.cmp(&b.operator_version))
 }
 
+/// Longest version text an index may hold.
+const MAX_VERSION_LEN: usize = 128;
+
+/// Versions, URLs and descriptions are printed to terminals: no control
+/// characters (an escape sequence could rewrite what a person reads), and
+/// versions of a sensible length.
+fn check_printable(entry: &PackageVersion) -> Result<(), String> {
+    let versions = [
+        ("operatorVersion", Some(entry.operator_version.as_str())),
+        ("appVersion", entry.app_version.as_deref()),
+    ];
+    for (field, value) in versions {
+        let Some(value) = value else { continue };
+        if value.chars().count() > MAX_VERSION_LEN {
+            return Err(format!(
+                "{field} is longer than {MAX_VERSION_LEN} characters"
+            ));
+        }
+        if value.chars().any(char::is_control) {
+            return Err(format!("{field} holds a control character"));
+        }
+    }
+    if entry.urls.iter().any(|u| u.chars().any(char::is_control)) {
+        return Err("a URL holds a control character".into());
+    }
+    let description = entry.description.as_deref().unwrap_or_default();
+    if description
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return Err("description holds a control character".into());
+    }
+    Ok(())
+}
+
 impl IndexFile {
     /// An empty index written now (`generated` is RFC 3339).
     pub fn new(generated: Option<String>) -> Self {
@@ -212,6 +247,7 @@ impl IndexFile {
                 if entry.operator_version.is_empty() {
                     return Err(invalid(format!("{at} has no operatorVersion")));
                 }
+                check_printable(entry).map_err(|e| invalid(format!("{at}: {e}")))?;
                 if let Some(digest) = &entry.digest {
                     Digest::parse(digest)
                         .map_err(|e| invalid(format!("{} {}: {e}", key, entry.operator_version)))?;

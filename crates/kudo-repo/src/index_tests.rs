@@ -128,6 +128,14 @@ fn an_index_breaking_the_rules_is_refused_naming_the_entry() {
             "apiVersion: v1\nentries:\n  ../etc:\n  - operatorVersion: 1.0.0\n",
             "is not an operator name",
         ),
+        (
+            "apiVersion: v1\nentries:\n  a:\n  - operatorVersion: \"1.0.0\\e]52;c;aGk=\\a\"\n",
+            "entry \"a\" #1: operatorVersion holds a control character",
+        ),
+        (
+            "apiVersion: v1\nentries:\n  a:\n  - operatorVersion: 1.0.0\n    description: \"\\e[2J\"\n",
+            "entry \"a\" #1: description holds a control character",
+        ),
     ] {
         let err = IndexFile::parse(text.as_bytes(), "r", &limits())
             .unwrap_err()
