@@ -76,6 +76,7 @@ impl Resolved {
 pub fn resolve_dependencies(root: Located) -> Result<Resolved, PackageError> {
     let root_id = root.package.operator_version_name();
     let mut walk = Walk {
+        opened: 0,
         root: root.package,
         dependencies: Vec::new(),
         ids: vec![root_id.clone()],
@@ -100,7 +101,16 @@ pub fn resolve_dependencies(root: Located) -> Result<Resolved, PackageError> {
 }
 
 /// Packages are numbered: 0 is the root, `i` is `dependencies[i - 1]`.
+/// Most packages a package may depend on, all levels together.
+const MAX_LOCAL_DEPENDENCIES: usize = 32;
+/// Most levels of dependencies below a package.
+const MAX_LOCAL_DEPTH: usize = 16;
+/// Most KudoOperator references followed in all (each may unpack an archive).
+const MAX_LOCAL_OPENS: usize = 64;
+
 struct Walk {
+    /// References followed so far.
+    opened: usize,
     root: Package,
     /// In the order they were found.
     dependencies: Vec<Package>,
@@ -171,6 +181,12 @@ impl Walk {
                      give `package` its path relative to this package"
                 )));
             }
+            self.opened += 1;
+            if self.opened > MAX_LOCAL_OPENS {
+                return Err(fail(format!(
+                    "the packages name dependencies more than {MAX_LOCAL_OPENS} times in all"
+                )));
+            }
             let Some(child) = origin.open(reference).map_err(|e| fail(e.to_string()))? else {
                 self.external.push(ExternalDependency {
                     holder: holder.clone(),
@@ -201,6 +217,17 @@ impl Walk {
             }
             if self.ids.contains(&child_id) {
                 continue;
+            }
+            if path.len() > MAX_LOCAL_DEPTH {
+                return Err(fail(format!(
+                    "dependencies nest deeper than {MAX_LOCAL_DEPTH} packages ({} -> ...)",
+                    path.first().map(String::as_str).unwrap_or_default()
+                )));
+            }
+            if self.dependencies.len() >= MAX_LOCAL_DEPENDENCIES {
+                return Err(fail(format!(
+                    "the package has more than {MAX_LOCAL_DEPENDENCIES} dependencies in all"
+                )));
             }
             self.dependencies.push(child.package);
             self.ids.push(child_id.clone());

@@ -339,3 +339,46 @@ fn packages_from_memory_leave_bare_names_for_the_cluster_and_refuse_paths() {
         .to_string();
     assert!(err.contains("not read from a folder or archive"), "{err}");
 }
+
+#[test]
+fn a_long_chain_of_packages_stops_at_the_depth_without_exhausting_the_stack() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("p0");
+    // Each package names the next folder beside it: p0 -> p1 -> ... -> p100
+    // (a hostile archive may hold thousands; the walk stops at 16).
+    for i in 0..100 {
+        let next = format!("../p{}", i + 1);
+        write_package(
+            &tmp.path().join(format!("p{i}")),
+            &format!("p{i}"),
+            "1.0.0",
+            None,
+            &[("next", &next, None)],
+        );
+    }
+    write_package(&tmp.path().join("p100"), "p100", "1.0.0", None, &[]);
+    let err = resolve(&root).unwrap_err().to_string();
+    assert!(
+        err.contains("dependencies nest deeper than 16 packages (p0-1.0.0 -> ...)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_package_with_more_dependencies_than_allowed_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let names: Vec<(String, String)> = (0..=32)
+        .map(|i| (format!("d{i}"), format!("./deps/d{i}")))
+        .collect();
+    for (name, _) in &names {
+        write_package(&root.join("deps").join(name), name, "1.0.0", None, &[]);
+    }
+    let deps: Vec<Dep<'_>> = names
+        .iter()
+        .map(|(name, path)| (name.as_str(), path.as_str(), None))
+        .collect();
+    write_package(&root, "root", "1.0.0", None, &deps);
+    let err = resolve(&root).unwrap_err().to_string();
+    assert!(err.contains("more than 32 dependencies in all"), "{err}");
+}

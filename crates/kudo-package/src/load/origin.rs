@@ -1,9 +1,13 @@
 //! Following a KudoOperator task's `package` from the package that names it.
 
+use super::archive::read_archive_capped;
 use super::{
     Located, OPERATOR_FILE, Origin, files_under, load_from_files, load_located, located_in_archive,
-    read_archive,
 };
+
+/// Most bytes an archive inside a package archive may unpack to (real
+/// dependency packages are tens of KiB).
+pub const MAX_NESTED_PACKAGE_BYTES: u64 = 4 * 1024 * 1024;
 use crate::PackageError;
 
 impl Origin {
@@ -50,7 +54,10 @@ impl Origin {
                     return Ok(Some(Located { package, origin }));
                 }
                 if let Some(bytes) = files.get(&inside) {
-                    let nested = read_archive(bytes.as_slice(), &shown)?;
+                    // Each nested archive would otherwise get a package's
+                    // whole allowance again, a bomb per dependency.
+                    let nested =
+                        read_archive_capped(bytes.as_slice(), &shown, MAX_NESTED_PACKAGE_BYTES)?;
                     return located_in_archive(nested, shown).map(Some);
                 }
                 not_found(format!("no package at {inside} in the archive {name}"))
