@@ -297,7 +297,10 @@ fn too_large(url: &str, download: &Download<'_>) -> ClientError {
 fn status_error(status: reqwest::StatusCode, url: &str, download: &Download<'_>) -> ClientError {
     let hint = match status.as_u16() {
         401 | 403 if download.credentials.is_none() => {
-            "; the repository wants credentials: add it with --username and --password-stdin (or --token-stdin)".to_string()
+            "; the repository wants credentials: `kubectl kudo repo add` takes --username and \
+             --password-stdin (or --token-stdin), an OperatorRepository names a Secret holding \
+             them in spec.secretName"
+                .to_string()
         }
         401 | 403 => "; the credentials were refused".to_string(),
         404 if download.what == "index" => {
