@@ -203,6 +203,19 @@ async fn maintenance_taints_asks_drains_respecting_budgets_and_releases() {
         "the budget is respected"
     );
 
+    // A pod that claims a DaemonSet that does not exist is drained too.
+    let claims: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "claims-a-daemonset", "ownerReferences": [{
+            "apiVersion": "apps/v1", "kind": "DaemonSet", "name": "no-such-daemonset",
+            "uid": "00000000-0000-0000-0000-000000000000", "controller": true}]},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox:1.36"}]}
+    }))
+    .unwrap();
+    env.api::<Pod>()
+        .create(&PostParams::default(), &claims)
+        .await
+        .unwrap();
+
     // The manager stops mid-drain; the budget goes; the next manager drains.
     env.stop_controller().await.unwrap();
     env.api::<PodDisruptionBudget>()

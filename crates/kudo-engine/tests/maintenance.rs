@@ -393,6 +393,15 @@ fn draining_evicts_all_but_daemonset_and_mirror_pods_and_waits_for_terminating_o
     assert_eq!(disposition(&daemon), Disposition::Stays);
     assert_eq!(disposition(&mirror), Disposition::Stays);
     assert_eq!(disposition(&leaving), Disposition::Terminating);
+    assert_eq!(
+        kudo_engine::maintenance::drain::claimed_daemon_set(&daemon),
+        Some(("ds", "u")),
+        "the claim is checked before the pod is left"
+    );
+    assert_eq!(
+        kudo_engine::maintenance::drain::claimed_daemon_set(&mirror),
+        None
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Draining a Down node through the Eviction API, as `kubectl drain` does:
-//! every pod but DaemonSet and mirror pods is evicted; pods that are
-//! terminating are waited for.
+//! every pod but DaemonSet and mirror pods is evicted (a pod of a DaemonSet
+//! that does not exist is evicted too); pods that are terminating are
+//! waited for.
 //!
 //! PodDisruptionBudgets are respected by the API server, which refuses an
 //! eviction they forbid (429). The client retries a 429 with backoff for
@@ -13,13 +14,14 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::StreamExt;
+use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, EvictParams, ListParams};
 use kube::{Client, ResourceExt};
 use kudo_api::BlockedEviction;
 use kudo_engine::maintenance::drain::{
-    Disposition, blocking_budget, budget_name, budgets_selecting, disposition,
+    Disposition, blocking_budget, budget_name, budgets_selecting, claimed_daemon_set, disposition,
 };
 
 use crate::classify::describe_kube_error;
@@ -61,6 +63,33 @@ impl Drained {
     }
 }
 
+/// Whether the DaemonSet `name` (with `uid`) of `pod`'s namespace exists;
+/// answers are kept in `seen` for the pass. One that cannot be read counts
+/// as existing: the pod stays, as it did before the check.
+async fn daemon_set_exists(
+    client: &Client,
+    pod: &Pod,
+    name: &str,
+    uid: &str,
+    seen: &mut HashMap<(String, String), bool>,
+) -> bool {
+    let namespace = pod.namespace().unwrap_or_default();
+    let key = (namespace.clone(), name.to_string());
+    if let Some(known) = seen.get(&key) {
+        return *known;
+    }
+    let api: Api<DaemonSet> = Api::namespaced(client.clone(), &namespace);
+    let exists = match api.get_metadata_opt(name).await {
+        Ok(found) => found.is_some_and(|d| d.metadata.uid.as_deref() == Some(uid)),
+        Err(e) => {
+            tracing::warn!(error = %e, daemon_set = %name, %namespace, "could not read a pod's DaemonSet");
+            true
+        }
+    };
+    seen.insert(key, exists);
+    exists
+}
+
 /// What became of one pod.
 enum Evicted {
     Gone,
@@ -78,8 +107,17 @@ pub(super) async fn drain(client: &Client, pods: &[Pod]) -> Drained {
     let mut out = Drained::default();
     let mut budgets: HashMap<String, Vec<PodDisruptionBudget>> = HashMap::new();
     let mut to_evict = Vec::new();
+    let mut daemon_sets: HashMap<(String, String), bool> = HashMap::new();
     for pod in pods {
-        match disposition(pod) {
+        let mut what = disposition(pod);
+        if what == Disposition::Stays
+            && let Some((name, uid)) = claimed_daemon_set(pod)
+            && !daemon_set_exists(client, pod, name, uid, &mut daemon_sets).await
+        {
+            // A DaemonSet owner anyone could write into the pod.
+            what = Disposition::Evict;
+        }
+        match what {
             Disposition::Stays => {}
             Disposition::Terminating => out.left += 1,
             Disposition::Evict => {

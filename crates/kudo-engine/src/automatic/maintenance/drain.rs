@@ -44,6 +44,26 @@ pub fn disposition(pod: &Pod) -> Disposition {
     }
 }
 
+/// The DaemonSet (name, uid) `pod` says controls it, when that claim alone
+/// keeps it from being evicted. Owner references are written by whoever
+/// makes the pod, so the caller checks that this DaemonSet exists before
+/// leaving the pod on the node, as `kubectl drain` does.
+pub fn claimed_daemon_set(pod: &Pod) -> Option<(&str, &str)> {
+    let meta = &pod.metadata;
+    if meta
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(MIRROR_ANNOTATION))
+    {
+        return None;
+    }
+    meta.owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.kind == "DaemonSet" && o.controller == Some(true))
+        .map(|o| (o.name.as_str(), o.uid.as_str()))
+}
+
 /// `namespace/name` of the first budget in `pdbs` that selects `pod`.
 pub fn blocking_budget(pod: &Pod, pdbs: &[PodDisruptionBudget]) -> Option<String> {
     budgets_selecting(pod, pdbs).next().map(budget_name)
