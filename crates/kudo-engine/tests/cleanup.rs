@@ -105,6 +105,45 @@ fn deletion_without_cleanup_plan_releases_the_finalizer_at_once() {
     assert!(d.actions.contains(&Action::RemoveFinalizer));
 }
 
+#[test]
+fn an_operator_version_still_being_verified_keeps_the_finalizer_of_a_deleted_instance() {
+    let mut sim = Sim::new(
+        instance("a"),
+        ov(
+            "a",
+            vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(1))],
+            vec![],
+        ),
+    );
+    sim.all_done();
+    sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
+    let pending = kudo_engine::Observed {
+        operator_version_problem: Some("OperatorVersion ns/a is being verified".into()),
+        operator_version_pending: true,
+        ..Default::default()
+    };
+    let d = sim.decide_once(&pending);
+    assert!(
+        !d.actions.contains(&Action::RemoveFinalizer),
+        "{:?}",
+        d.actions
+    );
+    assert_eq!(
+        d.status.blockers[0].message,
+        "OperatorVersion ns/a is being verified"
+    );
+    // A verdict that it fails lets the Instance go without cleanup.
+    let failed = kudo_engine::Observed {
+        operator_version_problem: Some("does not pass package verify".into()),
+        ..Default::default()
+    };
+    assert!(
+        sim.decide_once(&failed)
+            .actions
+            .contains(&Action::RemoveFinalizer)
+    );
+}
+
 fn applied(kind: &str, namespace: Option<&str>, name: &str) -> AppliedObject {
     AppliedObject {
         api_version: "v1".into(),

@@ -11,6 +11,7 @@
 //! refusing anything for a slow machine or a busy render pool.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use kudo_api::OperatorVersion;
@@ -53,10 +54,16 @@ struct Entry {
     verdict: watch::Receiver<Option<Verdict>>,
 }
 
+/// Verifications under way or waiting for a render slot at most: each
+/// holds its OperatorVersion, and they share the slots with every step's
+/// renders. Past it a caller is told to come back.
+const MAX_PENDING: usize = 16;
+
 /// Verdicts of `package verify` on OperatorVersions, by uid.
 #[derive(Debug, Default, Clone)]
 pub struct VerifiedOperatorVersions {
     verdicts: Arc<Mutex<HashMap<String, Entry>>>,
+    pending: Arc<AtomicUsize>,
 }
 
 impl VerifiedOperatorVersions {
@@ -71,8 +78,15 @@ impl VerifiedOperatorVersions {
             match verdicts.get(&uid) {
                 Some(entry) if entry.version == version && !uid.is_empty() => entry.verdict.clone(),
                 _ => {
+                    if self.pending.load(Ordering::Relaxed) >= MAX_PENDING {
+                        return Verification::Unfinished(format!(
+                            "OperatorVersion {} is waiting to be verified ({MAX_PENDING} \
+                             verifications are under way); it is used once it passes",
+                            shown(ov)
+                        ));
+                    }
                     let (tx, rx) = watch::channel(None);
-                    spawn_verification(pool.clone(), ov.clone(), tx);
+                    self.spawn(pool.clone(), ov.clone(), (uid.clone(), version.clone()), tx);
                     if !uid.is_empty() {
                         if verdicts.len() >= MAX_VERDICTS
                             && !verdicts.contains_key(&uid)
@@ -111,33 +125,68 @@ impl VerifiedOperatorVersions {
     }
 }
 
-/// Verifies `ov` off the async workers and sends the verdict.
-fn spawn_verification(
-    pool: RenderPool,
-    ov: Arc<OperatorVersion>,
-    verdict: watch::Sender<Option<Verdict>>,
-) {
-    tokio::spawn(async move {
-        let checked = ov.clone();
-        let report = pool
-            .run_to_end(move || kudo_package::verify::verify_operator_version(&checked))
-            .await;
-        let problem = match report {
-            Ok(report) if report.has_errors() => Some(format!(
-                "OperatorVersion {} does not pass package verify: {}; fix the package and \
-                 create its OperatorVersion again (`kubectl kudo package verify` shows the same)",
-                shown(&ov),
-                report.errors_summary(3)
-            )),
-            Ok(_) => None,
-            Err(failed) => Some(format!(
-                "OperatorVersion {} could not be verified: {failed}",
-                shown(&ov)
-            )),
-        };
-        // Nobody may be waiting any more; the verdict is kept all the same.
-        verdict.send_replace(Some(problem));
-    });
+impl VerifiedOperatorVersions {
+    /// Verifies `ov` (`uid` at `version`) off the async workers and sends
+    /// the verdict; skipped once a newer version of it is being verified.
+    fn spawn(
+        &self,
+        pool: RenderPool,
+        ov: Arc<OperatorVersion>,
+        (uid, version): (String, String),
+        verdict: watch::Sender<Option<Verdict>>,
+    ) {
+        let verdicts = self.verdicts.clone();
+        let pending = PendingGuard::new(self.pending.clone());
+        tokio::spawn(async move {
+            let _pending = pending;
+            let checked = ov.clone();
+            let report = pool
+                .run_to_end(move || {
+                    let superseded = !uid.is_empty()
+                        && verdicts
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .get(&uid)
+                            .is_none_or(|e| e.version != version);
+                    (!superseded).then(|| kudo_package::verify::verify_operator_version(&checked))
+                })
+                .await;
+            let problem = match report {
+                // Nobody needs it: the waiting callers look again.
+                Ok(None) => return,
+                Ok(Some(report)) if report.has_errors() => Some(format!(
+                    "OperatorVersion {} does not pass package verify: {}; fix the package and \
+                     create its OperatorVersion again (`kubectl kudo package verify` shows the \
+                     same)",
+                    shown(&ov),
+                    report.errors_summary(3)
+                )),
+                Ok(Some(_)) => None,
+                Err(failed) => Some(format!(
+                    "OperatorVersion {} could not be verified: {failed}",
+                    shown(&ov)
+                )),
+            };
+            // Nobody may be waiting any more; the verdict is kept all the same.
+            verdict.send_replace(Some(problem));
+        });
+    }
+}
+
+/// Counts a verification as pending for as long as it lives.
+struct PendingGuard(Arc<AtomicUsize>);
+
+impl PendingGuard {
+    fn new(pending: Arc<AtomicUsize>) -> Self {
+        pending.fetch_add(1, Ordering::Relaxed);
+        Self(pending)
+    }
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// `namespace/name` of an OperatorVersion.
@@ -194,6 +243,33 @@ mod tests {
             1,
             "one entry per OperatorVersion"
         );
+    }
+
+    #[tokio::test]
+    async fn verifications_waiting_for_a_slot_are_bounded() {
+        let cache = VerifiedOperatorVersions::default();
+        let pool = RenderPool::new(std::time::Duration::ZERO);
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+        // Every slot is taken: the verifications wait.
+        let _slots = pool.hold_all_slots().await;
+        for i in 0..MAX_PENDING {
+            let mut one = (*ov(cm, "1")).clone();
+            one.metadata.uid = Some(format!("u{i}"));
+            let first = cache.check(&pool, &Arc::new(one)).await;
+            assert!(matches!(first, Verification::Unfinished(_)), "{first:?}");
+        }
+        let mut more = (*ov(cm, "1")).clone();
+        more.metadata.uid = Some("one-more".into());
+        let refused = cache.check(&pool, &Arc::new(more)).await;
+        assert_eq!(
+            refused,
+            Verification::Unfinished(
+                "OperatorVersion ns/op-0.1.0 is waiting to be verified (16 verifications are \
+                 under way); it is used once it passes"
+                    .into()
+            )
+        );
+        assert!(!cache.verdicts.lock().unwrap().contains_key("one-more"));
     }
 
     #[tokio::test]

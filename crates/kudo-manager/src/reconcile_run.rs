@@ -142,6 +142,7 @@ impl Run {
         let mut observed = Observed {
             maintenance: notice.clone(),
             operator_version_problem: ov_problem.clone(),
+            operator_version_pending: verifying,
             namespace: ctx
                 .namespace_counts
                 .observe(&inst, ctx.engine.namespace_suppression_threshold),
@@ -234,6 +235,7 @@ impl Run {
         self.observed = Observed {
             maintenance: self.notice.clone(),
             operator_version_problem: self.ov_problem.clone(),
+            operator_version_pending: self.verifying,
             namespace: self.observed.namespace.take(),
             ..Observed::default()
         };

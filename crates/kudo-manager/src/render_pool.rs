@@ -66,6 +66,19 @@ impl RenderPool {
         self.deadline
     }
 
+    /// Takes every slot until the permit is dropped (tests of what waits).
+    #[cfg(test)]
+    pub(crate) async fn hold_all_slots(&self) -> tokio::sync::OwnedSemaphorePermit {
+        #[allow(clippy::cast_possible_truncation)]
+        let all = SLOTS as u32;
+        #[allow(clippy::expect_used)]
+        self.slots
+            .clone()
+            .acquire_many_owned(all)
+            .await
+            .expect("the pool's semaphore is never closed")
+    }
+
     /// Runs `work` on the blocking pool when a slot is free; its result, or
     /// why there is none within the deadline (the wait for a slot counts).
     pub async fn run<T, F>(&self, work: F) -> Result<T, Stalled>

@@ -51,14 +51,18 @@ pub(super) fn usable_operator_version<'a>(
 }
 
 /// Without a usable OperatorVersion nothing runs; an Instance being
-/// deleted lets go of its finalizer without cleanup (saying so).
+/// deleted lets go of its finalizer without cleanup (saying so), unless
+/// the OperatorVersion is only waiting for its verification.
 pub(super) fn without_operator_version(
     input: &Input<'_>,
     st: &mut InstanceStatus,
     mut out: WalkOutput,
 ) -> Effects {
     let inst = input.instance;
-    if inst.metadata.deletion_timestamp.is_some() && has_finalizer(inst) {
+    if inst.metadata.deletion_timestamp.is_some()
+        && has_finalizer(inst)
+        && !input.observed.operator_version_pending
+    {
         let name = select::spec_ov_name(&inst.spec);
         out.actions.push(event(
             EventType::Warning,

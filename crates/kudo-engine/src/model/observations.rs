@@ -91,6 +91,10 @@ pub struct Observed {
     /// Why the OperatorVersion cannot be used although it exists (it does
     /// not pass `package verify`): the Instance waits, saying so.
     pub operator_version_problem: Option<String>,
+    /// That problem is only that its verification has not ended yet: an
+    /// Instance being deleted keeps its finalizer (and its cleanup) until
+    /// there is a verdict.
+    pub operator_version_pending: bool,
     /// The automatically suppressed Instances of the Instance's namespace
     /// and its threshold (`None`: not counted, nothing holds).
     pub namespace: Option<super::namespace::NamespaceSuppressions>,
