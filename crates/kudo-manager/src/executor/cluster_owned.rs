@@ -160,13 +160,16 @@ async fn release_once(
             .iter()
             .map(|uid| (ownership::owner_annotation(uid), Value::Null))
             .collect();
-        let patch = json!({"metadata": {"annotations": gone}});
+        // Only onto the version that was judged: an owner recorded since
+        // makes the patch fail, and the object is judged again.
+        let patch = json!({"metadata": {"resourceVersion": judged_version, "annotations": gone}});
         match api
             .patch(&id.name, &patch_params(), &Patch::Merge(&patch))
             .await
         {
             Ok(patched) => judged_version = patched.metadata.resource_version,
             Err(kube::Error::Api(s)) if s.code == 404 => return done(Released::Gone),
+            Err(kube::Error::Api(s)) if s.code == 409 => return Ok(None),
             Err(e) => return Err(e),
         }
     }

@@ -64,29 +64,31 @@ impl Drained {
 }
 
 /// Whether the DaemonSet `name` (with `uid`) of `pod`'s namespace exists;
-/// answers are kept in `seen` for the pass. One that cannot be read counts
-/// as existing: the pod stays, as it did before the check.
+/// the uids found are kept in `seen` for the pass (each pod's claim is
+/// compared with it). One that cannot be read counts as existing: the pod
+/// stays, as it did before the check.
 async fn daemon_set_exists(
     client: &Client,
     pod: &Pod,
     name: &str,
     uid: &str,
-    seen: &mut HashMap<(String, String), bool>,
+    seen: &mut HashMap<(String, String), Option<String>>,
 ) -> bool {
     let namespace = pod.namespace().unwrap_or_default();
     let key = (namespace.clone(), name.to_string());
-    if let Some(known) = seen.get(&key) {
-        return *known;
+    if let Some(found) = seen.get(&key) {
+        return found.as_deref() == Some(uid);
     }
     let api: Api<DaemonSet> = Api::namespaced(client.clone(), &namespace);
-    let exists = match api.get_metadata_opt(name).await {
-        Ok(found) => found.is_some_and(|d| d.metadata.uid.as_deref() == Some(uid)),
+    let found = match api.get_metadata_opt(name).await {
+        Ok(found) => found.and_then(|d| d.metadata.uid),
         Err(e) => {
             tracing::warn!(error = %e, daemon_set = %name, %namespace, "could not read a pod's DaemonSet");
-            true
+            return true;
         }
     };
-    seen.insert(key, exists);
+    let exists = found.as_deref() == Some(uid);
+    seen.insert(key, found);
     exists
 }
 
@@ -107,7 +109,7 @@ pub(super) async fn drain(client: &Client, pods: &[Pod]) -> Drained {
     let mut out = Drained::default();
     let mut budgets: HashMap<String, Vec<PodDisruptionBudget>> = HashMap::new();
     let mut to_evict = Vec::new();
-    let mut daemon_sets: HashMap<(String, String), bool> = HashMap::new();
+    let mut daemon_sets: HashMap<(String, String), Option<String>> = HashMap::new();
     for pod in pods {
         let mut what = disposition(pod);
         if what == Disposition::Stays
