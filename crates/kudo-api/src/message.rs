@@ -93,11 +93,17 @@ pub fn head_bytes(text: &str, max: usize) -> &str {
 /// `text` if it fits in [`MAX_STATUS_MESSAGE`] bytes; otherwise its start,
 /// cut at a character, and how long it was, within that many bytes.
 pub fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.len() <= MAX_STATUS_MESSAGE {
+    bounded_to(text, MAX_STATUS_MESSAGE)
+}
+
+/// [`bounded`] within `max` bytes (at least 64): for a message that is
+/// part of a longer one.
+pub fn bounded_to(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
         return std::borrow::Cow::Borrowed(text);
     }
     let tail = format!("… ({} bytes in all)", grouped(text.len()));
-    let head = head_bytes(text, MAX_STATUS_MESSAGE - tail.len());
+    let head = head_bytes(text, max.max(64).saturating_sub(tail.len()));
     std::borrow::Cow::Owned(format!("{head}{tail}"))
 }
 

@@ -100,7 +100,6 @@ pub fn resolve_dependencies(root: Located) -> Result<Resolved, PackageError> {
     })
 }
 
-/// Packages are numbered: 0 is the root, `i` is `dependencies[i - 1]`.
 /// Most packages a package may depend on, all levels together.
 const MAX_LOCAL_DEPENDENCIES: usize = 32;
 /// Most levels of dependencies below a package.
@@ -108,6 +107,7 @@ const MAX_LOCAL_DEPTH: usize = 16;
 /// Most KudoOperator references followed in all (each may unpack an archive).
 const MAX_LOCAL_OPENS: usize = 64;
 
+/// Packages are numbered: 0 is the root, `i` is `dependencies[i - 1]`.
 struct Walk {
     /// References followed so far.
     opened: usize,

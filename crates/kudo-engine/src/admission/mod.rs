@@ -157,7 +157,10 @@ fn check(
             name.namespace,
         ));
     };
-    check_counts(new, [old_ov, Some(ov)], name)?;
+    check_counts(new, ov, name)?;
+    // An older OperatorVersion past the counts (made before they held) is
+    // not compared with: the Instance may still move away from it.
+    let old_ov = old_ov.filter(|o| o.spec.parameters.len() <= kudo_api::MAX_PARAMETERS);
     let Some(old) = old else {
         return check_create(new, ov, now, warnings);
     };
@@ -361,7 +364,19 @@ fn check_execution_parameters(
         return Ok(());
     };
     crate::plan::execution::check(&ov.spec, plan, new.params(), values)
-        .map_err(|e| format!("Instance {name}: {e}"))
+        .map_err(|e| format!("Instance {name}: {e}"))?;
+    // The run's values are kept whole in its plan status too.
+    let bytes: usize = values.iter().map(|(k, v)| k.len() + v.len()).sum();
+    if bytes > MAX_PARAMETER_BYTES {
+        return Err(format!(
+            "Instance {name}: spec.planExecution.parameters hold {} bytes, at most {} (the plan's \
+             status keeps them too, and an object holds at most 1.5 MiB); keep large content in \
+             a ConfigMap or Secret and pass its name",
+            kudo_api::message::grouped(bytes),
+            kudo_api::message::grouped(MAX_PARAMETER_BYTES)
+        ));
+    }
+    Ok(())
 }
 
 /// Most entries of `spec.planOperations` (`kubectl kudo` keeps 20; older
@@ -373,22 +388,16 @@ pub const MAX_WINDOWS: usize = 32;
 
 /// Lists an Instance or its OperatorVersions may hold: the checks and
 /// every decision walk them, some against each other.
-fn check_counts(
-    new: &Subject,
-    ovs: [Option<&OperatorVersion>; 2],
-    name: InstanceName<'_>,
-) -> Result<(), String> {
-    for ov in ovs.into_iter().flatten() {
-        let declared = ov.spec.parameters.len();
-        if declared > kudo_api::MAX_PARAMETERS {
-            return Err(format!(
-                "Instance {name}: OperatorVersion {} declares {} parameters, more than the {} \
-                 a package may (package verify refuses it too)",
-                ov.metadata.name.as_deref().unwrap_or_default(),
-                kudo_api::message::grouped(declared),
-                kudo_api::message::grouped(kudo_api::MAX_PARAMETERS)
-            ));
-        }
+fn check_counts(new: &Subject, ov: &OperatorVersion, name: InstanceName<'_>) -> Result<(), String> {
+    let declared = ov.spec.parameters.len();
+    if declared > kudo_api::MAX_PARAMETERS {
+        return Err(format!(
+            "Instance {name}: OperatorVersion {} declares {} parameters, more than the {} a \
+             package may (package verify refuses it too)",
+            ov.metadata.name.as_deref().unwrap_or_default(),
+            kudo_api::message::grouped(declared),
+            kudo_api::message::grouped(kudo_api::MAX_PARAMETERS)
+        ));
     }
     let lists = [
         (

@@ -16,7 +16,7 @@
 
 use jiff::Timestamp;
 use kudo_api::hint::KudoCommand;
-use kudo_api::message::bounded;
+use kudo_api::message::{MAX_STATUS_MESSAGE, bounded, bounded_to};
 use kudo_api::{
     Blocker, BlockerKind, ExecutionStatus as S, PhaseStatus, Plan, PlanStatus, StepStatus, Strategy,
 };
@@ -285,8 +285,8 @@ impl Walk<'_> {
                     }
                     return;
                 }
-                TaskOutcome::Transient { message } => {
-                    let message = &*bounded(message);
+                TaskOutcome::Transient { message: full } => {
+                    let message = &*bounded(full);
                     task.status = Some(S::Error);
                     message.clone_into(&mut task.message);
                     let attempts = step.attempts.unwrap_or(0).saturating_add(1);
@@ -306,9 +306,11 @@ impl Walk<'_> {
                     ));
                     out.block(Blocker {
                         kind: BlockerKind::Backoff,
+                        // The error leaves room for the rest of the sentence.
                         message: format!(
-                            "step {:?} of phase {phase:?} failed ({message}); retry {} at {at}",
+                            "step {:?} of phase {phase:?} failed ({}); retry {} at {at}",
                             step.name,
+                            bounded_to(full, MAX_STATUS_MESSAGE / 2),
                             attempts + 1
                         ),
                         until: Some(crate::model::time(at)),

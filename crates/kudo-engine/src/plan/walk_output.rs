@@ -47,8 +47,20 @@ impl WalkOutput {
         }
     }
 
-    /// Whether an equal blocker is listed.
+    /// Whether an equal blocker is listed (compared as it is stored, its
+    /// message cut).
     pub fn has_blocker(&self, b: &Blocker) -> bool {
+        if let Cow::Owned(cut) = bounded(&b.message) {
+            let stored = Blocker {
+                message: cut,
+                ..b.clone()
+            };
+            return self.has_stored(&stored);
+        }
+        self.has_stored(b)
+    }
+
+    fn has_stored(&self, b: &Blocker) -> bool {
         self.blocker_hashes.contains(&blocker_hash(b)) && self.blockers.contains(b)
     }
 
@@ -137,6 +149,16 @@ mod tests {
         assert!(!out.has_blocker(&blocker("a")));
         out.block(blocker("a"));
         assert_eq!(out.blockers(), [blocker("a")]);
+    }
+
+    #[test]
+    fn a_long_blocker_is_listed_once() {
+        let mut out = WalkOutput::default();
+        let long = blocker(&"x".repeat(10_000));
+        out.block(long.clone());
+        out.block(long.clone());
+        assert_eq!(out.blockers().len(), 1);
+        assert!(out.has_blocker(&long));
     }
 
     #[test]

@@ -151,3 +151,16 @@ fn a_new_run_left_with_the_last_runs_values_is_allowed_with_a_warning() {
     let verdict = typed_update(&old, &fresh);
     assert!(!warnings(&verdict).iter().any(|w| w.contains("was given")));
 }
+
+#[test]
+fn a_run_whose_values_the_status_cannot_keep_is_refused() {
+    let old = idle();
+    let big = "x".repeat(kudo_engine::admission::MAX_PARAMETER_BYTES);
+    let new = with(&old, manual_with("update", "u1", &[("bucket", &big)]));
+    assert_eq!(
+        denied(&typed_update(&old, &new)),
+        "Instance default/zk: spec.planExecution.parameters hold 262,150 bytes, at most \
+         262,144 (the plan's status keeps them too, and an object holds at most 1.5 MiB); keep \
+         large content in a ConfigMap or Secret and pass its name"
+    );
+}

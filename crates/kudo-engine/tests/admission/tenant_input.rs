@@ -174,6 +174,16 @@ fn an_operator_version_declaring_more_parameters_than_a_package_may_is_refused()
         "Instance default/zk: OperatorVersion foo-operator declares 1,001 parameters, more than \
          the 1,000 a package may (package verify refuses it too)"
     );
+    // An Instance made before the limit may still move away from it.
+    let old = with(&idle(), |i| {
+        i.spec.operator_version.name = Some("foo-operator".into());
+    });
+    let moved = with(&old, |i| {
+        i.spec.operator_version.name = Some("foo-operator-2".into());
+    });
+    let fine = fixture_ov("foo-operator-2");
+    let verdict = review(Some(&old), &moved, Some(&ov), Some(&fine));
+    assert!(verdict.is_allowed(), "{verdict:?}");
 }
 
 #[test]

@@ -177,10 +177,7 @@ async fn run<E: PodExec>(
             message: format!(
                 "{label}: `{words}` in container {WAITER_CONTAINER} exited with code {}: {}",
                 out.exit_code,
-                kudo_api::message::head_bytes(
-                    out.stderr.trim(),
-                    kudo_api::message::MAX_STATUS_MESSAGE
-                )
+                kudo_api::message::bounded_to(out.stderr.trim(), 1024)
             ),
         }),
         Err(ExecFailure::Api(e)) => Err(outcome_for(&format!("{label} (exec `{words}`)"), &e)),
