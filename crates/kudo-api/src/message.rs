@@ -78,8 +78,9 @@ impl<T: AsRef<str>> fmt::Display for Listed<'_, T> {
 /// Most bytes of a message kudo-rs writes into a status (a task's, a
 /// step's, a plan's, a blocker's): errors and template `fail` texts can be
 /// megabytes, and a status past the API server's limit can never be
-/// written again.
-pub const MAX_STATUS_MESSAGE: usize = 2048;
+/// written again. Room for a step's notes about a dozen objects applied in
+/// other API versions (about 5 KiB).
+pub const MAX_STATUS_MESSAGE: usize = 8192;
 
 /// The longest start of `text` within `max` bytes, cut at a character.
 pub fn head_bytes(text: &str, max: usize) -> &str {
@@ -130,7 +131,7 @@ mod tests {
         let long = "é".repeat(MAX_STATUS_MESSAGE);
         let cut = bounded(&long);
         assert!(cut.len() <= MAX_STATUS_MESSAGE, "{}", cut.len());
-        assert!(cut.ends_with("é… (4,096 bytes in all)"), "{cut}");
+        assert!(cut.ends_with("é… (16,384 bytes in all)"), "{cut}");
         assert_eq!(head_bytes("aé", 2), "a");
     }
 

@@ -48,11 +48,14 @@ use kudo_api::OperatorVersion;
 use kudo_api::hint::KudoCommand;
 use kudo_api::names::{CLEANUP_PLAN, DEPLOY_PLAN, UPDATE_PLAN, UPGRADE_PLAN};
 
+mod limits;
 mod parameter_checks;
 mod requests;
 mod spec_checks;
 mod warnings;
 
+pub use limits::{MAX_INSTANCE_NAME, MAX_PARAMETER_BYTES, MAX_PLAN_OPERATIONS, MAX_WINDOWS};
+use limits::{check_counts, check_name_length, check_parameter_bytes};
 use parameter_checks::check_parameters;
 use requests::{Blocking, Request, in_the_way, new_manual_request};
 use spec_checks::{check_operations, check_windows_and_suppressions};
@@ -365,109 +368,7 @@ fn check_execution_parameters(
     };
     crate::plan::execution::check(&ov.spec, plan, new.params(), values)
         .map_err(|e| format!("Instance {name}: {e}"))?;
-    // The run's values are kept whole in its plan status too.
-    let bytes: usize = values.iter().map(|(k, v)| k.len() + v.len()).sum();
-    if bytes > MAX_PARAMETER_BYTES {
-        return Err(format!(
-            "Instance {name}: spec.planExecution.parameters hold {} bytes, at most {} (the plan's \
-             status keeps them too, and an object holds at most 1.5 MiB); keep large content in \
-             a ConfigMap or Secret and pass its name",
-            kudo_api::message::grouped(bytes),
-            kudo_api::message::grouped(MAX_PARAMETER_BYTES)
-        ));
-    }
-    Ok(())
-}
-
-/// Most entries of `spec.planOperations` (`kubectl kudo` keeps 20; older
-/// ones may be dropped from the front).
-pub const MAX_PLAN_OPERATIONS: usize = 256;
-/// Most entries of `spec.maintenanceWindows` and of `spec.suppressions`:
-/// every decision walks them.
-pub const MAX_WINDOWS: usize = 32;
-
-/// Lists an Instance or its OperatorVersions may hold: the checks and
-/// every decision walk them, some against each other.
-fn check_counts(new: &Subject, ov: &OperatorVersion, name: InstanceName<'_>) -> Result<(), String> {
-    let declared = ov.spec.parameters.len();
-    if declared > kudo_api::MAX_PARAMETERS {
-        return Err(format!(
-            "Instance {name}: OperatorVersion {} declares {} parameters, more than the {} a \
-             package may (package verify refuses it too)",
-            ov.metadata.name.as_deref().unwrap_or_default(),
-            kudo_api::message::grouped(declared),
-            kudo_api::message::grouped(kudo_api::MAX_PARAMETERS)
-        ));
-    }
-    let lists = [
-        (
-            "spec.planOperations",
-            new.spec.plan_operations.len(),
-            MAX_PLAN_OPERATIONS,
-            "drop the oldest",
-        ),
-        (
-            "spec.maintenanceWindows",
-            new.spec.maintenance_windows.len(),
-            MAX_WINDOWS,
-            "merge windows",
-        ),
-        (
-            "spec.suppressions",
-            new.spec.suppressions.len(),
-            MAX_WINDOWS,
-            "remove ended ones",
-        ),
-    ];
-    for (field, len, max, instead) in lists {
-        if len > max {
-            return Err(format!(
-                "Instance {name}: {field} has {} entries, at most {max}; {instead}",
-                kudo_api::message::grouped(len)
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Most bytes of `spec.parameters`, names and values together: the status
-/// keeps them twice more (what was applied, and the last good
-/// configuration to roll back to), and the whole object must stay under
-/// the API server's 1.5 MiB.
-pub const MAX_PARAMETER_BYTES: usize = 256 * 1024;
-
-fn check_parameter_bytes(
-    params: &std::collections::BTreeMap<String, String>,
-    name: InstanceName<'_>,
-) -> Result<(), String> {
-    let bytes: usize = params.iter().map(|(k, v)| k.len() + v.len()).sum();
-    if bytes > MAX_PARAMETER_BYTES {
-        return Err(format!(
-            "Instance {name}: spec.parameters hold {} bytes, at most {} (the status keeps them \
-             twice more, and an object holds at most 1.5 MiB); keep large content in a \
-             ConfigMap or Secret and pass its name",
-            kudo_api::message::grouped(bytes),
-            kudo_api::message::grouped(MAX_PARAMETER_BYTES)
-        ));
-    }
-    Ok(())
-}
-
-/// Longest Instance name: it is the value of the `kudo.dev/instance` label
-/// on every object the Instance makes, and a label value holds at most 63
-/// characters (the API server refuses every apply past that).
-pub const MAX_INSTANCE_NAME: usize = 63;
-
-fn check_name_length(name: InstanceName<'_>) -> Result<(), String> {
-    if name.name.len() > MAX_INSTANCE_NAME {
-        return Err(format!(
-            "cannot create Instance {name}: its name has {} characters; at most \
-             {MAX_INSTANCE_NAME}, since it becomes the kudo.dev/instance label of every object \
-             the Instance makes",
-            name.name.len()
-        ));
-    }
-    Ok(())
+    limits::check_run_parameter_bytes(values, name)
 }
 
 fn check_create(

@@ -97,7 +97,7 @@ impl Placements {
                 // one Instance says.
                 Some(m) => (
                     m.response,
-                    kudo_api::message::bounded(&m.message).into_owned(),
+                    kudo_api::message::bounded_to(&m.message, 512).into_owned(),
                 ),
                 None => (MaintenanceResponse::Pending, String::new()),
             };
