@@ -10,16 +10,21 @@ use kudo_api::names::CLEANUP_FINALIZER;
 use kudo_engine::{Action, TaskOutcome, TaskResult};
 use support::*;
 
-#[test]
-fn finalizer_is_added_when_the_operator_version_has_cleanup() {
-    let mut sim = Sim::new(
+/// Instance `a` of an OperatorVersion with a one-step deploy and cleanup.
+fn with_cleanup() -> Sim {
+    Sim::new(
         instance("a"),
         ov(
             "a",
             vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(1))],
             vec![],
         ),
-    );
+    )
+}
+
+#[test]
+fn finalizer_is_added_when_the_operator_version_has_cleanup() {
+    let mut sim = with_cleanup();
     let d = sim.all_done();
     assert!(d.actions.contains(&Action::AddFinalizer));
     let d = sim.all_done();
@@ -75,14 +80,7 @@ fn deletion_runs_cleanup_over_a_running_plan_then_releases_the_finalizer() {
 
 #[test]
 fn failed_cleanup_still_releases_the_instance_with_a_warning() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov(
-            "a",
-            vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(1))],
-            vec![],
-        ),
-    );
+    let mut sim = with_cleanup();
     sim.all_done();
     sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
     let d = sim.reconcile(|_| TaskOutcome::Fatal {
@@ -107,14 +105,7 @@ fn deletion_without_cleanup_plan_releases_the_finalizer_at_once() {
 
 #[test]
 fn an_operator_version_still_being_verified_keeps_the_finalizer_of_a_deleted_instance() {
-    let mut sim = Sim::new(
-        instance("a"),
-        ov(
-            "a",
-            vec![("deploy", simple_plan(1)), ("cleanup", simple_plan(1))],
-            vec![],
-        ),
-    );
+    let mut sim = with_cleanup();
     sim.all_done();
     sim.inst.metadata.deletion_timestamp = Some(time(sim.now));
     let pending = kudo_engine::Observed {
