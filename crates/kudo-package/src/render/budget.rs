@@ -94,7 +94,7 @@ impl StepBudget {
 
     /// The template engine's limits for the next template: its own output
     /// budget or what is left of the step's, whichever is smaller.
-    fn template_limits(&self) -> kudo_template::Limits {
+    pub(crate) fn template_limits(&self) -> kudo_template::Limits {
         let step_left = self.limits.max_step_output.saturating_sub(self.used);
         kudo_template::Limits {
             max_output: self.limits.max_template_output.min(step_left),
@@ -133,7 +133,7 @@ impl StepBudget {
         let limits = self.template_limits();
         let out = parsed
             .render_traced(data, &limits)
-            .inspect_err(|e| self.steps = self.steps.saturating_add(e.steps))
+            .inspect_err(|e| self.charge(e.steps, 0))
             .map_err(|e| match e.kind {
                 kind if kind.is_budget() => RenderError::Budget {
                     task: task.to_string(),
@@ -146,9 +146,14 @@ impl StepBudget {
             task: task.to_string(),
             detail: e.describe(template),
         })?;
-        self.used += out.text.len();
-        self.steps = self.steps.saturating_add(out.steps);
+        self.charge(out.steps, out.text.len());
         Ok(out.text)
+    }
+
+    /// Counts what a template took: its steps and its output.
+    pub(crate) fn charge(&mut self, steps: u64, output: usize) {
+        self.steps = self.steps.saturating_add(steps);
+        self.used = self.used.saturating_add(output);
     }
 
     /// Whether the next template gets less than a template's own budget,

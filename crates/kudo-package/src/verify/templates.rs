@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use super::{OPERATOR_FILE, PARAMS_FILE, Report};
 use crate::Package;
 use crate::render::{
-    DEFAULT_MAX_STEP_OUTPUT, DEFAULT_MAX_STEP_STEPS, MAX_OBJECT_BYTES, describe_object, json_size,
+    DEFAULT_MAX_STEP_OUTPUT, DEFAULT_MAX_STEP_STEPS, MAX_OBJECT_BYTES, RenderLimits, StepBudget,
+    describe_object, json_size,
 };
 
 /// Top-level fields templates may use (KUDO's, plus `.Maintenance`).
@@ -77,7 +78,11 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
     let data = placeholder_data(pkg);
     let mut used_params = BTreeSet::new();
     let mut all_parsed = true;
-    let mut budget = VerifyBudget::default();
+    // The templates share one step's budget: the manager verifies every
+    // OperatorVersion it uses, and a package of many heavy templates must
+    // not hold one of its render slots for minutes.
+    let mut budget = StepBudget::new(RenderLimits::default());
+    let mut spent = false;
     for (name, text) in &pkg.templates {
         let file = format!("templates/{name}");
         let use_kind = uses.get(name).copied();
@@ -124,17 +129,18 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
             }
         }
         let Some(data) = &data else { continue };
-        if budget.spent {
+        if spent {
             continue;
         }
-        let limits = budget.limits();
+        let squeezed = budget.squeezed();
+        let limits = budget.template_limits();
         let rendered = match template.render_counted(data, &limits) {
             Ok((text, steps)) => {
                 budget.charge(steps, text.len());
                 text
             }
-            Err(e) if e.kind.is_budget() && budget.squeezed(&limits) => {
-                budget.spent = true;
+            Err(e) if e.kind.is_budget() && squeezed => {
+                spent = true;
                 r.error(
                     &file,
                     format!(
@@ -160,50 +166,6 @@ pub(super) fn verify_templates(pkg: &Package, r: &mut Report) {
     // Parameters used by a template that does not parse are unknown.
     if all_parsed {
         warn_unused_parameters(pkg, &used_params, r);
-    }
-}
-
-/// What all templates of a package may take together when verify renders
-/// them: a step's budget. The manager verifies every OperatorVersion it
-/// uses, and a package of many heavy templates must not hold one of its
-/// render slots for minutes.
-struct VerifyBudget {
-    steps_left: u64,
-    output_left: usize,
-    /// A template ran out of what was left: the rest are not rendered.
-    spent: bool,
-}
-
-impl Default for VerifyBudget {
-    fn default() -> Self {
-        Self {
-            steps_left: DEFAULT_MAX_STEP_STEPS,
-            output_left: DEFAULT_MAX_STEP_OUTPUT,
-            spent: false,
-        }
-    }
-}
-
-impl VerifyBudget {
-    /// A template's own limits, or what is left, whichever is smaller.
-    fn limits(&self) -> kudo_template::Limits {
-        let own = kudo_template::Limits::default();
-        kudo_template::Limits {
-            max_steps: own.max_steps.min(self.steps_left),
-            max_output: own.max_output.min(self.output_left),
-            ..own
-        }
-    }
-
-    /// Whether `limits` are less than a template's own.
-    fn squeezed(&self, limits: &kudo_template::Limits) -> bool {
-        let own = kudo_template::Limits::default();
-        limits.max_steps < own.max_steps || limits.max_output < own.max_output
-    }
-
-    fn charge(&mut self, steps: u64, output: usize) {
-        self.steps_left = self.steps_left.saturating_sub(steps);
-        self.output_left = self.output_left.saturating_sub(output);
     }
 }
 
