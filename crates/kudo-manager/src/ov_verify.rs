@@ -76,7 +76,13 @@ impl VerifiedOperatorVersions {
         let mut verdict = {
             let mut verdicts = self.verdicts.lock().unwrap_or_else(PoisonError::into_inner);
             match verdicts.get(&uid) {
-                Some(entry) if entry.version == version && !uid.is_empty() => entry.verdict.clone(),
+                Some(entry) if entry.version == version && !uid.is_empty() => {
+                    // Known already: no wait (the common case, every reconcile).
+                    if let Some(done) = entry.verdict.borrow().clone() {
+                        return verification(done);
+                    }
+                    entry.verdict.clone()
+                }
                 _ => {
                     if self.pending.load(Ordering::Relaxed) >= MAX_PENDING {
                         return Verification::Unfinished(format!(
@@ -109,10 +115,7 @@ impl VerifiedOperatorVersions {
         };
         let waited = tokio::time::timeout(pool.deadline(), verdict.wait_for(Option::is_some)).await;
         match waited {
-            Ok(Ok(done)) => match done.clone().flatten() {
-                None => Verification::Passed,
-                Some(problem) => Verification::Failed(problem),
-            },
+            Ok(Ok(done)) => verification(done.clone().flatten()),
             // The sender is gone without a verdict only if the runtime
             // shuts down; either way nothing is known yet.
             Ok(Err(_)) | Err(_) => Verification::Unfinished(format!(
@@ -186,6 +189,14 @@ impl PendingGuard {
 impl Drop for PendingGuard {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What a verdict means for the caller.
+fn verification(problem: Verdict) -> Verification {
+    match problem {
+        None => Verification::Passed,
+        Some(problem) => Verification::Failed(problem),
     }
 }
 

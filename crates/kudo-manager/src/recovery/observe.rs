@@ -100,7 +100,7 @@ pub fn keep_what_drift_needs(meta: &mut ObjectMeta) {
         });
     }
     if let Some(owners) = meta.owner_references.as_mut() {
-        owners.retain(|o| o.kind == "Instance" && o.api_version.starts_with("kudo.dev/"));
+        owners.retain(kudo_engine::ownership::children::is_instance_owner);
     }
     if let Some(entries) = meta.managed_fields.as_mut() {
         entries.retain(kudo_engine::recovery_fields::is_ours);

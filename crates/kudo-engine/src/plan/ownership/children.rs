@@ -4,6 +4,7 @@
 //! by a tenant would fill the cluster with Instances.
 
 use kudo_api::Instance;
+use kudo_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 /// Most levels of children below an Instance a person made: a child's
 /// child's child's child (real packages use one or two).
@@ -12,6 +13,11 @@ pub const MAX_CHILD_DEPTH: usize = 4;
 /// Most Instances of one namespace that KudoOperator tasks made.
 pub const MAX_CHILDREN_PER_NAMESPACE: usize = 256;
 
+/// Whether an owner reference names an Instance.
+pub fn is_instance_owner(owner: &OwnerReference) -> bool {
+    owner.kind == "Instance" && owner.api_version.starts_with("kudo.dev/")
+}
+
 /// The name of the Instance whose KudoOperator task made `inst`, if any:
 /// its owner of kind Instance.
 pub fn parent_name(inst: &Instance) -> Option<&str> {
@@ -19,7 +25,7 @@ pub fn parent_name(inst: &Instance) -> Option<&str> {
         .owner_references
         .as_deref()?
         .iter()
-        .find(|o| o.kind == "Instance" && o.api_version.starts_with("kudo.dev/"))
+        .find(|o| is_instance_owner(o))
         .map(|o| o.name.as_str())
 }
 
@@ -66,7 +72,7 @@ mod tests {
     use std::collections::HashMap;
     use std::sync::Arc;
 
-    use kudo_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+    use kudo_api::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     use super::*;
 
