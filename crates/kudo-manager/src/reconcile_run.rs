@@ -32,7 +32,8 @@ const TIMED_HOLD_RECHECK: std::time::Duration = std::time::Duration::from_secs(3
 pub(super) struct Run {
     inst: Arc<Instance>,
     ov: Option<Arc<kudo_api::OperatorVersion>>,
-    ov_problem: Option<String>,
+    /// Whether the OperatorVersion may be used (its `package verify`).
+    verification: Verification,
     notice: Option<kudo_engine::maintenance::Notice>,
     observed: Observed,
     work: Working,
@@ -43,8 +44,6 @@ pub(super) struct Run {
     judgment: Judgment,
     /// Drift could not be read whole: look again soon.
     look_again: bool,
-    /// The OperatorVersion's verification has not ended: look again soon.
-    verifying: bool,
     /// Tasks run in this reconcile, also across a progress write (which
     /// starts `observed` afresh): each runs at most once per reconcile, so
     /// a task that waits for an object ends the reconcile.
@@ -136,18 +135,11 @@ impl Run {
             Some(ov) => ctx.verified.check(&ctx.renders, ov).await,
             None => Verification::Passed,
         };
-        let ov_problem = verification.problem();
-        let verifying = matches!(verification, Verification::Unfinished(_));
         let notice = ctx.maintenance_notice(&inst);
-        let mut observed = Observed {
-            maintenance: notice.clone(),
-            operator_version_problem: ov_problem.clone(),
-            operator_version_pending: verifying,
-            namespace: ctx
-                .namespace_counts
-                .observe(&inst, ctx.engine.namespace_suppression_threshold),
-            ..Observed::default()
-        };
+        let namespace = ctx
+            .namespace_counts
+            .observe(&inst, ctx.engine.namespace_suppression_threshold);
+        let mut observed = observed_afresh(&notice, &verification, namespace);
         let work = Working::from_stored(&inst);
         // The account the render book is read as (tasks report a failure).
         if let Err(e) = ctx.writers.prepare(&ctx.client, &inst).await {
@@ -169,7 +161,7 @@ impl Run {
         Self {
             inst,
             ov,
-            ov_problem,
+            verification,
             notice,
             observed,
             work,
@@ -177,7 +169,6 @@ impl Run {
             book,
             judgment,
             look_again,
-            verifying,
             ran: HashSet::new(),
             pass: PassState::default(),
             waiting_on_objects: false,
@@ -203,7 +194,10 @@ impl Run {
     /// when there are none, the OperatorVersion may not be used, or the
     /// reconcile ran its rounds.
     pub(super) fn tasks_to_run(&self) -> Option<Vec<TaskKey>> {
-        if self.ov.is_none() || self.ov_problem.is_some() || self.timing.rounds >= MAX_ROUNDS {
+        if self.ov.is_none()
+            || self.verification != Verification::Passed
+            || self.timing.rounds >= MAX_ROUNDS
+        {
             return None;
         }
         let todo = tasks_to_run(&self.work.actions, &self.ran);
@@ -232,13 +226,11 @@ impl Run {
         self.inst = Arc::new(written);
         self.work.events.clear();
         self.work.changed = false;
-        self.observed = Observed {
-            maintenance: self.notice.clone(),
-            operator_version_problem: self.ov_problem.clone(),
-            operator_version_pending: self.verifying,
-            namespace: self.observed.namespace.take(),
-            ..Observed::default()
-        };
+        self.observed = observed_afresh(
+            &self.notice,
+            &self.verification,
+            self.observed.namespace.take(),
+        );
         self.last_write = Instant::now();
         Ok(true)
     }
@@ -360,7 +352,8 @@ impl Run {
             (None, true) => Some(IN_PROGRESS_RECHECK),
             (None, false) => None,
         };
-        if (self.pass.recheck_soon || self.verifying) && exists {
+        let verifying = matches!(self.verification, Verification::Unfinished(_));
+        if (self.pass.recheck_soon || verifying) && exists {
             requeue = Some(requeue.map_or(RECHECK_SOON, |d| d.min(RECHECK_SOON)));
         }
         if (self.look_again || !self.ran.is_empty())
@@ -399,5 +392,21 @@ impl Run {
             }
             Lifts::PeerMove => Some(HELD_MOVE_RECHECK),
         }
+    }
+}
+
+/// What a pass starts from before its tasks report: the maintenance notice,
+/// whether the OperatorVersion may be used, and the namespace's holds.
+fn observed_afresh(
+    notice: &Option<kudo_engine::maintenance::Notice>,
+    verification: &Verification,
+    namespace: Option<kudo_engine::namespace::NamespaceSuppressions>,
+) -> Observed {
+    Observed {
+        maintenance: notice.clone(),
+        operator_version_problem: verification.problem(),
+        operator_version_pending: matches!(verification, Verification::Unfinished(_)),
+        namespace,
+        ..Observed::default()
     }
 }
