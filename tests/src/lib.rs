@@ -107,7 +107,10 @@ impl Env {
 
     /// A client acting as the user `user` (impersonated), a tenant of
     /// `namespace`: a Role there with every right on Instances, Operators,
-    /// OperatorVersions, ConfigMaps, Secrets and pods, and nothing else.
+    /// OperatorVersions, ConfigMaps, Secrets and pods, and `impersonate` on
+    /// its ServiceAccounts (as the `edit` role holds it: the webhook
+    /// admits an Instance only from whoever may act as its account), and
+    /// nothing else.
     /// The sandbox, like kube-apiserver, checks its requests against it.
     pub async fn tenant(&self, namespace: &str, user: &str) -> Result<Client> {
         use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
@@ -118,6 +121,7 @@ impl Env {
             "rules": [
                 {"apiGroups": ["kudo.dev"], "resources": ["instances", "operators", "operatorversions"], "verbs": ["*"]},
                 {"apiGroups": [""], "resources": ["configmaps", "secrets", "pods"], "verbs": ["*"]},
+                {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
             ],
         }))?;
         Api::<Role>::namespaced(self.client.clone(), namespace)

@@ -86,7 +86,8 @@ fn pod_labels() -> Map<String, Value> {
 /// Established), and node maintenance, which the manager does as itself
 /// (the MaintenanceSchedule and its status and finalizer, tainting and
 /// cordoning Nodes, evicting pods within their PodDisruptionBudgets, and
-/// following a pod's owners to its Instance). Secrets are not among them:
+/// following a pod's owners to its Instance), and asking whether whoever
+/// writes an Instance may act as its account (the webhook). Secrets are not among them:
 /// the render books of recovery are written as each Instance's account,
 /// and the key that signs them is a Secret of the manager's namespace
 /// ([`key_role`]).
@@ -112,6 +113,7 @@ fn manager_rules() -> Vec<Value> {
         json!({"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": read}),
         json!({"apiGroups": ["kudo.dev"], "resources": ["operatorrepositories"], "verbs": read}),
         json!({"apiGroups": ["kudo.dev"], "resources": ["operatorrepositories/status"], "verbs": ["get", "update", "patch"]}),
+        json!({"apiGroups": ["authorization.k8s.io"], "resources": ["localsubjectaccessreviews"], "verbs": ["create"]}),
     ]
 }
 

@@ -80,6 +80,16 @@ pub enum WriteAs {
     },
 }
 
+impl WriteAs {
+    /// The account of an Instance that names none; `None` for the manager.
+    pub fn default_account(&self) -> Option<&str> {
+        match self {
+            WriteAs::Manager => None,
+            WriteAs::Account { name, .. } => Some(name),
+        }
+    }
+}
+
 impl Default for WriteAs {
     /// `kudo-instance`, made by the manager.
     fn default() -> Self {
@@ -170,10 +180,7 @@ impl Writers {
     }
 
     fn default_account(&self) -> Option<&str> {
-        match &self.write_as {
-            WriteAs::Manager => None,
-            WriteAs::Account { name, .. } => Some(name),
-        }
+        self.write_as.default_account()
     }
 
     /// Makes sure the account `inst`'s objects are written as exists, when

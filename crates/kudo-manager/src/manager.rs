@@ -95,8 +95,11 @@ pub async fn run_observed(
     tracing::info!(addr = %admin_addr, "admin server listening (/healthz, /readyz, /metrics)");
     let admin = tokio::spawn(admin);
 
-    let limits = options.controller.render_limits;
-    let webhook = start_webhook(&client, &options.webhook, limits, &metrics, &ready, &stop);
+    let checks = crate::webhook::ReviewChecks {
+        render_limits: options.controller.render_limits,
+        write_as: Some(options.controller.write_as.clone()),
+    };
+    let webhook = start_webhook(&client, &options.webhook, checks, &metrics, &ready, &stop);
 
     let mut lost_leadership = false;
     let mut election_error = None;
@@ -213,7 +216,7 @@ async fn election_ended(election: Option<tokio::task::JoinHandle<Result<()>>>) -
 fn start_webhook(
     client: &Client,
     mode: &WebhookMode,
-    limits: kudo_package::render::RenderLimits,
+    checks: crate::webhook::ReviewChecks,
     metrics: &Metrics,
     ready: &Readiness,
     stop: &CancellationToken,
@@ -234,7 +237,10 @@ fn start_webhook(
                 .with_max_connections(max_connections)
                 .with_metrics(metrics.clone())
                 .with_readiness(ready.clone())
-                .with_render_limits(limits);
+                .with_render_limits(checks.render_limits);
+            if let Some(write_as) = checks.write_as {
+                config = config.with_acting_as(client.clone(), write_as);
+            }
             if let Some(ca) = client_ca {
                 config = config.with_client_ca(ca);
             }
@@ -256,7 +262,7 @@ fn start_webhook(
                     port,
                     &cert_dir,
                     observe,
-                    limits,
+                    checks,
                     stopped,
                     |addr| {
                         tracing::info!(%addr, "local admission webhook registered");

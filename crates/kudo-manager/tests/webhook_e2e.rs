@@ -6,23 +6,20 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use kudo_api::{Instance, MaintenanceSchedule, OperatorVersion};
 use kudo_certs::LOCAL_WEBHOOK_CONFIGURATION_NAME;
 use kudo_manager::metrics::Metrics;
-use kudo_manager::webhook::serve_local;
 use kudo_sandbox::Sandbox;
 use serde_json::{Value, json};
 use support::admission::operator_version_list;
-use tokio::sync::oneshot;
+use support::local_webhook::{install_crds, start_webhook};
 
 fn kubectl_available() -> bool {
     Command::new("kubectl")
@@ -30,22 +27,6 @@ fn kubectl_available() -> bool {
         .arg("--client")
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-async fn install_crds(client: &kube::Client) {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in kudo_api::crds::all() {
-        crds.create(&PostParams::default(), &crd).await.unwrap();
-    }
-    // Wait until the new kinds are served.
-    let ovs: Api<OperatorVersion> = Api::namespaced(client.clone(), "default");
-    for _ in 0..50 {
-        if ovs.list(&Default::default()).await.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("kudo.dev CRDs were not served in time");
 }
 
 fn status(plan_state: &str, node_2: &str) -> Value {
@@ -72,50 +53,6 @@ fn kubectl(kubeconfig: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-/// The webhook on 127.0.0.1, registered by URL as `kudo-manager dev` does:
-/// its address, the sender that stops it and its task.
-async fn start_webhook(
-    client: &kube::Client,
-    certs: &Path,
-    metrics: &Metrics,
-) -> (
-    SocketAddr,
-    oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), kudo_manager::webhook::WebhookError>>,
-) {
-    let (stop, stopped) = oneshot::channel::<()>();
-    let (ready_tx, ready_rx) = oneshot::channel::<SocketAddr>();
-    let webhook = tokio::spawn({
-        let client = client.clone();
-        let metrics = metrics.clone();
-        let dir = certs.to_path_buf();
-        async move {
-            serve_local(
-                client,
-                0,
-                &dir,
-                kudo_manager::webhook::Observers {
-                    metrics: Some(metrics),
-                    readiness: None,
-                },
-                kudo_package::render::RenderLimits::default(),
-                async {
-                    let _ = stopped.await;
-                },
-                move |addr| {
-                    let _ = ready_tx.send(addr);
-                },
-            )
-            .await
-        }
-    });
-    let addr = tokio::time::timeout(Duration::from_secs(10), ready_rx)
-        .await
-        .unwrap()
-        .unwrap();
-    (addr, stop, webhook)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,6 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
+use crate::authz::{ADMIN_GROUPS, ADMIN_USER, Caller};
 use crate::state::{Operation, Planned, State};
 use crate::status::ApiError;
 
@@ -140,7 +141,7 @@ pub fn matching_hooks(state: &State, p: &Planned) -> Vec<Hook> {
     hooks
 }
 
-fn review_request(p: &Planned, dry_run: bool) -> Value {
+fn review_request(p: &Planned, caller: Option<&Caller>, dry_run: bool) -> Value {
     let (object, old) = match p.op {
         Operation::Create => (p.new.clone(), None),
         Operation::Update => (
@@ -155,7 +156,7 @@ fn review_request(p: &Planned, dry_run: bool) -> Value {
         "uid": uuid::Uuid::new_v4().to_string(),
         "kind": kind, "resource": resource, "requestKind": kind, "requestResource": resource,
         "name": p.name, "operation": p.op.as_str(),
-        "userInfo": {"username": "kudo-sandbox-admin", "groups": ["system:masters", "system:authenticated"]},
+        "userInfo": user_info(caller),
         "object": object, "oldObject": old, "dryRun": dry_run,
     });
     if !p.namespace.is_empty() {
@@ -165,6 +166,15 @@ fn review_request(p: &Planned, dry_run: bool) -> Value {
         req["subResource"] = json!(sub);
     }
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req})
+}
+
+/// Who made the request, as kube-apiserver tells webhooks: the impersonated
+/// user, or the sandbox's administrator for a plain request.
+fn user_info(caller: Option<&Caller>) -> Value {
+    match caller {
+        Some(caller) => json!({"username": caller.user, "groups": caller.groups}),
+        None => json!({"username": ADMIN_USER, "groups": ADMIN_GROUPS}),
+    }
 }
 
 tokio::task_local! {
@@ -231,8 +241,13 @@ pub fn warning_header(text: &str) -> String {
 /// Calls every matching webhook; the first denial or failure (under
 /// failurePolicy Fail) refuses the request. Warnings of the answers are
 /// kept for the response (see [`with_warnings`]).
-pub async fn review(p: &Planned, hooks: &[Hook], dry_run: bool) -> Result<(), ApiError> {
-    let body = review_request(p, dry_run);
+pub async fn review(
+    p: &Planned,
+    caller: Option<&Caller>,
+    hooks: &[Hook],
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    let body = review_request(p, caller, dry_run);
     for hook in hooks {
         let answer = match &hook.url {
             Some(url) => call(url, hook.ca_bundle.as_deref(), &body, hook.timeout).await,

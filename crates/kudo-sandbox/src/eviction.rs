@@ -137,7 +137,7 @@ pub async fn evict(
         }
         budget.map(|(pdb, _)| pdb)
     };
-    let deleted = write(inner, dry_run, |st| {
+    let deleted = write(inner, ctx.caller.as_ref(), dry_run, |st| {
         st.plan_delete(res, "v1", &ns, &name, &opts)
     })
     .await;

@@ -83,6 +83,9 @@ pub fn selectors(q: &Query) -> Result<(LabelSelector, FieldSelector), ApiError> 
 /// Dispatches a resource request.
 pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body>, ApiError> {
     let p = &ctx.path;
+    if p.group == crate::access_review::GROUP {
+        return crate::access_review::answer(inner, &ctx);
+    }
     let res = inner
         .lock()
         .registry
@@ -156,7 +159,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
         (&Method::POST, None) => {
             let body = request_body(&ctx)?;
             let manager = ctx.update_manager();
-            let (out, owners) = write(inner, dry_run, |st| {
+            let (out, owners) = write(inner, ctx.caller.as_ref(), dry_run, |st| {
                 st.plan_create(&res, &version, &ns, body.clone(), &manager)
             })
             .await?;
@@ -168,7 +171,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
         (&Method::PUT, Some(name)) => {
             let body = request_body(&ctx)?;
             let manager = ctx.update_manager();
-            let (out, owners) = write(inner, dry_run, |st| {
+            let (out, owners) = write(inner, ctx.caller.as_ref(), dry_run, |st| {
                 st.plan_replace(
                     &res,
                     &version,
@@ -198,7 +201,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
                 .store
                 .get(&res.group, &res.plural, &ns, name)
                 .is_some();
-            let (out, owners) = write(inner, dry_run, |st| {
+            let (out, owners) = write(inner, ctx.caller.as_ref(), dry_run, |st| {
                 st.plan_patch(
                     &res,
                     &version,
@@ -224,7 +227,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
         }
         (&Method::DELETE, Some(name)) => {
             let opts = delete_options(q, &ctx.body)?;
-            let (out, owners) = write(inner, dry_run, |st| {
+            let (out, owners) = write(inner, ctx.caller.as_ref(), dry_run, |st| {
                 st.plan_delete(&res, &version, &ns, name, &opts)
             })
             .await?;
@@ -245,7 +248,7 @@ pub async fn handle(inner: &Arc<Inner>, ctx: RequestCtx) -> Result<Response<Body
                 .collect();
             let mut deleted = Vec::new();
             for (obj_ns, name) in names {
-                match write(inner, dry_run, |st| {
+                match write(inner, ctx.caller.as_ref(), dry_run, |st| {
                     st.plan_delete(&res, &version, &obj_ns, &name, &opts)
                 })
                 .await
@@ -324,6 +327,7 @@ fn authorize(
 /// in between. Returns the object and its field ownership.
 pub async fn write(
     inner: &Arc<Inner>,
+    caller: Option<&Caller>,
     dry_run: bool,
     plan: impl Fn(&State) -> Result<Planned, ApiError>,
 ) -> Result<(Value, Owners), ApiError> {
@@ -335,7 +339,7 @@ pub async fn write(
             (planned, hooks)
         };
         if !hooks.is_empty() {
-            admission::review(&planned, &hooks, dry_run).await?;
+            admission::review(&planned, caller, &hooks, dry_run).await?;
         }
         let committed = inner.lock().commit_owned(planned, dry_run);
         match committed {

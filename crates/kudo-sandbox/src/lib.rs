@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+mod access_review;
 mod admission;
 mod api_approval;
 mod authz;

@@ -87,19 +87,24 @@ pub async fn scale(
     let patch = serde_json::to_vec(&json!({"spec": {"replicas": replicas}})).unwrap_or_default();
     let version = p.version.clone();
     let manager = ctx.update_manager();
-    let (out, _) = write(inner, ctx.query.get("dryRun") == Some("All"), |st| {
-        st.plan_patch(
-            res,
-            &version,
-            &ns,
-            &name,
-            false,
-            PatchKind::Merge,
-            &patch,
-            Some(&manager),
-            false,
-        )
-    })
+    let (out, _) = write(
+        inner,
+        ctx.caller.as_ref(),
+        ctx.query.get("dryRun") == Some("All"),
+        |st| {
+            st.plan_patch(
+                res,
+                &version,
+                &ns,
+                &name,
+                false,
+                PatchKind::Merge,
+                &patch,
+                Some(&manager),
+                false,
+            )
+        },
+    )
     .await?;
     Ok(json_response(200, &scale_of(&out)))
 }

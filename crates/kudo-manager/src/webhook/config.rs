@@ -62,6 +62,19 @@ pub struct WebhookConfig {
     /// Budgets of the renders that check new parameter values (the
     /// manager's own).
     pub render_limits: kudo_package::render::RenderLimits,
+    /// Whether whoever writes an Instance may act as the account it runs
+    /// as; `None`: not checked.
+    pub acting_as: Option<super::ActingAs>,
+}
+
+/// What reviews check besides the admission rules (the manager's settings).
+#[derive(Clone, Debug, Default)]
+pub struct ReviewChecks {
+    /// Budgets of the renders that check new parameter values.
+    pub render_limits: kudo_package::render::RenderLimits,
+    /// Whom Instances that name no account run as; when set, whoever writes
+    /// an Instance must be allowed to act as its account.
+    pub write_as: Option<crate::identity::WriteAs>,
 }
 
 /// Who watches the webhook server: metrics and `/readyz`.
@@ -102,7 +115,21 @@ impl WebhookConfig {
             metrics: None,
             readiness: None,
             render_limits: kudo_package::render::RenderLimits::default(),
+            acting_as: None,
         }
+    }
+
+    /// Refuse Instance writes by users who may not act as the Instance's
+    /// account, asking the API server with `client`.
+    #[must_use]
+    pub fn with_acting_as(
+        mut self,
+        client: kube::Client,
+        write_as: crate::identity::WriteAs,
+    ) -> Self {
+        let reviews = std::sync::Arc::new(super::SubjectAccessReviews::new(client));
+        self.acting_as = Some(super::ActingAs::new(write_as, reviews));
+        self
     }
 
     /// Check new parameter values within these render budgets.

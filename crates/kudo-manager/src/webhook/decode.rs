@@ -50,8 +50,8 @@ pub(crate) struct Request<'a> {
     #[serde(borrow, default)]
     pub namespace: Option<Cow<'a, str>>,
     pub operation: Operation,
-    #[allow(dead_code)] // required, never read
-    user_info: IgnoredAny,
+    /// Who writes: checked against the account an Instance runs as.
+    pub user_info: super::acting_as::UserInfo,
     #[serde(borrow, default)]
     object: Option<&'a RawValue>,
     #[serde(borrow, default)]

@@ -19,6 +19,7 @@
 //!   a webhook on 127.0.0.1 registered by URL (dev and `--local-webhook`).
 //! - Certificates and the configuration object: the `kudo-certs` crate.
 
+mod acting_as;
 mod answer;
 mod cert_files;
 mod config;
@@ -35,10 +36,12 @@ mod schedule;
 mod server;
 mod tls;
 
+pub use acting_as::{ANSWER_TTL, AccessReviews, ActingAs, SubjectAccessReviews, UserInfo};
 pub use answer::ReviewVerdict;
 pub use cert_files::PrivateCertDir;
 pub use config::{
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REVIEWS, MAX_BODY_BYTES, Observers, WebhookConfig,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REVIEWS, MAX_BODY_BYTES, Observers, ReviewChecks,
+    WebhookConfig,
 };
 pub use error::WebhookError;
 pub use ov_cache::CachedOperatorVersions;

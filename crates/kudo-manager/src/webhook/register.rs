@@ -141,7 +141,7 @@ pub async fn serve_local(
     port: u16,
     cert_dir: &Path,
     observe: Observers,
-    limits: kudo_package::render::RenderLimits,
+    checks: super::ReviewChecks,
     shutdown: impl Future<Output = ()> + Send,
     on_ready: impl FnOnce(SocketAddr) + Send,
 ) -> Result<(), WebhookError> {
@@ -159,12 +159,15 @@ pub async fn serve_local(
         addr: requested,
         source,
     })?;
-    let config = WebhookConfig {
+    let mut config = WebhookConfig {
         metrics: observe.metrics,
         readiness: observe.readiness,
-        render_limits: limits,
+        render_limits: checks.render_limits,
         ..WebhookConfig::new(addr, &tls.cert_path, &tls.key_path)
     };
+    if let Some(write_as) = checks.write_as {
+        config = config.with_acting_as(client.clone(), write_as);
+    }
     register_local_webhook(&client, addr.port(), &tls.ca_pem).await?;
     on_ready(addr);
     let source = super::CachedOperatorVersions::start(client.clone());

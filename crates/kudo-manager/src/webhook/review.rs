@@ -19,6 +19,7 @@ use kudo_engine::admission::{Subject, Verdict};
 
 use kudo_package::render::RenderLimits;
 
+use super::acting_as::{ActingAs, UserInfo};
 use super::answer::{Answer, ReviewVerdict};
 use super::decode::{Objects, OvRef, Request, Reviewed, decode, instance_namespace, ov_ref};
 use super::ov_source::OperatorVersionSource;
@@ -38,6 +39,9 @@ pub struct Reviewer<S> {
     renders: RenderPool,
     /// `package verify` of the OperatorVersions Instances start using.
     verified: crate::ov_verify::VerifiedOperatorVersions,
+    /// Whether whoever writes an Instance may act as its account; `None`:
+    /// not checked (tests of the other rules).
+    acting_as: Option<ActingAs>,
 }
 
 /// Why a review could not be decided; each becomes an error answer.
@@ -62,7 +66,16 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             // render that takes longer admits the change unchecked.
             renders: RenderPool::new(read_timeout.min(Duration::from_secs(1))),
             verified: crate::ov_verify::VerifiedOperatorVersions::default(),
+            acting_as: None,
         }
+    }
+
+    /// Refuses an Instance written by someone who may not act as the
+    /// account it runs as.
+    #[must_use]
+    pub fn with_acting_as(mut self, acting_as: Option<ActingAs>) -> Self {
+        self.acting_as = acting_as;
+        self
     }
 
     /// Checks new parameter values within these budgets (the manager's).
@@ -103,6 +116,11 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(pending) => pending,
             Err(answer) => return answer,
         };
+        // Who may write comes first: nothing is read for a refused writer.
+        if let Err(refusal) = self.check_writer(&pending).await {
+            let Pending { uid, context, .. } = pending;
+            return context.logged(refusal.into_answer(uid));
+        }
         // Only the reads and renders wait; everything else is done before
         // or after.
         let read = self.read_operator_versions(&pending).await;
@@ -154,6 +172,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         };
         let uid = std::mem::take(&mut request.uid);
         let context = LogContext::of(&request);
+        let user = std::mem::take(&mut request.user_info);
         let (mut old, mut new) = match judged {
             Ok(Some(pair)) => pair,
             Ok(None) => return Err(context.logged(Answer::allowed(uid, vec![]))),
@@ -196,6 +215,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             new,
             same_ov,
             now,
+            user,
         })
     }
 
@@ -322,6 +342,8 @@ struct Pending<'b> {
     /// Both objects name the same OperatorVersion: it is read once.
     same_ov: bool,
     now: jiff::Timestamp,
+    /// Who writes.
+    user: UserInfo,
 }
 
 impl Failure {

@@ -8,11 +8,32 @@ use kudo_package::render::RenderContext;
 
 use crate::ov_verify::Verification;
 
+use super::super::acting_as::NotAllowed;
 use super::super::answer::Answer;
 use super::super::ov_source::{OperatorVersionSource, PodLookup};
 use super::{Failure, Pending, Reviewer, Versions, instance_namespace};
 
 impl<S: OperatorVersionSource> Reviewer<S> {
+    /// A spec write by someone who may not act as the account the
+    /// Instance runs as is refused (deletions and metadata writes do not
+    /// get here).
+    pub(super) async fn check_writer(&self, pending: &Pending<'_>) -> Result<(), Refusal> {
+        let Some(acting_as) = &self.acting_as else {
+            return Ok(());
+        };
+        let new = &pending.new;
+        let namespace = instance_namespace(new, pending.context.namespace.as_deref());
+        let name = new.metadata.name.as_deref().unwrap_or_default();
+        let account = new.spec.service_account_name.as_deref();
+        acting_as
+            .check(&pending.user, namespace, name, account, self.read_timeout)
+            .await
+            .map_err(|refused| match refused {
+                NotAllowed::Denied(message) => Refusal::Denied(message),
+                NotAllowed::Unanswered(message) => Refusal::Failed(message),
+            })
+    }
+
     /// An Instance that starts using an OperatorVersion (created, or moved
     /// to another one) is refused when that OperatorVersion does not pass
     /// `package verify`: it may have been made with kubectl, skipping it.
@@ -20,7 +41,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         &self,
         pending: &Pending<'_>,
         read: &Result<Versions, Failure>,
-    ) -> Result<(), PodRefusal> {
+    ) -> Result<(), Refusal> {
         let Ok((_, Some(ov))) = read else {
             return Ok(());
         };
@@ -41,7 +62,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Verification::Passed | Verification::Unfinished(_) => Ok(()),
             Verification::Failed(problem) => {
                 let name = new.metadata.name.as_deref().unwrap_or_default();
-                Err(PodRefusal::Denied(format!(
+                Err(Refusal::Denied(format!(
                     "Instance {namespace}/{name}: {problem}"
                 )))
             }
@@ -59,7 +80,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         &self,
         pending: &Pending<'_>,
         read: &Result<Versions, Failure>,
-    ) -> Result<(), PodRefusal> {
+    ) -> Result<(), Refusal> {
         let Ok((_, Some(ov))) = read else {
             return Ok(());
         };
@@ -100,7 +121,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             .await;
         match checked {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(refused)) => Err(PodRefusal::Denied(format!("Instance {name}: {refused}"))),
+            Ok(Err(refused)) => Err(Refusal::Denied(format!("Instance {name}: {refused}"))),
             Err(stalled) => {
                 tracing::warn!(instance = %name, %stalled, "parameter values not checked in time");
                 Ok(())
@@ -110,7 +131,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
     /// New pod operations must name a pod of this Instance (read live: they
     /// are rare). Checked only when the rules would admit the change.
-    pub(super) async fn check_pods(&self, pending: &Pending<'_>) -> Result<(), PodRefusal> {
+    pub(super) async fn check_pods(&self, pending: &Pending<'_>) -> Result<(), Refusal> {
         let old_ids: Vec<&str> = pending
             .old
             .as_ref()
@@ -137,7 +158,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             // One answer for a missing pod and a pod of another Instance:
             // it tells the caller nothing about pods that are not theirs.
             let not_ours = || {
-                PodRefusal::Denied(format!(
+                Refusal::Denied(format!(
                     "pod {pod} in namespace {namespace} is not a pod of Instance {instance}"
                 ))
             };
@@ -151,12 +172,12 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                         .map_err(|_| not_ours())?;
                 }
                 Ok(Err(err)) => {
-                    return Err(PodRefusal::Failed(format!(
+                    return Err(Refusal::Failed(format!(
                         "cannot read pod {namespace}/{pod}: {err}; the change was not checked"
                     )));
                 }
                 Err(_) => {
-                    return Err(PodRefusal::Failed(format!(
+                    return Err(Refusal::Failed(format!(
                         "reading pod {namespace}/{pod} took too long; the change was not checked"
                     )));
                 }
@@ -185,14 +206,14 @@ fn new_execution_values<'s>(
 }
 
 /// Why a change the rules admit is refused after a read or a render.
-pub(super) enum PodRefusal {
+pub(super) enum Refusal {
     /// Not a pod of this Instance, or a value the templates refuse.
     Denied(String),
     /// The pod could not be read.
     Failed(String),
 }
 
-impl PodRefusal {
+impl Refusal {
     pub(super) fn into_answer(self, uid: Cow<'_, str>) -> Answer<'_> {
         match self {
             Self::Denied(message) => Answer::refused(uid, 403, "Forbidden", message),

@@ -84,7 +84,8 @@ pub async fn serve_listener<S: OperatorVersionSource>(
     )?);
     let handler = Arc::new(Handler {
         reviewer: Reviewer::new(source, config.read_timeout)
-            .with_render_limits(config.render_limits),
+            .with_render_limits(config.render_limits)
+            .with_acting_as(config.acting_as.clone()),
         max_body_bytes: config.max_body_bytes,
         request_timeout: config.request_timeout,
         reviews: Semaphore::new(config.max_reviews.max(1)),

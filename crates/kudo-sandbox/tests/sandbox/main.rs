@@ -2,6 +2,7 @@
 //! kubectl binary. One test binary keeps link time down.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod access_review;
 mod admission;
 mod crd;
 mod crud;

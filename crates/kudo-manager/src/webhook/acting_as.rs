@@ -1,0 +1,280 @@
+//! Whoever writes an Instance's spec must be allowed to act as the
+//! ServiceAccount its plans run as.
+//!
+//! The manager applies an Instance's objects by impersonating a
+//! ServiceAccount of its namespace, so creating or changing an Instance
+//! makes that account act. A user who could not impersonate the account
+//! would gain its rights through a package; the webhook asks the API server
+//! (a LocalSubjectAccessReview of `impersonate` on that ServiceAccount)
+//! and refuses the write otherwise. The built-in `edit` and `admin` roles
+//! hold that right in their namespace; an account acting as itself (a
+//! parent Instance creating its children) needs nothing.
+//!
+//! An "allowed" is kept for [`ANSWER_TTL`] per user and account, at most
+//! [`MAX_ANSWERS`] of them, so a burst of writes costs one review (a right
+//! taken away holds within that time). A refusal is not kept: a right
+//! granted holds at the next write.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::authorization::v1::{
+    LocalSubjectAccessReview, ResourceAttributes, SubjectAccessReviewSpec,
+};
+use kube::api::{Api, PostParams};
+use serde::Deserialize;
+
+use crate::identity::{WriteAs, service_account_of, service_account_user};
+
+/// How long an "allowed" of the API server is used again.
+pub const ANSWER_TTL: Duration = Duration::from_secs(10);
+
+/// Answers kept at most; past it, new answers are not kept until old ones
+/// expire.
+pub const MAX_ANSWERS: usize = 4096;
+
+/// `request.userInfo` of an AdmissionReview: who is writing.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq, Hash)]
+pub struct UserInfo {
+    /// The user name (`system:serviceaccount:NS:NAME` for an account).
+    #[serde(default)]
+    pub username: String,
+    /// The user's uid, when the authenticator gives one.
+    #[serde(default)]
+    pub uid: String,
+    /// Its groups.
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// What the authenticator adds (token ids, scopes).
+    #[serde(default)]
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+/// Asks whether a user may impersonate a ServiceAccount.
+pub trait AccessReviews: Send + Sync {
+    /// `Ok(true)` when `user` may impersonate ServiceAccount `account` of
+    /// `namespace`; `Err` when the question could not be answered.
+    fn may_impersonate<'a>(
+        &'a self,
+        user: &'a UserInfo,
+        namespace: &'a str,
+        account: &'a str,
+    ) -> BoxFuture<'a, Result<bool, String>>;
+}
+
+/// [`AccessReviews`] by LocalSubjectAccessReviews to the API server (the
+/// manager needs `create` on `localsubjectaccessreviews`).
+pub struct SubjectAccessReviews {
+    client: kube::Client,
+}
+
+impl SubjectAccessReviews {
+    /// Reviews sent with `client` (the manager's own).
+    pub fn new(client: kube::Client) -> Self {
+        Self { client }
+    }
+}
+
+impl AccessReviews for SubjectAccessReviews {
+    fn may_impersonate<'a>(
+        &'a self,
+        user: &'a UserInfo,
+        namespace: &'a str,
+        account: &'a str,
+    ) -> BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move {
+            let review = LocalSubjectAccessReview {
+                metadata: kube::api::ObjectMeta {
+                    namespace: Some(namespace.to_string()),
+                    ..Default::default()
+                },
+                spec: SubjectAccessReviewSpec {
+                    user: Some(user.username.clone()),
+                    uid: (!user.uid.is_empty()).then(|| user.uid.clone()),
+                    groups: Some(user.groups.clone()),
+                    extra: (!user.extra.is_empty()).then(|| user.extra.clone()),
+                    resource_attributes: Some(ResourceAttributes {
+                        namespace: Some(namespace.to_string()),
+                        verb: Some("impersonate".into()),
+                        group: Some(String::new()),
+                        resource: Some("serviceaccounts".into()),
+                        name: Some(account.to_string()),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                status: None,
+            };
+            let api: Api<LocalSubjectAccessReview> =
+                Api::namespaced(self.client.clone(), namespace);
+            let answered = api
+                .create(&PostParams::default(), &review)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(answered
+                .status
+                .is_some_and(|s| s.allowed && s.denied != Some(true)))
+        })
+    }
+}
+
+/// Which account a write must be allowed to act as.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Needed {
+    /// None: the Instance runs as the manager (`--manager-writes-as-itself`
+    /// and no `spec.serviceAccountName`), or its writer is the account.
+    Nothing,
+    /// `impersonate` on this ServiceAccount of the Instance's namespace.
+    Impersonate(String),
+}
+
+/// What `user` must be allowed to do to write an Instance in `namespace`
+/// that names `instance_account` (pure). An account name that cannot be
+/// one is an error (the message says why).
+pub(crate) fn needed(
+    write_as: &WriteAs,
+    instance_account: Option<&str>,
+    namespace: &str,
+    user: &UserInfo,
+) -> Result<Needed, String> {
+    let Some(account) = service_account_of(instance_account, write_as.default_account())? else {
+        return Ok(Needed::Nothing);
+    };
+    if user.username == service_account_user(namespace, account) {
+        return Ok(Needed::Nothing);
+    }
+    Ok(Needed::Impersonate(account.to_string()))
+}
+
+/// Why a write was refused, or could not be judged.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum NotAllowed {
+    /// The writer may not act as the account (or names an invalid one).
+    Denied(String),
+    /// The API server did not answer the question.
+    Unanswered(String),
+}
+
+type AnswerKey = (UserInfo, String, String);
+
+/// The check, with the answers it keeps.
+#[derive(Clone)]
+pub struct ActingAs {
+    write_as: WriteAs,
+    reviews: Arc<dyn AccessReviews>,
+    /// When each "allowed" was answered.
+    answers: Arc<Mutex<HashMap<AnswerKey, Instant>>>,
+}
+
+impl std::fmt::Debug for ActingAs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActingAs")
+            .field("write_as", &self.write_as)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ActingAs {
+    /// Instances that name no account run as `write_as`; `reviews` answers.
+    pub fn new(write_as: WriteAs, reviews: Arc<dyn AccessReviews>) -> Self {
+        Self {
+            write_as,
+            reviews,
+            answers: Arc::default(),
+        }
+    }
+
+    /// Refuses the write of Instance `namespace/name` (naming
+    /// `instance_account`) by `user` unless they may act as the account it
+    /// runs as. The review waits at most `timeout`.
+    pub(crate) async fn check(
+        &self,
+        user: &UserInfo,
+        namespace: &str,
+        name: &str,
+        instance_account: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(), NotAllowed> {
+        let account =
+            match needed(&self.write_as, instance_account, namespace, user).map_err(|problem| {
+                NotAllowed::Denied(format!("Instance {namespace}/{name}: {problem}"))
+            })? {
+                Needed::Nothing => return Ok(()),
+                Needed::Impersonate(account) => account,
+            };
+        let key = (user.clone(), namespace.to_string(), account.clone());
+        let allowed = match self.kept(&key) {
+            Some(allowed) => allowed,
+            None => {
+                let asked = self.reviews.may_impersonate(user, namespace, &account);
+                let allowed = match tokio::time::timeout(timeout, asked).await {
+                    Ok(Ok(allowed)) => allowed,
+                    Ok(Err(err)) => {
+                        return Err(NotAllowed::Unanswered(format!(
+                            "cannot ask the API server whether {} may act as ServiceAccount \
+                             {namespace}/{account}: {err}; the change was not admitted, retry \
+                             shortly",
+                            shown(&user.username)
+                        )));
+                    }
+                    Err(_) => {
+                        return Err(NotAllowed::Unanswered(format!(
+                            "the API server did not answer within {}s whether {} may act as \
+                             ServiceAccount {namespace}/{account}; the change was not \
+                             admitted, retry shortly",
+                            timeout.as_secs_f32(),
+                            shown(&user.username)
+                        )));
+                    }
+                };
+                if allowed {
+                    self.keep(key);
+                }
+                allowed
+            }
+        };
+        if allowed {
+            return Ok(());
+        }
+        Err(NotAllowed::Denied(format!(
+            "Instance {namespace}/{name} runs its plans as ServiceAccount {namespace}/{account}, \
+             and {} may not act as it: writing the Instance would give its rights to whoever \
+             writes it. Grant impersonate on serviceaccounts {account:?} in {namespace} (the \
+             edit and admin roles hold it), or name in spec.serviceAccountName an account you \
+             may act as",
+            shown(&user.username)
+        )))
+    }
+
+    /// `Some(true)` when an "allowed" for `key` is still fresh.
+    fn kept(&self, key: &AnswerKey) -> Option<bool> {
+        let answers = self.answers.lock().ok()?;
+        answers
+            .get(key)
+            .filter(|at| at.elapsed() < ANSWER_TTL)
+            .map(|_| true)
+    }
+
+    fn keep(&self, key: AnswerKey) {
+        let Ok(mut answers) = self.answers.lock() else {
+            return;
+        };
+        if answers.len() >= MAX_ANSWERS {
+            answers.retain(|_, at| at.elapsed() < ANSWER_TTL);
+        }
+        if answers.len() < MAX_ANSWERS || answers.contains_key(&key) {
+            answers.insert(key, Instant::now());
+        }
+    }
+}
+
+/// A user name for a message: quoted, and cut when very long.
+fn shown(user: &str) -> String {
+    format!("user {:?}", kudo_api::message::bounded_to(user, 256))
+}
+
+#[cfg(test)]
+#[path = "acting_as_tests.rs"]
+mod tests;

@@ -1,0 +1,160 @@
+//! Whoever writes an Instance must be allowed to act as the account its
+//! plans run as: through kudo-sandbox, which answers the webhook's access
+//! reviews from its RBAC rules and tells the webhook who writes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kudo_api::{Instance, OperatorVersion};
+use kudo_manager::metrics::Metrics;
+use kudo_sandbox::Sandbox;
+use serde_json::{Value, json};
+use support::local_webhook::{install_crds, start_webhook};
+
+/// Binds `rules` to `user` in `default`, under `name`.
+async fn grant(admin: &Client, name: &str, user: &str, rules: Value) {
+    let role: Role =
+        serde_json::from_value(json!({"metadata": {"name": name}, "rules": rules})).unwrap();
+    Api::<Role>::namespaced(admin.clone(), "default")
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap();
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }))
+    .unwrap();
+    Api::<RoleBinding>::namespaced(admin.clone(), "default")
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+}
+
+fn instance(name: &str, account: Option<&str>) -> Instance {
+    let mut spec = json!({"operatorVersion": {"name": "hello-0.1.0"}});
+    if let Some(account) = account {
+        spec["serviceAccountName"] = json!(account);
+    }
+    serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "Instance",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change_it() {
+    let sandbox = Sandbox::start().await.unwrap();
+    let admin = sandbox.client().unwrap();
+    install_crds(&admin).await;
+    let ov: OperatorVersion = serde_json::from_value(json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
+        "metadata": {"name": "hello-0.1.0", "namespace": "default"},
+        "spec": {
+            "operator": {"name": "hello"}, "version": "0.1.0",
+            "parameters": [{"name": "GREETING", "default": "hi"}],
+            "templates": {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}\ndata:\n  greeting: {{ .Params.GREETING }}\n"},
+            "tasks": [{"name": "app", "kind": "Apply", "spec": {"resources": ["cm.yaml"]}}],
+            "plans": {"deploy": {"strategy": "serial", "phases": [
+                {"name": "main", "strategy": "serial", "steps": [{"name": "app", "tasks": ["app"]}]}
+            ]}}
+        }
+    }))
+    .unwrap();
+    Api::<OperatorVersion>::namespaced(admin.clone(), "default")
+        .create(&PostParams::default(), &ov)
+        .await
+        .unwrap();
+    let certs = tempfile::tempdir().unwrap();
+    let (_, stop, webhook) = start_webhook(&admin, certs.path(), &Metrics::new()).await;
+
+    // mallory may write Instances, and nothing else.
+    grant(
+        &admin,
+        "instances",
+        "mallory",
+        json!([{"apiGroups": ["kudo.dev"], "resources": ["instances"], "verbs": ["*"]}]),
+    )
+    .await;
+    let mut config = sandbox.kube_config().unwrap();
+    config.auth_info.impersonate = Some("mallory".into());
+    let mallory: Api<Instance> = Api::namespaced(Client::try_from(config).unwrap(), "default");
+    let refused = mallory
+        .create(&PostParams::default(), &instance("hello", None))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(
+            "runs its plans as ServiceAccount default/kudo-instance, and user \"mallory\" may not act as it"
+        ),
+        "{refused}"
+    );
+    assert!(
+        Api::<Instance>::namespaced(admin.clone(), "default")
+            .get_opt("hello")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // The right the edit role holds for every account; here for one.
+    grant(
+        &admin,
+        "act-as",
+        "mallory",
+        json!([{"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"], "resourceNames": ["kudo-instance"]}]),
+    )
+    .await;
+    mallory
+        .create(&PostParams::default(), &instance("hello", None))
+        .await
+        .unwrap();
+    // Another account is another right.
+    let refused = mallory
+        .create(&PostParams::default(), &instance("other", Some("deployer")))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("ServiceAccount default/deployer"),
+        "{refused}"
+    );
+
+    // An administrator's Instance names that account; mallory may not
+    // change what it runs, and may still label it.
+    Api::<Instance>::namespaced(admin.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &instance("admins", Some("deployer")),
+        )
+        .await
+        .unwrap();
+    let refused = mallory
+        .patch(
+            "admins",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"parameters": {"GREETING": "hello"}}})),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("may not act as it"), "{refused}");
+    mallory
+        .patch(
+            "admins",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"seen": "yes"}}})),
+        )
+        .await
+        .unwrap();
+
+    let _ = stop.send(());
+    webhook.await.unwrap().unwrap();
+    sandbox.stop().await;
+}
