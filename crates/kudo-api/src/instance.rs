@@ -51,8 +51,10 @@ pub struct InstanceSpec {
     pub suppressions: Vec<Suppression>,
     /// ServiceAccount of the Instance's namespace that the manager
     /// impersonates to apply and delete its objects, so the Instance can
-    /// create only what that account may. Unset: the manager's
-    /// `--default-service-account`, or the manager itself when that is unset.
+    /// create only what that account may. Unset: `kudo-instance` (made by
+    /// the manager), the manager's `--default-service-account`, or the
+    /// manager itself with `--manager-writes-as-itself`. Whoever writes the
+    /// Instance's spec must be allowed to impersonate this account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
     /// Whether the manager re-applies objects deleted or changed behind its

@@ -11,7 +11,8 @@
 //! parent Instance creating its children) needs nothing.
 //!
 //! An "allowed" is kept for [`ANSWER_TTL`] per user and account, at most
-//! [`MAX_ANSWERS`] of them, so a burst of writes costs one review (a right
+//! [`MAX_ANSWERS`] of them (none for a user of more than
+//! [`MAX_KEPT_USER_BYTES`]), so a burst of writes costs one review (a right
 //! taken away holds within that time). A refusal is not kept: a right
 //! granted holds at the next write.
 
@@ -35,21 +36,62 @@ pub const ANSWER_TTL: Duration = Duration::from_secs(10);
 /// expire.
 pub const MAX_ANSWERS: usize = 4096;
 
-/// `request.userInfo` of an AdmissionReview: who is writing.
+/// The answer for a user whose name, groups and extras together pass this
+/// many bytes is not kept (the API server is asked each time): the answers
+/// kept stay within a few tens of MiB.
+pub const MAX_KEPT_USER_BYTES: usize = 4096;
+
+/// `request.userInfo` of an AdmissionReview: who is writing. Absent and
+/// `null` fields read as empty (the API server may send either).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq, Hash)]
 pub struct UserInfo {
     /// The user name (`system:serviceaccount:NS:NAME` for an account).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "or_empty")]
     pub username: String,
     /// The user's uid, when the authenticator gives one.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "or_empty")]
     pub uid: String,
     /// Its groups.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "or_empty")]
     pub groups: Vec<String>,
     /// What the authenticator adds (token ids, scopes).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "extra_or_empty")]
     pub extra: BTreeMap<String, Vec<String>>,
+}
+
+impl UserInfo {
+    /// Bytes of its strings: what keeping it as a key costs.
+    fn size(&self) -> usize {
+        let extra: usize = self
+            .extra
+            .iter()
+            .map(|(k, v)| k.len() + v.iter().map(String::len).sum::<usize>())
+            .sum();
+        self.username.len()
+            + self.uid.len()
+            + self.groups.iter().map(String::len).sum::<usize>()
+            + extra
+    }
+}
+
+fn or_empty<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+fn extra_or_empty<'de, D>(d: D) -> Result<BTreeMap<String, Vec<String>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let extra: Option<BTreeMap<String, Option<Vec<String>>>> = Option::deserialize(d)?;
+    Ok(extra
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or_default()))
+        .collect())
 }
 
 /// Asks whether a user may impersonate a ServiceAccount.
@@ -205,7 +247,8 @@ impl ActingAs {
                 Needed::Impersonate(account) => account,
             };
         let key = (user.clone(), namespace.to_string(), account.clone());
-        let allowed = match self.kept(&key) {
+        let keepable = user.size() <= MAX_KEPT_USER_BYTES;
+        let allowed = match self.kept(&key).filter(|_| keepable) {
             Some(allowed) => allowed,
             None => {
                 let asked = self.reviews.may_impersonate(user, namespace, &account);
@@ -258,6 +301,9 @@ impl ActingAs {
     }
 
     fn keep(&self, key: AnswerKey) {
+        if key.0.size() > MAX_KEPT_USER_BYTES {
+            return;
+        }
         let Ok(mut answers) = self.answers.lock() else {
             return;
         };

@@ -290,6 +290,31 @@ mod reviews {
     }
 
     #[tokio::test]
+    async fn turning_on_crd_deletion_is_checked_like_a_spec_change() {
+        let answers = Arc::new(Answers {
+            allowed: vec![("alice", "team-a", "kudo-instance")],
+            ..Default::default()
+        });
+        let reviewer = reviewer(&answers);
+        let plain = zk(serde_json::json!({}));
+        let mut deleting = plain.clone();
+        deleting["metadata"]["annotations"] = serde_json::json!({"kudo.dev/delete-crds": "true"});
+        let by_mallory = review("UPDATE", "mallory", plain.clone(), deleting.clone());
+        let (code, message) = refusal(&reviewer.review_bytes(&by_mallory).await);
+        assert_eq!(code, 403);
+        assert!(message.contains("may not act as it"), "{message}");
+        let by_alice = review("UPDATE", "alice", plain.clone(), deleting.clone());
+        let answered = reviewer.review_bytes(&by_alice).await;
+        assert!(answered.response.as_ref().unwrap().allowed, "{answered:?}");
+        // Turning it off asks nothing.
+        let asked = answers.asked.load(Ordering::SeqCst);
+        let off = review("UPDATE", "mallory", deleting, plain);
+        let answered = reviewer.review_bytes(&off).await;
+        assert!(answered.response.as_ref().unwrap().allowed, "{answered:?}");
+        assert_eq!(answers.asked.load(Ordering::SeqCst), asked);
+    }
+
+    #[tokio::test]
     async fn a_failed_question_is_an_error_answer_never_an_allow() {
         let answers = Arc::new(Answers {
             broken: true,
@@ -305,4 +330,37 @@ mod reviews {
         assert_eq!(code, 500);
         assert!(message.contains("connection refused"), "{message}");
     }
+}
+
+#[test]
+fn user_info_with_null_fields_decodes_as_empty() {
+    let user: UserInfo = serde_json::from_value(serde_json::json!({
+        "username": "alice", "uid": null, "groups": null,
+        "extra": {"scopes": null, "token-id": ["t1"]},
+    }))
+    .unwrap();
+    assert_eq!(user.username, "alice");
+    assert!(user.groups.is_empty());
+    assert_eq!(user.extra["scopes"], Vec::<String>::new());
+    let user: UserInfo = serde_json::from_value(serde_json::json!({"extra": null})).unwrap();
+    assert_eq!(user, UserInfo::default());
+}
+
+#[tokio::test]
+async fn the_answer_for_a_very_large_user_is_not_kept() {
+    let answers = Arc::new(Answers {
+        allowed: vec![("alice", "team-a", "kudo-instance")],
+        ..Default::default()
+    });
+    let check = acting_as(&answers);
+    let mut alice = user("alice");
+    alice.groups = (0..1000).map(|i| format!("group-{i}")).collect();
+    for _ in 0..2 {
+        check
+            .check(&alice, "team-a", "zk", None, WAIT)
+            .await
+            .unwrap();
+    }
+    assert_eq!(answers.asked.load(Ordering::SeqCst), 2);
+    assert!(check.answers.lock().unwrap().is_empty());
 }

@@ -164,6 +164,30 @@ impl Request<'_> {
         ))
     }
 
+    /// Whether an update turns on `kudo.dev/delete-crds` (the Instance's
+    /// deletion then deletes its CRDs, as its account): a metadata write
+    /// that changes what the account does. An object that does not decode
+    /// counts as not asking.
+    pub(crate) fn asks_to_delete_crds(&self) -> bool {
+        #[derive(Deserialize, Default)]
+        struct Annotated {
+            #[serde(default)]
+            metadata: Annotations,
+        }
+        #[derive(Deserialize, Default)]
+        struct Annotations {
+            #[serde(default)]
+            annotations: Option<std::collections::BTreeMap<String, Option<String>>>,
+        }
+        let asks = |raw: Option<&RawValue>| {
+            raw.and_then(|raw| serde_json::from_str::<Annotated>(raw.get()).ok())
+                .and_then(|o| o.metadata.annotations)
+                .and_then(|mut a| a.remove(kudo_api::names::DELETE_CRDS_ANNOTATION).flatten())
+                .is_some_and(|v| v == "true")
+        };
+        matches!(self.operation, Operation::Update) && asks(self.object) && !asks(self.old_object)
+    }
+
     /// For the kinds judged by their spec alone: the (old, new) objects of
     /// a create or update of the object itself, decoded as `kind`; `None`
     /// for what is not judged (status writes and other subresources,

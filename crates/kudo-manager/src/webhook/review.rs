@@ -116,14 +116,22 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(pending) => pending,
             Err(answer) => return answer,
         };
-        // Who may write comes first: nothing is read for a refused writer.
-        if let Err(refusal) = self.check_writer(&pending).await {
+        // Only the access review, the reads and renders wait; everything
+        // else is done before or after. The review and the reads share the
+        // request's time, so they run at once.
+        let (writer, read) = Box::pin(futures::future::join(
+            self.check_writer(&pending),
+            self.read_operator_versions(&pending),
+        ))
+        .await;
+        if let Err(refusal) = writer {
             let Pending { uid, context, .. } = pending;
             return context.logged(refusal.into_answer(uid));
         }
-        // Only the reads and renders wait; everything else is done before
-        // or after.
-        let read = self.read_operator_versions(&pending).await;
+        if pending.writer_only {
+            let Pending { uid, context, .. } = pending;
+            return context.logged(Answer::allowed(uid, vec![]));
+        }
         let pods = self.check_pods(&pending).await;
         let verified = self.check_operator_version(&pending, &read).await;
         let values = match verified {
@@ -159,6 +167,9 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             }
             Ok(Reviewed::Instance) => instances(&request, now),
         };
+        // Only who writes is judged (a metadata write that changes what
+        // the Instance's account does).
+        let mut writer_only = false;
         let judged = match judged {
             Err(failure) => Err(failure),
             // Status writes and CONNECT are not ours to judge.
@@ -167,7 +178,14 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             // no spec: nothing to judge, and they must work even when the
             // OperatorVersion is gone or unreadable (the controller removes
             // its finalizer that way).
-            Ok(Some((Some(old), new))) if old.spec == new.spec => Ok(None),
+            Ok(Some((Some(old), new))) if old.spec == new.spec => {
+                if request.asks_to_delete_crds() {
+                    writer_only = true;
+                    Ok(Some((Some(old), new)))
+                } else {
+                    Ok(None)
+                }
+            }
             Ok(Some(pair)) => Ok(Some(pair)),
         };
         let uid = std::mem::take(&mut request.uid);
@@ -216,6 +234,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             same_ov,
             now,
             user,
+            writer_only,
         })
     }
 
@@ -344,6 +363,8 @@ struct Pending<'b> {
     now: jiff::Timestamp,
     /// Who writes.
     user: UserInfo,
+    /// Only whether the writer may act as the account is judged.
+    writer_only: bool,
 }
 
 impl Failure {
