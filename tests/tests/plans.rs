@@ -439,3 +439,29 @@ async fn objects_a_step_no_longer_renders_are_pruned() {
             .is_some()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_too_large_to_store_is_written_with_shorter_messages() {
+    let env = Env::start().await.unwrap();
+    // 150 steps fail at once with 8 KB messages: about 2.4 MB of messages,
+    // more than the API server stores in one object.
+    env.install(fixture("wide-fail-op"), "wide", &[("LENGTH", "8000")])
+        .await
+        .unwrap();
+    let failed = env
+        .wait_for("wide", "deploy FATAL_ERROR", t(), |i| {
+            plan_status(i, "deploy") == Some(S::FatalError)
+        })
+        .await
+        .unwrap();
+    let status = failed.status.unwrap();
+    let steps = &status.plan_status["deploy"].phases[0].steps;
+    assert_eq!(steps.len(), 150);
+    assert!(steps.iter().all(|s| s.status == Some(S::FatalError)));
+    let message = &steps[0].message;
+    assert!(
+        message.starts_with("xxx") || message.contains("xxxx"),
+        "{message}"
+    );
+    assert!(message.len() <= 512, "{}", message.len());
+}

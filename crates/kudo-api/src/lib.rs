@@ -27,6 +27,7 @@ pub mod rbac;
 pub mod repository;
 pub mod requirements;
 pub mod status;
+pub mod status_size;
 pub mod upgrades;
 
 pub use instance::{

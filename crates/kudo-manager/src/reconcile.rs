@@ -302,30 +302,17 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
     let stored = inst.status.as_ref().unwrap_or(&empty);
     // No pass changed anything: skip the (deep) comparison.
     if work.changed && work.status != *stored {
-        let old = serde_json::to_value(stored).map_err(|source| Error::Serde {
-            context: format!("status of {label}"),
-            source,
-        })?;
-        let params = PatchParams::default();
-        let response = if old.as_object().is_some_and(serde_json::Map::is_empty) {
-            // From an empty status the merge patch is the new status itself:
-            // send it without building it as a Value and diffing first.
-            tracing::debug!("writing status (all of it: none was stored)");
-            let patch = StatusPatch {
-                status: &work.status,
-            };
-            api.patch_status(&name, &params, &Patch::Merge(&patch))
-                .await
-        } else {
-            let new = serde_json::to_value(&work.status).map_err(|source| Error::Serde {
-                context: format!("new status of {label}"),
-                source,
-            })?;
-            let patch = json!({ "status": merge_patch(&old, &new) });
-            tracing::debug!(patch = %patch, "writing status");
-            api.patch_status(&name, &params, &Patch::Merge(&patch))
-                .await
-        };
+        let mut response = write_status(&api, &name, &label, stored, &work.status).await?;
+        if let Err(kube::Error::Api(s)) = &response
+            && kudo_api::status_size::is_too_large(s.code, &s.message)
+        {
+            // Shorter explanations and fewer old records; the progress stays.
+            let mut smaller = work.status.clone();
+            if kudo_api::status_size::shrink(&mut smaller) {
+                tracing::warn!(instance = %label, "status too large to store; writing it with shorter messages and less history");
+                response = write_status(&api, &name, &label, stored, &smaller).await?;
+            }
+        }
         match response {
             Ok(written) => {
                 record_own_write(ctx, &written);
@@ -386,6 +373,36 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
         }
     }
     Ok(Some(current))
+}
+
+/// Writes `status` as a merge patch from `stored` (the whole status when
+/// none is stored); `Err` only when a status cannot be serialised.
+async fn write_status(
+    api: &Api<Instance>,
+    name: &str,
+    label: &str,
+    stored: &InstanceStatus,
+    status: &InstanceStatus,
+) -> Result<Result<Instance, kube::Error>> {
+    let old = serde_json::to_value(stored).map_err(|source| Error::Serde {
+        context: format!("status of {label}"),
+        source,
+    })?;
+    let params = PatchParams::default();
+    if old.as_object().is_some_and(serde_json::Map::is_empty) {
+        // From an empty status the merge patch is the new status itself:
+        // send it without building it as a Value and diffing first.
+        tracing::debug!("writing status (all of it: none was stored)");
+        let patch = StatusPatch { status };
+        return Ok(api.patch_status(name, &params, &Patch::Merge(&patch)).await);
+    }
+    let new = serde_json::to_value(status).map_err(|source| Error::Serde {
+        context: format!("new status of {label}"),
+        source,
+    })?;
+    let patch = json!({ "status": merge_patch(&old, &new) });
+    tracing::debug!(patch = %patch, "writing status");
+    Ok(api.patch_status(name, &params, &Patch::Merge(&patch)).await)
 }
 
 async fn patch_json(

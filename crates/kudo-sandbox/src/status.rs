@@ -138,6 +138,15 @@ impl ApiError {
         e
     }
 
+    /// 413 for an object too large to store (etcd's request limit).
+    pub fn too_large_to_store() -> Self {
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            "etcdserver: request is too large",
+        )
+    }
+
     /// 400 for a malformed request.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)

@@ -147,6 +147,33 @@ async fn configmap_and_secret_data_over_one_mib_is_invalid() {
 }
 
 #[tokio::test]
+async fn an_object_past_etcds_request_limit_is_refused_as_too_large() {
+    let (_sb, client) = start().await;
+    let deployments: Api<Deployment> = Api::default_namespaced(client);
+    let with_env = |name: &str, bytes: usize| -> Deployment {
+        serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": "a"}}, "template": {
+                "metadata": {"labels": {"app": "a"}},
+                "spec": {"containers": [{"name": "c", "image": "i",
+                    "env": [{"name": "BIG", "value": "x".repeat(bytes)}]}]}}}
+        }))
+        .unwrap()
+    };
+    deployments
+        .create(&PostParams::default(), &with_env("fits", 1 << 20))
+        .await
+        .unwrap();
+    let err = deployments
+        .create(&PostParams::default(), &with_env("over", 1600 << 10))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), 413);
+    assert!(err.to_string().contains("request is too large"), "{err}");
+    assert!(deployments.get_opt("over").await.unwrap().is_none());
+}
+
+#[tokio::test]
 async fn stale_resource_version_is_a_conflict() {
     let (_sb, client) = start().await;
     let api: Api<ConfigMap> = Api::default_namespaced(client);
