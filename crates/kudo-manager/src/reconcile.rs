@@ -12,6 +12,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action as Requeue;
 use kube::runtime::reflector::ObjectRef;
 use kudo_api::names::CLEANUP_FINALIZER;
+use kudo_api::status_size::{SOFT_LIMIT, estimate, fit, is_too_large};
 use kudo_api::{Instance, InstanceStatus};
 use kudo_engine::{Action, EventType, Input, Observed, TaskKey};
 use serde_json::json;
@@ -302,16 +303,14 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
     let stored = inst.status.as_ref().unwrap_or(&empty);
     // No pass changed anything: skip the (deep) comparison.
     if work.changed && work.status != *stored {
-        let mut response = write_status(&api, &name, &label, stored, &work.status).await?;
+        let fitted = fitted(&work.status, SOFT_LIMIT, &label);
+        let status = fitted.as_ref().unwrap_or(&work.status);
+        let mut response = write_status(&api, &name, &label, stored, status).await?;
         if let Err(kube::Error::Api(s)) = &response
-            && kudo_api::status_size::is_too_large(s.code, &s.message)
+            && is_too_large(s.code, &s.message)
+            && let Some(smaller) = fitted_again(status, &label)
         {
-            // Shorter explanations and fewer old records; the progress stays.
-            let mut smaller = work.status.clone();
-            if kudo_api::status_size::shrink(&mut smaller) {
-                tracing::warn!(instance = %label, "status too large to store; writing it with shorter messages and less history");
-                response = write_status(&api, &name, &label, stored, &smaller).await?;
-            }
+            response = write_status(&api, &name, &label, stored, &smaller).await?;
         }
         match response {
             Ok(written) => {
@@ -373,6 +372,29 @@ async fn act(ctx: &Context, inst: &Instance, work: &Working) -> Result<Option<In
         }
     }
     Ok(Some(current))
+}
+
+/// `status` with shorter messages and less history when its estimated size
+/// passes `limit` (the API server stores about 1.5 MiB per object); `None`
+/// when it fits as it is.
+fn fitted(status: &InstanceStatus, limit: usize, label: &str) -> Option<InstanceStatus> {
+    if estimate(status) <= limit {
+        return None;
+    }
+    let mut smaller = status.clone();
+    fit(&mut smaller, limit);
+    tracing::warn!(instance = %label, "status too large to store whole; writing it with shorter messages and less history");
+    Some(smaller)
+}
+
+/// After the API server refused `status` as too large: fitted within a
+/// quarter of the usual limit, when that changes it.
+fn fitted_again(status: &InstanceStatus, label: &str) -> Option<InstanceStatus> {
+    let mut smaller = status.clone();
+    fit(&mut smaller, SOFT_LIMIT / 4).then(|| {
+        tracing::warn!(instance = %label, "status refused as too large; writing it shorter still");
+        smaller
+    })
 }
 
 /// Writes `status` as a merge patch from `stored` (the whole status when

@@ -453,10 +453,10 @@ impl State {
         let is_crd = group == "apiextensions.k8s.io" && plural == "customresourcedefinitions";
         let result = match p.new {
             Some(mut new) => {
-                check_stored_size(&new)?;
                 if is_crd {
                     self.register_crd_write(&p.name, p.old.is_none(), &mut new)?;
                 }
+                check_stored_size(&new)?;
                 let stored = self.store.put(&group, &plural, new, p.owners);
                 if p.op == Operation::Create && group == "events.k8s.io" {
                     self.mirror_core_event(&stored);
@@ -500,9 +500,9 @@ mod gc_tests;
 /// bounds an object's stored size.
 pub const MAX_STORED_BYTES: usize = 1536 * 1024;
 
-/// Refuses an object whose JSON passes [`MAX_STORED_BYTES`], as
-/// kube-apiserver answers etcd's refusal (413, "etcdserver: request is too
-/// large").
+/// Refuses an object whose JSON (managedFields left out) passes
+/// [`MAX_STORED_BYTES`], as kube-apiserver passes on etcd's refusal (500,
+/// "etcdserver: request is too large").
 fn check_stored_size(object: &Value) -> Result<(), ApiError> {
     struct Count(usize);
     impl std::io::Write for Count {

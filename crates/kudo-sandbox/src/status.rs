@@ -138,13 +138,10 @@ impl ApiError {
         e
     }
 
-    /// 413 for an object too large to store (etcd's request limit).
+    /// An object too large to store: etcd's refusal, which kube-apiserver
+    /// passes on as a 500.
     pub fn too_large_to_store() -> Self {
-        Self::new(
-            413,
-            "RequestEntityTooLarge",
-            "etcdserver: request is too large",
-        )
+        Self::new(500, "InternalError", "etcdserver: request is too large")
     }
 
     /// 400 for a malformed request.

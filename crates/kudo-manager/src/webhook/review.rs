@@ -116,6 +116,14 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(pending) => pending,
             Err(answer) => return answer,
         };
+        if pending.writer_only {
+            let writer = self.check_writer(&pending).await;
+            let Pending { uid, context, .. } = pending;
+            return context.logged(match writer {
+                Ok(()) => Answer::allowed(uid, vec![]),
+                Err(refusal) => refusal.into_answer(uid),
+            });
+        }
         // Only the access review, the reads and renders wait; everything
         // else is done before or after. The review and the reads share the
         // request's time, so they run at once.
@@ -127,10 +135,6 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         if let Err(refusal) = writer {
             let Pending { uid, context, .. } = pending;
             return context.logged(refusal.into_answer(uid));
-        }
-        if pending.writer_only {
-            let Pending { uid, context, .. } = pending;
-            return context.logged(Answer::allowed(uid, vec![]));
         }
         let pods = self.check_pods(&pending).await;
         let verified = self.check_operator_version(&pending, &read).await;

@@ -15,8 +15,8 @@ use super::{Failure, Pending, Reviewer, Versions, instance_namespace};
 
 impl<S: OperatorVersionSource> Reviewer<S> {
     /// A spec write by someone who may not act as the account the
-    /// Instance runs as is refused (deletions and metadata writes do not
-    /// get here).
+    /// Instance runs as is refused, and so is turning on CRD deletion
+    /// (other metadata writes and deletions do not get here).
     pub(super) async fn check_writer(&self, pending: &Pending<'_>) -> Result<(), Refusal> {
         let Some(acting_as) = &self.acting_as else {
             return Ok(());

@@ -147,7 +147,7 @@ async fn configmap_and_secret_data_over_one_mib_is_invalid() {
 }
 
 #[tokio::test]
-async fn an_object_past_etcds_request_limit_is_refused_as_too_large() {
+async fn an_object_past_etcds_request_limit_is_refused_as_etcd_refuses_it() {
     let (_sb, client) = start().await;
     let deployments: Api<Deployment> = Api::default_namespaced(client);
     let with_env = |name: &str, bytes: usize| -> Deployment {
@@ -168,7 +168,7 @@ async fn an_object_past_etcds_request_limit_is_refused_as_too_large() {
         .create(&PostParams::default(), &with_env("over", 1600 << 10))
         .await
         .unwrap_err();
-    assert_eq!(code(&err), 413);
+    assert_eq!(code(&err), 500);
     assert!(err.to_string().contains("request is too large"), "{err}");
     assert!(deployments.get_opt("over").await.unwrap().is_none());
 }
