@@ -4,7 +4,8 @@
 //!
 //! Pushing uses oci-client. Pulling reads the manifest (by tag or digest)
 //! within a size limit, then the layer by its digest, checked against that
-//! digest; oci-client negotiates the registry's token.
+//! digest; the registry's token is negotiated within the same limits
+//! (`token.rs`).
 
 use std::collections::BTreeMap;
 
@@ -12,7 +13,6 @@ use kudo_repo::limits::human_bytes;
 use kudo_repo::urls::Url;
 use kudo_repo::version::Version;
 use kudo_repo::{Digest, PackageVersion, Range, RepoError};
-use oci_client::RegistryOperation;
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::manifest::OciImageManifest;
 use oci_client::secrets::RegistryAuth;
@@ -23,7 +23,9 @@ use crate::http::{self, Download, Transport, read_ca_file};
 use crate::repo::{Downloaded, check_identity};
 
 mod reference;
+mod token;
 pub use reference::{OciRef, version_tag};
+pub use token::MAX_TOKEN_BYTES;
 
 /// Media type of the package layer.
 pub const LAYER_MEDIA_TYPE: &str = "application/vnd.kudo.package.layer.v1.tar+gzip";
@@ -162,37 +164,6 @@ impl Registry {
         Ok((pushed, digest))
     }
 
-    /// The bearer token for pulling, if the registry hands one out.
-    async fn token(
-        &self,
-        reference: &OciRef,
-        client: &oci_client::Client,
-    ) -> Result<Option<String>> {
-        let probe = reference.with_tag(reference.tag.as_deref().unwrap_or("latest"));
-        // oci-client's token request has only a read timeout, which a
-        // registry sending a byte now and then never meets.
-        let limit = self.transport.limits.total_timeout;
-        tokio::time::timeout(
-            limit,
-            client.auth(&probe, &self.auth(), RegistryOperation::Pull),
-        )
-        .await
-        .map_err(|_| {
-            oci_err(
-                reference,
-                format!("authentication took longer than {}s", limit.as_secs()),
-                true,
-            )
-        })?
-        .map_err(|e| {
-            oci_err(
-                reference,
-                format!("authentication failed: {}", http::chain(&e)),
-                true,
-            )
-        })
-    }
-
     fn pull_credentials(&self, token: Option<String>) -> Option<kudo_repo::config::Credentials> {
         match token {
             Some(token) => Some(kudo_repo::config::Credentials::Bearer { token }),
@@ -208,8 +179,7 @@ impl Registry {
         what: &'static str,
         accept: Option<&str>,
     ) -> Result<http::Fetched> {
-        let client = self.oci_client()?;
-        let token = self.token(reference, &client).await?;
+        let token = self.pull_token(reference).await?;
         let credentials = self.pull_credentials(token);
         let base = self.base(reference)?;
         let http_client = http::client(&self.transport)?;

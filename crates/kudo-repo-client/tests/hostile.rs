@@ -409,3 +409,119 @@ async fn a_registry_trickling_its_token_ends_on_the_total_deadline() {
         .to_string();
     assert!(err.contains("authentication took longer than 2s"), "{err}");
 }
+
+fn token_registry(
+    limits: Limits,
+    plain_http: bool,
+    ca: Option<String>,
+) -> kudo_repo_client::Registry {
+    kudo_repo_client::Registry {
+        transport: kudo_repo_client::http::Transport {
+            limits,
+            ca_pem: ca.map(String::into_bytes),
+            ..Default::default()
+        },
+        plain_http,
+        credentials: Some(kudo_repo::config::Credentials::Basic {
+            username: "alice".into(),
+            password: "s3cret".into(),
+        }),
+    }
+}
+
+/// A registry whose `/v2/` asks for a Bearer token from `realm`.
+fn challenge(realm: String) -> Reply {
+    Reply::WithHeaders(
+        401,
+        vec![(
+            "WWW-Authenticate".into(),
+            format!("Bearer realm=\"{realm}\",service=\"registry\""),
+        )],
+        Vec::new(),
+    )
+}
+
+#[tokio::test]
+async fn an_https_registry_naming_a_plain_http_token_realm_gets_no_credentials() {
+    let realm = TestServer::start(|_| Reply::Body(200, br#"{"token":"t"}"#.to_vec()));
+    let realm_url = format!("{}/token", realm.url());
+    let (registry, ca) = TestServer::start_tls(move |_| challenge(realm_url.clone()));
+    let base =
+        kudo_repo_client::OciRef::parse(&format!("oci://{}/ops/first-operator", registry.addr))
+            .unwrap();
+    let err = token_registry(small(), false, Some(ca))
+        .pull(&base, Some("0.2.0"), false)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("only https is followed"), "{err}");
+    assert!(
+        realm.seen().is_empty(),
+        "the http realm was asked: {:?}",
+        realm.seen()
+    );
+}
+
+#[tokio::test]
+async fn a_token_answer_past_its_limit_is_refused() {
+    let server = TestServer::start(|seen| {
+        if seen.path.starts_with("/token") {
+            return Reply::Endless;
+        }
+        let host = seen.header("host").unwrap_or_default().to_string();
+        challenge(format!("http://{host}/token"))
+    });
+    let base =
+        kudo_repo_client::OciRef::parse(&format!("oci://{}/ops/first-operator", server.addr))
+            .unwrap();
+    let err = token_registry(small(), true, None)
+        .pull(&base, Some("0.2.0"), false)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("token") && err.contains("64 KiB"), "{err}");
+}
+
+#[tokio::test]
+async fn the_token_is_asked_for_with_the_credentials_and_sent_with_each_pull_request() {
+    let server = TestServer::start(|seen| {
+        if seen.path.starts_with("/token") {
+            return Reply::Body(200, br#"{"access_token":"abc"}"#.to_vec());
+        }
+        if seen.path == "/v2/" {
+            let host = seen.header("host").unwrap_or_default().to_string();
+            return challenge(format!("http://{host}/token"));
+        }
+        Reply::Body(404, Vec::new())
+    });
+    let base =
+        kudo_repo_client::OciRef::parse(&format!("oci://{}/ops/first-operator", server.addr))
+            .unwrap();
+    let err = token_registry(small(), true, None)
+        .pull(&base, Some("0.2.0"), false)
+        .await
+        .unwrap_err()
+        .to_string();
+    let seen = server.seen();
+    let paths: Vec<&str> = seen.iter().map(|s| s.path.as_str()).collect();
+    assert!(err.contains("404"), "{err} after {paths:?}");
+    let token = seen.iter().find(|s| s.path.starts_with("/token")).unwrap();
+    assert!(
+        token
+            .path
+            .contains("scope=repository%3Aops%2Ffirst-operator%3Apull"),
+        "{}",
+        token.path
+    );
+    assert!(token.path.contains("service=registry"), "{}", token.path);
+    assert!(
+        token
+            .header("authorization")
+            .is_some_and(|a| a.starts_with("Basic "))
+    );
+    let manifest = seen
+        .iter()
+        .find(|s| s.path.contains("/manifests/"))
+        .unwrap_or_else(|| panic!("{paths:?}: {err}"));
+    assert_eq!(manifest.header("authorization"), Some("Bearer abc"));
+}
