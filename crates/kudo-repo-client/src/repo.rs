@@ -43,6 +43,10 @@ pub struct Repositories {
     config: RepositoriesFile,
     credentials: CredentialsFile,
     limits: Limits,
+    /// Repositories whose index a miss of this value fetched: a later miss
+    /// in them is answered from that fetch (a command resolving many
+    /// dependencies fetches each index at most once).
+    fetched: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Repositories {
@@ -55,6 +59,7 @@ impl Repositories {
             config,
             credentials,
             limits,
+            fetched: std::sync::Mutex::default(),
         })
     }
 
@@ -217,6 +222,17 @@ impl Repositories {
         Ok(index)
     }
 
+    /// The index as a miss of this value last fetched it, when one did
+    /// (read back from the cache it wrote).
+    fn fetched_before(&self, repo: &RepositoryConfig) -> Option<IndexFile> {
+        let fetched = self.fetched.lock().ok()?.contains(&repo.name);
+        if !fetched {
+            return None;
+        }
+        let bytes = self.cached_bytes(repo)?;
+        CachedIndex::open(&bytes).and_then(|c| c.to_index()).ok()
+    }
+
     /// The cached index bytes of a repository, when they are for its
     /// current URL and readable.
     fn cached_bytes(&self, repo: &RepositoryConfig) -> Option<Vec<u8>> {
@@ -231,7 +247,8 @@ impl Repositories {
 
     /// Resolves `query` in the repository `--repo` names (or the default),
     /// from the cache; on a miss (no cache, no such name or version) the
-    /// index is fetched once more and asked again.
+    /// index is fetched once more and asked again, unless this value
+    /// fetched it already.
     pub async fn resolve(&self, repo: Option<&str>, query: &Query<'_>) -> Result<Resolution> {
         let repo = self.config.choose(repo)?.clone();
         if let Some(bytes) = self.cached_bytes(&repo)
@@ -249,9 +266,18 @@ impl Repositories {
                 repository: repo,
             });
         }
-        let index = self
-            .fetch_index(&repo, self.credentials_of(&repo.name))
-            .await?;
+        let index = match self.fetched_before(&repo) {
+            Some(index) => index,
+            None => {
+                let index = self
+                    .fetch_index(&repo, self.credentials_of(&repo.name))
+                    .await?;
+                if let Ok(mut fetched) = self.fetched.lock() {
+                    fetched.insert(repo.name.clone());
+                }
+                index
+            }
+        };
         let result = match index.entries.get(query.name) {
             Some(versions) => {
                 select(versions, &index.recalls(query.name), &repo.name, query).cloned()

@@ -122,6 +122,43 @@ async fn a_version_missing_from_the_cache_fetches_the_index_once_more() {
 }
 
 #[tokio::test]
+async fn misses_of_one_command_fetch_each_index_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = repository(tmp.path(), None);
+    let server = TestServer::serve_dir(&repo);
+    let mut repos = open(tmp.path(), Limits::default());
+    repos
+        .add(config("local", &server.url()), None, false)
+        .await
+        .unwrap();
+    let index_requests = || {
+        server
+            .seen()
+            .iter()
+            .filter(|s| s.path.ends_with("index.yaml"))
+            .count()
+    };
+    let after_add = index_requests();
+    // Dependencies the cache does not have: the first miss fetches.
+    for name in ["zookeeper", "kafka", "cassandra"] {
+        let query = Query {
+            name,
+            ..Query::default()
+        };
+        assert!(repos.resolve(None, &query).await.is_err());
+    }
+    assert_eq!(index_requests(), after_add + 1);
+    // Another command (a new value) fetches again on a miss.
+    let again = open(tmp.path(), Limits::default());
+    let query = Query {
+        name: "kafka",
+        ..Query::default()
+    };
+    assert!(again.resolve(None, &query).await.is_err());
+    assert_eq!(index_requests(), after_add + 2);
+}
+
+#[tokio::test]
 async fn a_repository_whose_index_cannot_be_read_is_not_added() {
     let tmp = tempfile::tempdir().unwrap();
     let server =
