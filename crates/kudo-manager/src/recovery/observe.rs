@@ -77,12 +77,22 @@ fn key<K: Resource<DynamicType = ()>>(
     }
 }
 
+/// Bytes of kudo-manager's field set (as JSON) the cache keeps of one
+/// object; a larger one is left out, and the object is read live when its
+/// drift is judged.
+pub const MAX_KEPT_FIELD_SET: usize = 32 << 10;
+
+/// Instance owner references the cache keeps of one object (one is usual).
+pub const MAX_KEPT_OWNERS: usize = 8;
+
 /// What the cache of an owned kind keeps of an object: what the drift
 /// judgment (kudo-manager's own managed fields, the resourceVersion) and
 /// the owner mapping (Instance owner references, the labels naming the
 /// Instance) read. Anyone who may label an object `heritage=kudo` can fill
 /// the rest, annotations, other labels and owners, other managers' field
-/// sets, with megabytes.
+/// sets, with megabytes; and anyone may write under the manager name
+/// `kudo-manager`, so its field set is kept only up to
+/// [`MAX_KEPT_FIELD_SET`], and Instance owners up to [`MAX_KEPT_OWNERS`].
 pub fn keep_what_drift_needs(meta: &mut ObjectMeta) {
     use kudo_api::names::{
         HERITAGE_LABEL, INSTANCE_LABEL, INSTANCE_NAMESPACE_LABEL, OPERATOR_LABEL,
@@ -101,11 +111,21 @@ pub fn keep_what_drift_needs(meta: &mut ObjectMeta) {
     }
     if let Some(owners) = meta.owner_references.as_mut() {
         owners.retain(kudo_engine::ownership::children::is_instance_owner);
+        owners.truncate(MAX_KEPT_OWNERS);
     }
     if let Some(entries) = meta.managed_fields.as_mut() {
         entries.retain(kudo_engine::recovery_fields::is_ours);
     }
     compact_managed_fields(meta);
+    if let Some(entries) = meta.managed_fields.as_mut() {
+        // Compacted: each field set is one string now.
+        entries.retain(|e| {
+            e.fields_v1
+                .as_ref()
+                .and_then(|f| f.0.as_str())
+                .is_none_or(|text| text.len() <= MAX_KEPT_FIELD_SET)
+        });
+    }
 }
 
 /// Keeps each managed-fields set as one JSON string rather than a tree (a
@@ -361,5 +381,37 @@ mod tests {
         assert_eq!(meta.managed_fields, Some(vec![ours]));
         assert_eq!(meta.owner_references, Some(vec![owner]));
         assert_eq!(meta.resource_version.as_deref(), Some("9"));
+    }
+
+    #[test]
+    fn a_huge_field_set_under_the_managers_name_and_many_instance_owners_are_not_kept() {
+        let fields: serde_json::Map<String, serde_json::Value> = (0..5000)
+            .map(|i| (format!("f:key-{i:05}"), json!({})))
+            .collect();
+        let forged = ManagedFieldsEntry {
+            manager: Some("kudo-manager".into()),
+            operation: Some("Apply".into()),
+            fields_v1: Some(FieldsV1(json!({ "f:data": fields }))),
+            ..ManagedFieldsEntry::default()
+        };
+        let owners = (0..1000)
+            .map(
+                |i| k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                    name: format!("app-{i}"),
+                    kind: "Instance".into(),
+                    api_version: "kudo.dev/v1beta1".into(),
+                    ..Default::default()
+                },
+            )
+            .collect();
+        let mut meta = ObjectMeta {
+            name: Some("c".into()),
+            owner_references: Some(owners),
+            managed_fields: Some(vec![forged]),
+            ..ObjectMeta::default()
+        };
+        keep_what_drift_needs(&mut meta);
+        assert_eq!(meta.managed_fields, Some(vec![]));
+        assert_eq!(meta.owner_references.unwrap().len(), MAX_KEPT_OWNERS);
     }
 }
