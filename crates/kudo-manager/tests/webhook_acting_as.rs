@@ -14,8 +14,8 @@ use kudo_sandbox::Sandbox;
 use serde_json::{Value, json};
 use support::local_webhook::{install_crds, start_webhook};
 
-/// Binds `rules` to `user` in `default`, under `name`.
-async fn grant(admin: &Client, name: &str, user: &str, rules: Value) {
+/// Binds `rules` to `subject` in `default`, under `name`.
+async fn grant(admin: &Client, name: &str, subject: Value, rules: Value) {
     let role: Role =
         serde_json::from_value(json!({"metadata": {"name": name}, "rules": rules})).unwrap();
     Api::<Role>::namespaced(admin.clone(), "default")
@@ -25,13 +25,17 @@ async fn grant(admin: &Client, name: &str, user: &str, rules: Value) {
     let binding: RoleBinding = serde_json::from_value(json!({
         "metadata": {"name": name},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        "subjects": [subject],
     }))
     .unwrap();
     Api::<RoleBinding>::namespaced(admin.clone(), "default")
         .create(&PostParams::default(), &binding)
         .await
         .unwrap();
+}
+
+fn user(name: &str) -> Value {
+    json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name})
 }
 
 fn instance(name: &str, account: Option<&str>) -> Instance {
@@ -77,7 +81,7 @@ async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change
     grant(
         &admin,
         "instances",
-        "mallory",
+        user("mallory"),
         json!([{"apiGroups": ["kudo.dev"], "resources": ["instances"], "verbs": ["*"]}]),
     )
     .await;
@@ -107,7 +111,7 @@ async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change
     grant(
         &admin,
         "act-as",
-        "mallory",
+        user("mallory"),
         json!([{"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"], "resourceNames": ["kudo-instance"]}]),
     )
     .await;
@@ -153,6 +157,34 @@ async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change
         )
         .await
         .unwrap();
+
+    // A package's Instance, applied as the parent's account: it may run
+    // as that account (itself), not reach another one.
+    let mut config = sandbox.kube_config().unwrap();
+    config.auth_info.impersonate = Some("system:serviceaccount:default:kudo-instance".into());
+    let account: Api<Instance> = Api::namespaced(Client::try_from(config).unwrap(), "default");
+    let account_subject =
+        json!({"kind": "ServiceAccount", "name": "kudo-instance", "namespace": "default"});
+    grant(
+        &admin,
+        "account",
+        account_subject,
+        kudo_api::rbac::instance_rules(),
+    )
+    .await;
+    account
+        .create(&PostParams::default(), &instance("child", None))
+        .await
+        .unwrap();
+    let refused = account
+        .create(&PostParams::default(), &instance("reach", Some("deployer")))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("\"system:serviceaccount:default:kudo-instance\" may not act as it"),
+        "{refused}"
+    );
 
     let _ = stop.send(());
     webhook.await.unwrap().unwrap();
