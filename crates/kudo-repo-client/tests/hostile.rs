@@ -429,6 +429,19 @@ fn token_registry(
     }
 }
 
+/// Pulls first-operator 0.2.0 from a plain-http `server` with basic
+/// credentials; the error.
+async fn pull_err(server: &TestServer) -> String {
+    let base =
+        kudo_repo_client::OciRef::parse(&format!("oci://{}/ops/first-operator", server.addr))
+            .unwrap();
+    token_registry(small(), true, None)
+        .pull(&base, Some("0.2.0"), false)
+        .await
+        .unwrap_err()
+        .to_string()
+}
+
 /// A registry whose `/v2/` asks for a Bearer token from `realm`.
 fn challenge(realm: String) -> Reply {
     Reply::WithHeaders(
@@ -471,14 +484,7 @@ async fn a_token_answer_past_its_limit_is_refused() {
         let host = seen.header("host").unwrap_or_default().to_string();
         challenge(format!("http://{host}/token"))
     });
-    let base =
-        kudo_repo_client::OciRef::parse(&format!("oci://{}/ops/first-operator", server.addr))
-            .unwrap();
-    let err = token_registry(small(), true, None)
-        .pull(&base, Some("0.2.0"), false)
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = pull_err(&server).await;
     assert!(err.contains("token") && err.contains("64 KiB"), "{err}");
 }
 
@@ -494,14 +500,7 @@ async fn the_token_is_asked_for_with_the_credentials_and_sent_with_each_pull_req
         }
         Reply::Body(404, Vec::new())
     });
-    let base =
-        kudo_repo_client::OciRef::parse(&format!("oci://{}/ops/first-operator", server.addr))
-            .unwrap();
-    let err = token_registry(small(), true, None)
-        .pull(&base, Some("0.2.0"), false)
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = pull_err(&server).await;
     let seen = server.seen();
     let paths: Vec<&str> = seen.iter().map(|s| s.path.as_str()).collect();
     assert!(err.contains("404"), "{err} after {paths:?}");

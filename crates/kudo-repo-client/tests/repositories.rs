@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use kudo_repo::{Limits, Query};
+use kudo_repo_client::Repositories;
 use kudo_repo_client::test_support::TestServer;
 
 fn query(version: Option<&str>) -> Query<'_> {
@@ -14,6 +15,24 @@ fn query(version: Option<&str>) -> Query<'_> {
         operator_version: version,
         ..Query::default()
     }
+}
+
+/// A served repository folder, added as `local` (its index fetched once).
+async fn added_local() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    TestServer,
+    Repositories,
+) {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = repository(tmp.path(), None);
+    let server = TestServer::serve_dir(&repo);
+    let mut repos = open(tmp.path(), Limits::default());
+    repos
+        .add(config("local", &server.url()), None, false)
+        .await
+        .unwrap();
+    (tmp, repo, server, repos)
 }
 
 #[tokio::test]
@@ -62,14 +81,7 @@ async fn an_added_repository_resolves_from_its_cache_even_when_the_server_is_gon
 
 #[tokio::test]
 async fn a_version_missing_from_the_cache_fetches_the_index_once_more() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = repository(tmp.path(), None);
-    let server = TestServer::serve_dir(&repo);
-    let mut repos = open(tmp.path(), Limits::default());
-    repos
-        .add(config("local", &server.url()), None, false)
-        .await
-        .unwrap();
+    let (tmp, repo, _server, repos) = added_local().await;
 
     // The repository publishes 0.4.0 after the cache was made.
     let created = kudo_repo::packages::create(&first_operator_at("0.4.0", tmp.path())).unwrap();
@@ -123,14 +135,7 @@ async fn a_version_missing_from_the_cache_fetches_the_index_once_more() {
 
 #[tokio::test]
 async fn misses_of_one_command_fetch_each_index_once() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = repository(tmp.path(), None);
-    let server = TestServer::serve_dir(&repo);
-    let mut repos = open(tmp.path(), Limits::default());
-    repos
-        .add(config("local", &server.url()), None, false)
-        .await
-        .unwrap();
+    let (tmp, _repo, server, repos) = added_local().await;
     let index_requests = || {
         server
             .seen()
@@ -214,14 +219,7 @@ async fn removing_a_repository_removes_its_cache_and_credentials() {
 
 #[tokio::test]
 async fn a_failed_update_keeps_the_cached_index() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = repository(tmp.path(), None);
-    let server = TestServer::serve_dir(&repo);
-    let mut repos = open(tmp.path(), Limits::default());
-    repos
-        .add(config("local", &server.url()), None, false)
-        .await
-        .unwrap();
+    let (_tmp, repo, _server, repos) = added_local().await;
     let before = std::fs::read(repos.home().cache_file("local")).unwrap();
     std::fs::write(
         repo.join("index.yaml"),
