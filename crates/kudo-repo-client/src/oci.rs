@@ -152,8 +152,14 @@ impl Registry {
         let manifest = OciImageManifest::build(&layers, &config, Some(annotations));
         let client = self.oci_client()?;
         let reference = target.with_tag(&tag);
+        // The token negotiated here (bounded, no http realm) rather than
+        // by oci-client, which is handed it as it is.
+        let auth = match self.token(&target, "pull,push").await? {
+            Some(token) => RegistryAuth::Bearer(token),
+            None => self.auth(),
+        };
         client
-            .push(&reference, &layers, config, &self.auth(), Some(manifest))
+            .push(&reference, &layers, config, &auth, Some(manifest))
             .await
             .map_err(|e| oci_err(&target, http::chain(&e), true))?;
         let pushed = OciRef {
@@ -179,7 +185,7 @@ impl Registry {
         what: &'static str,
         accept: Option<&str>,
     ) -> Result<http::Fetched> {
-        let token = self.pull_token(reference).await?;
+        let token = self.token(reference, "pull").await?;
         let credentials = self.pull_credentials(token);
         let base = self.base(reference)?;
         let http_client = http::client(&self.transport)?;

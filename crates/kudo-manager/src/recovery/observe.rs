@@ -80,7 +80,7 @@ fn key<K: Resource<DynamicType = ()>>(
 /// Bytes of kudo-manager's field set (as JSON) the cache keeps of one
 /// object; a larger one is left out, and the object is read live when its
 /// drift is judged.
-pub const MAX_KEPT_FIELD_SET: usize = 32 << 10;
+pub const MAX_KEPT_FIELD_SET: usize = 128 << 10;
 
 /// Instance owner references the cache keeps of one object (one is usual).
 pub const MAX_KEPT_OWNERS: usize = 8;
@@ -111,6 +111,9 @@ pub fn keep_what_drift_needs(meta: &mut ObjectMeta) {
     }
     if let Some(owners) = meta.owner_references.as_mut() {
         owners.retain(kudo_engine::ownership::children::is_instance_owner);
+        // The controller first (there is one at most), so padding cannot
+        // push the real owner out.
+        owners.sort_by_key(|o| o.controller != Some(true));
         owners.truncate(MAX_KEPT_OWNERS);
     }
     if let Some(entries) = meta.managed_fields.as_mut() {
@@ -385,7 +388,7 @@ mod tests {
 
     #[test]
     fn a_huge_field_set_under_the_managers_name_and_many_instance_owners_are_not_kept() {
-        let fields: serde_json::Map<String, serde_json::Value> = (0..5000)
+        let fields: serde_json::Map<String, serde_json::Value> = (0..20_000)
             .map(|i| (format!("f:key-{i:05}"), json!({})))
             .collect();
         let forged = ManagedFieldsEntry {
@@ -400,6 +403,8 @@ mod tests {
                     name: format!("app-{i}"),
                     kind: "Instance".into(),
                     api_version: "kudo.dev/v1beta1".into(),
+                    // The real owner comes last, behind the padding.
+                    controller: Some(i == 999),
                     ..Default::default()
                 },
             )
@@ -412,6 +417,8 @@ mod tests {
         };
         keep_what_drift_needs(&mut meta);
         assert_eq!(meta.managed_fields, Some(vec![]));
-        assert_eq!(meta.owner_references.unwrap().len(), MAX_KEPT_OWNERS);
+        let owners = meta.owner_references.unwrap();
+        assert_eq!(owners.len(), MAX_KEPT_OWNERS);
+        assert_eq!(owners[0].name, "app-999");
     }
 }

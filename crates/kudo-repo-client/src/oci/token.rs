@@ -31,40 +31,26 @@ pub(super) struct Challenge {
     pub service: Option<String>,
 }
 
-/// Reads a `WWW-Authenticate` header's `Bearer` challenge; `None` for
-/// another scheme (Basic) or a header that does not parse.
-pub(super) fn bearer_challenge(header: &str) -> Option<Challenge> {
-    let (scheme, params) = header.trim().split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    let mut realm = None;
-    let mut service = None;
-    let mut rest = params.trim();
-    while !rest.is_empty() {
-        let (key, after) = rest.split_once('=')?;
-        let key = key.trim().trim_start_matches(',').trim();
-        let after = after.trim_start();
-        let (value, tail) = match after.strip_prefix('"') {
-            Some(quoted) => {
-                let end = quoted.find('"')?;
-                (&quoted[..end], &quoted[end + 1..])
-            }
-            None => match after.find(',') {
-                Some(end) => (&after[..end], &after[end..]),
-                None => (after, ""),
-            },
-        };
-        match key.to_ascii_lowercase().as_str() {
-            "realm" => realm = Some(value.to_string()),
-            "service" => service = Some(value.to_string()),
-            _ => {}
-        }
-        rest = tail.trim_start().trim_start_matches(',').trim_start();
-    }
-    Some(Challenge {
-        realm: realm?,
-        service,
+/// The first `Bearer` challenge with a realm among `WWW-Authenticate`
+/// header values (one value may hold several challenges); `None` when
+/// there is none (Basic only, or nothing that parses).
+pub(super) fn bearer_challenge<'h>(values: impl IntoIterator<Item = &'h str>) -> Option<Challenge> {
+    values.into_iter().find_map(|value| {
+        http_auth::ChallengeParser::new(value)
+            .filter_map(Result::ok)
+            .filter(|c| c.scheme.eq_ignore_ascii_case("bearer"))
+            .find_map(|c| {
+                let param = |name: &str| {
+                    c.params
+                        .iter()
+                        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                        .map(|(_, v)| v.to_unescaped())
+                };
+                Some(Challenge {
+                    realm: param("realm")?,
+                    service: param("service"),
+                })
+            })
     })
 }
 
@@ -77,15 +63,17 @@ struct TokenAnswer {
 }
 
 impl Registry {
-    /// The bearer token for pulling `reference`, if the registry wants
-    /// one; `None` when it does not, or when the credentials are a token
-    /// already (sent as they are).
-    pub(super) async fn pull_token(&self, reference: &OciRef) -> Result<Option<String>> {
+    /// The bearer token for `scope` (`pull`, or `pull,push`) on
+    /// `reference`'s repository, if the registry wants one; `None` when it
+    /// does not, or when the credentials are a token already (sent as
+    /// they are). The whole exchange ends on the total deadline.
+    pub(super) async fn token(&self, reference: &OciRef, scope: &str) -> Result<Option<String>> {
         if matches!(self.credentials, Some(Credentials::Bearer { .. })) {
             return Ok(None);
         }
         let limit = self.transport.limits.total_timeout;
-        tokio::time::timeout(limit, self.negotiate(reference))
+        let deadline = tokio::time::Instant::now() + limit;
+        tokio::time::timeout_at(deadline, self.negotiate(reference, scope, deadline))
             .await
             .map_err(|_| {
                 oci_err(
@@ -96,7 +84,12 @@ impl Registry {
             })?
     }
 
-    async fn negotiate(&self, reference: &OciRef) -> Result<Option<String>> {
+    async fn negotiate(
+        &self,
+        reference: &OciRef,
+        scope: &str,
+        deadline: tokio::time::Instant,
+    ) -> Result<Option<String>> {
         let client = http::client(&self.transport)?;
         let scheme = if self.plain_http { "http" } else { "https" };
         let probe = Url::parse(&format!("{scheme}://{}/v2/", reference.registry))
@@ -109,27 +102,35 @@ impl Registry {
             )
         })?;
         if answer.status() != reqwest::StatusCode::UNAUTHORIZED {
-            // No token wanted (or an error the manifest request reports).
+            // No token wanted (or an error the next request reports).
             return Ok(None);
         }
-        let Some(challenge) = answer
-            .headers()
-            .get(reqwest::header::WWW_AUTHENTICATE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(bearer_challenge)
-        else {
+        let challenge = bearer_challenge(
+            answer
+                .headers()
+                .get_all(reqwest::header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok()),
+        );
+        drop(answer);
+        let Some(challenge) = challenge else {
             // Basic: the credentials go with each request.
             return Ok(None);
         };
-        drop(answer);
-        let realm = self.realm_url(reference, &challenge)?;
+        let realm = self.realm_url(reference, &challenge, scope)?;
         let credentials = match &self.credentials {
             Some(basic @ Credentials::Basic { .. }) => Some(basic),
             _ => None,
         };
+        // What is left of the deadline, so the token request's own limit
+        // never outlasts (or races) the exchange's.
+        let limits = kudo_repo::Limits {
+            total_timeout: deadline.saturating_duration_since(tokio::time::Instant::now()),
+            ..self.transport.limits
+        };
         let fetched = http::fetch(
             &client,
-            &self.transport.limits,
+            &limits,
             &Download {
                 url: &realm,
                 max_bytes: MAX_TOKEN_BYTES,
@@ -140,13 +141,11 @@ impl Registry {
             },
         )
         .await?;
+        let shown = kudo_repo::urls::shown(&realm);
         let answer: TokenAnswer = serde_json::from_slice(&fetched.bytes).map_err(|e| {
             oci_err(
                 reference,
-                format!(
-                    "the token answer from {} is not JSON: {e}",
-                    kudo_repo::urls::shown(&realm)
-                ),
+                format!("the token answer from {shown} is not JSON: {e}"),
                 false,
             )
         })?;
@@ -154,18 +153,15 @@ impl Registry {
             Some(token) if !token.is_empty() => Ok(Some(token)),
             _ => Err(oci_err(
                 reference,
-                format!(
-                    "the token answer from {} holds no token",
-                    kudo_repo::urls::shown(&realm)
-                ),
+                format!("the token answer from {shown} holds no token"),
                 false,
             )),
         }
     }
 
-    /// The realm with the service and pull scope, refused when it would
+    /// The realm with the service and scope, refused when it would
     /// take the credentials from `https` to plain `http`.
-    fn realm_url(&self, reference: &OciRef, challenge: &Challenge) -> Result<Url> {
+    fn realm_url(&self, reference: &OciRef, challenge: &Challenge, scope: &str) -> Result<Url> {
         let mut realm = Url::parse(&challenge.realm).map_err(|e| {
             oci_err(
                 reference,
@@ -199,7 +195,7 @@ impl Registry {
             }
             query.append_pair(
                 "scope",
-                &format!("repository:{}:pull", reference.repository),
+                &format!("repository:{}:{scope}", reference.repository),
             );
         }
         Ok(realm)
@@ -212,22 +208,31 @@ mod tests {
 
     #[test]
     fn a_bearer_challenge_gives_its_realm_and_service() {
-        let c = bearer_challenge(
+        let c = bearer_challenge([
             r#"Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a:pull""#,
-        )
+        ])
         .unwrap();
         assert_eq!(c.realm, "https://auth.example/token");
         assert_eq!(c.service.as_deref(), Some("registry.example"));
-        let c = bearer_challenge(r#"bearer service="s, with comma", realm="https://a/t""#).unwrap();
+        let c =
+            bearer_challenge([r#"bearer service="s, \"quoted\"", realm="https://a/t""#]).unwrap();
         assert_eq!(c.realm, "https://a/t");
-        assert_eq!(c.service.as_deref(), Some("s, with comma"));
+        assert_eq!(c.service.as_deref(), Some(r#"s, "quoted""#));
+    }
+
+    #[test]
+    fn a_bearer_challenge_is_found_beside_a_basic_one_or_in_a_later_header() {
+        let c = bearer_challenge([r#"Basic realm="r", Bearer realm="https://a/t""#]).unwrap();
+        assert_eq!(c.realm, "https://a/t");
+        let c = bearer_challenge([r#"Basic realm="r""#, r#"Bearer realm="https://b/t""#]).unwrap();
+        assert_eq!(c.realm, "https://b/t");
     }
 
     #[test]
     fn basic_and_malformed_challenges_are_not_bearer_ones() {
-        assert_eq!(bearer_challenge(r#"Basic realm="r""#), None);
-        assert_eq!(bearer_challenge("Bearer"), None);
-        assert_eq!(bearer_challenge(r#"Bearer service="s""#), None);
-        assert_eq!(bearer_challenge(r#"Bearer realm="unterminated"#), None);
+        assert_eq!(bearer_challenge([r#"Basic realm="r""#]), None);
+        assert_eq!(bearer_challenge(["Bearer"]), None);
+        assert_eq!(bearer_challenge([r#"Bearer service="s""#]), None);
+        assert_eq!(bearer_challenge([r#"Bearer realm="unterminated"#]), None);
     }
 }
