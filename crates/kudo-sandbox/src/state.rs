@@ -17,6 +17,7 @@ use crate::store::{Owners, Store, object_rv};
 mod conflict;
 mod crds;
 mod planned;
+mod size;
 mod unchanged;
 
 use conflict::conflict_error;
@@ -456,7 +457,7 @@ impl State {
                 if is_crd {
                     self.register_crd_write(&p.name, p.old.is_none(), &mut new)?;
                 }
-                check_stored_size(&new)?;
+                size::check_stored_size(&new)?;
                 let stored = self.store.put(&group, &plural, new, p.owners);
                 if p.op == Operation::Create && group == "events.k8s.io" {
                     self.mirror_core_event(&stored);
@@ -495,34 +496,6 @@ mod tests;
 #[cfg(test)]
 #[path = "state_gc_tests.rs"]
 mod gc_tests;
-
-/// etcd's default limit on one request (`--max-request-bytes`), which
-/// bounds an object's stored size.
-pub const MAX_STORED_BYTES: usize = 1536 * 1024;
-
-/// Refuses an object whose JSON (managedFields left out) passes
-/// [`MAX_STORED_BYTES`], as kube-apiserver passes on etcd's refusal (500,
-/// "etcdserver: request is too large").
-fn check_stored_size(object: &Value) -> Result<(), ApiError> {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            if self.0 > MAX_STORED_BYTES {
-                return Err(std::io::Error::other("too large"));
-            }
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    if serde_json::to_writer(&mut count, object).is_err() && count.0 > MAX_STORED_BYTES {
-        return Err(ApiError::too_large_to_store());
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 #[path = "state_managed_tests.rs"]
