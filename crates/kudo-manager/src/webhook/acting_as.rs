@@ -246,38 +246,16 @@ impl ActingAs {
                 Needed::Nothing => return Ok(()),
                 Needed::Impersonate(account) => account,
             };
-        let key = (user.clone(), namespace.to_string(), account.clone());
-        let keepable = user.size() <= MAX_KEPT_USER_BYTES;
-        let allowed = match self.kept(&key).filter(|_| keepable) {
-            Some(allowed) => allowed,
-            None => {
-                let asked = self.reviews.may_impersonate(user, namespace, &account);
-                let allowed = match tokio::time::timeout(timeout, asked).await {
-                    Ok(Ok(allowed)) => allowed,
-                    Ok(Err(err)) => {
-                        return Err(NotAllowed::Unanswered(format!(
-                            "cannot ask the API server whether {} may act as ServiceAccount \
-                             {namespace}/{account}: {err}; the change was not admitted, retry \
-                             shortly",
-                            shown(&user.username)
-                        )));
-                    }
-                    Err(_) => {
-                        return Err(NotAllowed::Unanswered(format!(
-                            "the API server did not answer within {}s whether {} may act as \
-                             ServiceAccount {namespace}/{account}; the change was not \
-                             admitted, retry shortly",
-                            timeout.as_secs_f32(),
-                            shown(&user.username)
-                        )));
-                    }
-                };
-                if allowed {
-                    self.keep(key);
-                }
-                allowed
-            }
-        };
+        // A very large user is asked about each time, not kept.
+        let key = (user.size() <= MAX_KEPT_USER_BYTES)
+            .then(|| (user.clone(), namespace.to_string(), account.clone()));
+        if key.as_ref().is_some_and(|key| self.is_kept(key)) {
+            return Ok(());
+        }
+        let allowed = self.ask(user, namespace, &account, timeout).await?;
+        if let (true, Some(key)) = (allowed, key) {
+            self.keep(key);
+        }
         if allowed {
             return Ok(());
         }
@@ -291,19 +269,41 @@ impl ActingAs {
         )))
     }
 
-    /// `Some(true)` when an "allowed" for `key` is still fresh.
-    fn kept(&self, key: &AnswerKey) -> Option<bool> {
-        let answers = self.answers.lock().ok()?;
-        answers
-            .get(key)
-            .filter(|at| at.elapsed() < ANSWER_TTL)
-            .map(|_| true)
+    /// Asks the API server, within `timeout`, whether `user` may
+    /// impersonate `account`.
+    async fn ask(
+        &self,
+        user: &UserInfo,
+        namespace: &str,
+        account: &str,
+        timeout: Duration,
+    ) -> Result<bool, NotAllowed> {
+        let asked = self.reviews.may_impersonate(user, namespace, account);
+        match tokio::time::timeout(timeout, asked).await {
+            Ok(Ok(allowed)) => Ok(allowed),
+            Ok(Err(err)) => Err(NotAllowed::Unanswered(format!(
+                "cannot ask the API server whether {} may act as ServiceAccount \
+                 {namespace}/{account}: {err}; the change was not admitted, retry shortly",
+                shown(&user.username)
+            ))),
+            Err(_) => Err(NotAllowed::Unanswered(format!(
+                "the API server did not answer within {}s whether {} may act as \
+                 ServiceAccount {namespace}/{account}; the change was not admitted, retry \
+                 shortly",
+                timeout.as_secs_f32(),
+                shown(&user.username)
+            ))),
+        }
+    }
+
+    /// Whether an "allowed" for `key` is still fresh.
+    fn is_kept(&self, key: &AnswerKey) -> bool {
+        self.answers
+            .lock()
+            .is_ok_and(|answers| answers.get(key).is_some_and(|at| at.elapsed() < ANSWER_TTL))
     }
 
     fn keep(&self, key: AnswerKey) {
-        if key.0.size() > MAX_KEPT_USER_BYTES {
-            return;
-        }
         let Ok(mut answers) = self.answers.lock() else {
             return;
         };
