@@ -98,7 +98,9 @@ pub fn fit(status: &mut InstanceStatus, limit: usize) -> bool {
 }
 
 fn shorten(status: &mut InstanceStatus, max: usize, history: usize) -> bool {
-    let mut changed = false;
+    let excess = status.history.len().saturating_sub(history);
+    status.history.drain(..excess);
+    let mut changed = excess > 0;
     let mut cut = |text: &mut String| {
         if text.len() > max {
             *text = recut(text, max);
@@ -141,13 +143,11 @@ fn shorten(status: &mut InstanceStatus, max: usize, history: usize) -> bool {
             cut(reason);
         }
     }
-    let excess = status.history.len().saturating_sub(history);
-    status.history.drain(..excess);
     let had_values = status.history.iter().any(|run| !run.parameters.is_empty());
     for run in &mut status.history {
         run.parameters.clear();
     }
-    changed || excess > 0 || had_values
+    changed || had_values
 }
 
 /// `text` within `max` bytes; a message cut before keeps the length it
