@@ -154,7 +154,10 @@ impl Registry {
         let reference = target.with_tag(&tag);
         // The token negotiated here (bounded, no http realm) rather than
         // by oci-client, which is handed it as it is.
-        let auth = match self.token(&target, "pull,push").await? {
+        let auth = match self
+            .token(&http::client(&self.transport)?, &target, "pull,push")
+            .await?
+        {
             Some(token) => RegistryAuth::Bearer(token),
             None => self.auth(),
         };
@@ -185,10 +188,10 @@ impl Registry {
         what: &'static str,
         accept: Option<&str>,
     ) -> Result<http::Fetched> {
-        let token = self.token(reference, "pull").await?;
+        let http_client = http::client(&self.transport)?;
+        let token = self.token(&http_client, reference, "pull").await?;
         let credentials = self.pull_credentials(token);
         let base = self.base(reference)?;
-        let http_client = http::client(&self.transport)?;
         http::fetch(
             &http_client,
             &self.transport.limits,

@@ -67,13 +67,18 @@ impl Registry {
     /// `reference`'s repository, if the registry wants one; `None` when it
     /// does not, or when the credentials are a token already (sent as
     /// they are). The whole exchange ends on the total deadline.
-    pub(super) async fn token(&self, reference: &OciRef, scope: &str) -> Result<Option<String>> {
+    pub(super) async fn token(
+        &self,
+        client: &reqwest::Client,
+        reference: &OciRef,
+        scope: &str,
+    ) -> Result<Option<String>> {
         if matches!(self.credentials, Some(Credentials::Bearer { .. })) {
             return Ok(None);
         }
         let limit = self.transport.limits.total_timeout;
         let deadline = tokio::time::Instant::now() + limit;
-        tokio::time::timeout_at(deadline, self.negotiate(reference, scope, deadline))
+        tokio::time::timeout_at(deadline, self.negotiate(client, reference, scope, deadline))
             .await
             .map_err(|_| {
                 oci_err(
@@ -86,13 +91,14 @@ impl Registry {
 
     async fn negotiate(
         &self,
+        client: &reqwest::Client,
         reference: &OciRef,
         scope: &str,
         deadline: tokio::time::Instant,
     ) -> Result<Option<String>> {
-        let client = http::client(&self.transport)?;
-        let scheme = if self.plain_http { "http" } else { "https" };
-        let probe = Url::parse(&format!("{scheme}://{}/v2/", reference.registry))
+        let probe = self
+            .base(reference)?
+            .join("/v2/")
             .map_err(|e| oci_err(reference, format!("not a registry URL: {e}"), false))?;
         let answer = client.get(probe.clone()).send().await.map_err(|e| {
             oci_err(
@@ -129,7 +135,7 @@ impl Registry {
             ..self.transport.limits
         };
         let fetched = http::fetch(
-            &client,
+            client,
             &limits,
             &Download {
                 url: &realm,
