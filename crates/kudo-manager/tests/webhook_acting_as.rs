@@ -8,11 +8,11 @@ mod support;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kudo_api::{Instance, OperatorVersion};
+use kudo_api::Instance;
 use kudo_manager::metrics::Metrics;
 use kudo_sandbox::Sandbox;
 use serde_json::{Value, json};
-use support::local_webhook::{install_crds, start_webhook};
+use support::local_webhook::{create_greeting_operator_version, install_crds, start_webhook};
 
 /// Binds `rules` to `subject` in `default`, under `name`.
 async fn grant(admin: &Client, name: &str, subject: Value, rules: Value) {
@@ -56,24 +56,7 @@ async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change
     let sandbox = Sandbox::start().await.unwrap();
     let admin = sandbox.client().unwrap();
     install_crds(&admin).await;
-    let ov: OperatorVersion = serde_json::from_value(json!({
-        "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
-        "metadata": {"name": "hello-0.1.0", "namespace": "default"},
-        "spec": {
-            "operator": {"name": "hello"}, "version": "0.1.0",
-            "parameters": [{"name": "GREETING", "default": "hi"}],
-            "templates": {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}\ndata:\n  greeting: {{ .Params.GREETING }}\n"},
-            "tasks": [{"name": "app", "kind": "Apply", "spec": {"resources": ["cm.yaml"]}}],
-            "plans": {"deploy": {"strategy": "serial", "phases": [
-                {"name": "main", "strategy": "serial", "steps": [{"name": "app", "tasks": ["app"]}]}
-            ]}}
-        }
-    }))
-    .unwrap();
-    Api::<OperatorVersion>::namespaced(admin.clone(), "default")
-        .create(&PostParams::default(), &ov)
-        .await
-        .unwrap();
+    create_greeting_operator_version(&admin, "hello").await;
     let certs = tempfile::tempdir().unwrap();
     let (_, stop, webhook) = start_webhook(&admin, certs.path(), &Metrics::new()).await;
 

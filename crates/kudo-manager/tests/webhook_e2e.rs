@@ -19,7 +19,7 @@ use kudo_manager::metrics::Metrics;
 use kudo_sandbox::Sandbox;
 use serde_json::{Value, json};
 use support::admission::operator_version_list;
-use support::local_webhook::{install_crds, start_webhook};
+use support::local_webhook::{create_greeting_operator_version, install_crds, start_webhook};
 
 fn kubectl_available() -> bool {
     Command::new("kubectl")
@@ -331,24 +331,7 @@ async fn a_parameter_value_that_adds_an_object_is_refused_before_it_is_stored() 
     let sandbox = Sandbox::start().await.unwrap();
     let client = sandbox.client().unwrap();
     install_crds(&client).await;
-    let ov: OperatorVersion = serde_json::from_value(json!({
-        "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
-        "metadata": {"name": "inject-0.1.0", "namespace": "default"},
-        "spec": {
-            "operator": {"name": "inject"}, "version": "0.1.0",
-            "parameters": [{"name": "GREETING", "default": "hi"}],
-            "templates": {"configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-greeting\ndata:\n  greeting: {{ .Params.GREETING }}\n"},
-            "tasks": [{"name": "app", "kind": "Apply", "spec": {"resources": ["configmap.yaml"]}}],
-            "plans": {"deploy": {"strategy": "serial", "phases": [
-                {"name": "main", "strategy": "serial", "steps": [{"name": "app", "tasks": ["app"]}]}
-            ]}}
-        }
-    }))
-    .unwrap();
-    Api::<OperatorVersion>::namespaced(client.clone(), "default")
-        .create(&PostParams::default(), &ov)
-        .await
-        .unwrap();
+    create_greeting_operator_version(&client, "inject").await;
     let certs = tempfile::tempdir().unwrap();
     let (_, stop, webhook) = start_webhook(&client, certs.path(), &Metrics::new()).await;
 

@@ -79,3 +79,26 @@ pub async fn start_webhook(
         .unwrap();
     (addr, stop, webhook)
 }
+
+/// Creates OperatorVersion `{operator}-0.1.0` in `default`: one parameter,
+/// `GREETING`, written into a ConfigMap by `configmap.yaml` (line 6).
+pub async fn create_greeting_operator_version(client: &kube::Client, operator: &str) {
+    let ov: OperatorVersion = serde_json::from_value(serde_json::json!({
+        "apiVersion": "kudo.dev/v1beta1", "kind": "OperatorVersion",
+        "metadata": {"name": format!("{operator}-0.1.0"), "namespace": "default"},
+        "spec": {
+            "operator": {"name": operator}, "version": "0.1.0",
+            "parameters": [{"name": "GREETING", "default": "hi"}],
+            "templates": {"configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Name }}-greeting\ndata:\n  greeting: {{ .Params.GREETING }}\n"},
+            "tasks": [{"name": "app", "kind": "Apply", "spec": {"resources": ["configmap.yaml"]}}],
+            "plans": {"deploy": {"strategy": "serial", "phases": [
+                {"name": "main", "strategy": "serial", "steps": [{"name": "app", "tasks": ["app"]}]}
+            ]}}
+        }
+    }))
+    .unwrap();
+    Api::<OperatorVersion>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &ov)
+        .await
+        .unwrap();
+}
