@@ -14,6 +14,8 @@
 //! run (steadier than wall time on a loaded machine), then wall time in
 //! alternating rounds of 10 bare runs and 10 plans (`PLAN_BENCH_ROUNDS`,
 //! default 7), so that outside load hits both sides alike.
+//! `PLAN_BENCH_PROFILE=plan` (or `bare`) runs only 200 runs of that side
+//! after the probe, for a profiler.
 //!
 //! The process runs with mimalloc, the global allocator of the
 //! `kudo-manager` binary; the sandbox and the bare client use it too.
@@ -224,6 +226,23 @@ async fn alternating_rounds(env: &Env, rounds: usize, runs_per_round: u32) {
     }
 }
 
+/// `PLAN_BENCH_PROFILE=plan` or `=bare`: only `runs` runs of that side, for
+/// a profiler attached to the bench (`perf record`) to see one side alone.
+async fn one_side_only(env: &Env, side: &str, runs: u32) {
+    let start = process_cpu();
+    for i in 0..runs {
+        match side {
+            "plan" => drop(timed_plan(env, &format!("prof{i}")).await),
+            "bare" => drop(timed_bare(&env.client, &format!("profbare{i}")).await),
+            other => panic!("PLAN_BENCH_PROFILE={other}: expected plan or bare"),
+        }
+    }
+    eprintln!(
+        "probe: {runs} {side} runs (objects cleared after each) took {:?} of process CPU",
+        process_cpu() - start
+    );
+}
+
 /// Run one plan and print what the controller did for it, per step.
 async fn probe(env: &Env, counts: &Counts, metrics: &kudo_manager::metrics::Metrics) {
     // Let the controller's start-up requests (discovery, initial lists) pass.
@@ -263,6 +282,12 @@ fn bench(c: &mut Criterion) {
     // The client's buffer task needs the runtime.
     let (counts, stop, controller) = spawn_controller(&rt, &env);
     rt.block_on(probe(&env, &counts, &env.metrics));
+    if let Ok(side) = std::env::var("PLAN_BENCH_PROFILE") {
+        rt.block_on(one_side_only(&env, &side, 200));
+        stop.cancel();
+        let _ = rt.block_on(controller);
+        return;
+    }
     rt.block_on(cpu_per_run(&env, 40));
     let rounds = std::env::var("PLAN_BENCH_ROUNDS")
         .ok()

@@ -119,13 +119,17 @@ impl RenderBook {
     /// compression ratio says are too much (a few rounds at most), instead
     /// of compressing the whole book again per render left out.
     pub fn encode(&self) -> (Vec<u8>, Vec<AppliedObject>) {
-        let mut entries: Vec<Entry> = self.entries.values().cloned().collect();
-        let mut raw: usize = serde_json_size(&entries);
+        // Usually the whole book fits: serialised from borrowed entries,
+        // once; copies are made only to leave renders out.
+        let json =
+            serde_json::to_vec(&self.entries.values().collect::<Vec<_>>()).unwrap_or_default();
+        let mut raw = json.len();
         let max_raw = usize::try_from(MAX_DECODED).unwrap_or(usize::MAX);
-        let mut bytes = compress(&entries);
+        let mut bytes = gzip(&json);
         if bytes.len() <= MAX_STORED && raw <= max_raw {
             return (bytes, Vec::new());
         }
+        let mut entries: Vec<Entry> = self.entries.values().cloned().collect();
         // Renders, largest first, with their JSON sizes.
         let mut by_size: Vec<(usize, usize)> = entries
             .iter()
@@ -253,15 +257,18 @@ thread_local! {
 }
 
 fn compress(entries: &[Entry]) -> Vec<u8> {
+    gzip(&serde_json::to_vec(entries).unwrap_or_default())
+}
+
+/// The JSON goes to the encoder in one write: serde_json writes each
+/// token separately, and flate2 zero-fills its output buffer on every
+/// write it is given, which cost more than the compression itself.
+fn gzip(json: &[u8]) -> Vec<u8> {
     #[cfg(test)]
     COMPRESSIONS.with(|c| c.set(c.get() + 1));
-    // The JSON goes to the encoder in one write: serde_json writes each
-    // token separately, and flate2 zero-fills its output buffer on every
-    // write it is given, which cost more than the compression itself.
-    let json = serde_json::to_vec(entries).unwrap_or_default();
     let mut gz = GzEncoder::new(Vec::with_capacity(json.len() / 4), Compression::default());
     // Writing into a Vec cannot fail.
-    let _ = gz.write_all(&json);
+    let _ = gz.write_all(json);
     gz.finish().unwrap_or_default()
 }
 
