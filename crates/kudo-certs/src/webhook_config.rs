@@ -70,8 +70,10 @@ impl WebhookTarget {
 
 /// Builds the configuration: admissionregistration.k8s.io/v1, CREATE and
 /// UPDATE of `kudo.dev/v1beta1` `instances` and of the cluster-scoped
-/// `maintenanceschedules` and `operatorrepositories` (not their `/status`, so the controller's status
-/// writes never wait for the webhook), failurePolicy
+/// `maintenanceschedules` and `operatorrepositories`, and UPDATE of
+/// `instances/status` (an Instance's status names what its plans run, so
+/// who writes it is judged; the other kinds' status is not reviewed, so
+/// the controller's writes of it never wait for the webhook), failurePolicy
 /// Fail, sideEffects None, matchPolicy Equivalent, timeoutSeconds 5,
 /// AdmissionReview v1.
 ///
@@ -113,6 +115,10 @@ pub fn webhook_configuration(
         timeout_seconds: Some(WEBHOOK_TIMEOUT_SECONDS),
         rules: Some(vec![
             create_and_update("instances", "Namespaced"),
+            RuleWithOperations {
+                operations: Some(vec!["UPDATE".to_string()]),
+                ..create_and_update("instances/status", "Namespaced")
+            },
             create_and_update("maintenanceschedules", "Cluster"),
             create_and_update("operatorrepositories", "Cluster"),
         ]),
@@ -207,10 +213,16 @@ mod tests {
             .map(|rule| {
                 assert_eq!(rule.api_groups.as_deref().unwrap(), ["kudo.dev"]);
                 assert_eq!(rule.api_versions.as_deref().unwrap(), ["v1beta1"]);
-                assert_eq!(rule.operations.as_deref().unwrap(), ["CREATE", "UPDATE"]);
                 let [resource] = rule.resources.as_deref().unwrap() else {
                     panic!("one resource per rule: {rule:?}")
                 };
+                // A status is only ever updated.
+                let operations: &[&str] = if resource.ends_with("/status") {
+                    &["UPDATE"]
+                } else {
+                    &["CREATE", "UPDATE"]
+                };
+                assert_eq!(rule.operations.as_deref().unwrap(), operations);
                 (resource.as_str(), rule.scope.as_deref().unwrap())
             })
             .collect();
@@ -220,6 +232,7 @@ mod tests {
             covered,
             [
                 ("instances", "Namespaced"),
+                ("instances/status", "Namespaced"),
                 ("maintenanceschedules", "Cluster"),
                 ("operatorrepositories", "Cluster")
             ]

@@ -1,5 +1,5 @@
-//! Whoever writes an Instance must be allowed to act as the account its
-//! plans run as: through kudo-sandbox, which answers the webhook's access
+//! Whoever writes an Instance, or its status, must be allowed to act as the
+//! account its plans run as: through kudo-sandbox, which answers the webhook's access
 //! reviews from its RBAC rules and tells the webhook who writes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -52,7 +52,8 @@ fn instance(name: &str, account: Option<&str>) -> Instance {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change_it() {
+async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change_it_or_its_status()
+{
     let sandbox = Sandbox::start().await.unwrap();
     let admin = sandbox.client().unwrap();
     install_crds(&admin).await;
@@ -138,6 +139,34 @@ async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change
             &PatchParams::default(),
             &Patch::Merge(json!({"metadata": {"labels": {"seen": "yes"}}})),
         )
+        .await
+        .unwrap();
+
+    // The status names what runs (a channel's OperatorVersion, a run's
+    // values): writing it asks the same right.
+    grant(
+        &admin,
+        "instance-status",
+        user("mallory"),
+        json!([{"apiGroups": ["kudo.dev"], "resources": ["instances/status"], "verbs": ["*"]}]),
+    )
+    .await;
+    let moved = Patch::Merge(json!({"status": {"upgrades": {"operatorVersion": "hello-0.1.0"}}}));
+    let refused = mallory
+        .patch_status("admins", &PatchParams::default(), &moved)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("ServiceAccount default/deployer, and user \"mallory\" may not act as it"),
+        "{refused}"
+    );
+    mallory
+        .patch_status("hello", &PatchParams::default(), &moved)
+        .await
+        .unwrap();
+    Api::<Instance>::namespaced(admin.clone(), "default")
+        .patch_status("admins", &PatchParams::default(), &moved)
         .await
         .unwrap();
 

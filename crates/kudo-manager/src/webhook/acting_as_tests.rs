@@ -314,6 +314,45 @@ mod reviews {
         assert_eq!(answers.asked.load(Ordering::SeqCst), asked);
     }
 
+    /// `body` as a write of the subresource `sub`.
+    fn of_subresource(body: &[u8], sub: &str) -> Vec<u8> {
+        let mut review: serde_json::Value = serde_json::from_slice(body).unwrap();
+        review["request"]["subResource"] = serde_json::json!(sub);
+        serde_json::to_vec(&review).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_status_write_is_judged_by_who_writes_it_and_other_subresources_are_not() {
+        let answers = Arc::new(Answers {
+            allowed: vec![("alice", "team-a", "kudo-instance")],
+            ..Default::default()
+        });
+        let reviewer = reviewer(&answers);
+        let old = zk(serde_json::json!({}));
+        // Points a channel's move at another OperatorVersion.
+        let mut moved = old.clone();
+        moved["status"] = serde_json::json!({"upgrades": {"operatorVersion": "zk-evil"}});
+        let by_mallory = review("UPDATE", "mallory", old.clone(), moved.clone());
+        let (code, message) = refusal(
+            &reviewer
+                .review_bytes(&of_subresource(&by_mallory, "status"))
+                .await,
+        );
+        assert_eq!(code, 403);
+        assert!(message.contains("may not act as it"), "{message}");
+        let by_alice = review("UPDATE", "alice", old.clone(), moved.clone());
+        let answered = reviewer
+            .review_bytes(&of_subresource(&by_alice, "status"))
+            .await;
+        assert!(answered.response.as_ref().unwrap().allowed, "{answered:?}");
+        let asked = answers.asked.load(Ordering::SeqCst);
+        let other = reviewer
+            .review_bytes(&of_subresource(&by_mallory, "finalizers"))
+            .await;
+        assert!(other.response.as_ref().unwrap().allowed, "{other:?}");
+        assert_eq!(answers.asked.load(Ordering::SeqCst), asked);
+    }
+
     #[tokio::test]
     async fn a_failed_question_is_an_error_answer_never_an_allow() {
         let answers = Arc::new(Answers {

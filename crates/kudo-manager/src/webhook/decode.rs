@@ -164,6 +164,12 @@ impl Request<'_> {
         ))
     }
 
+    /// Whether this is an update of the `status` subresource.
+    pub(crate) fn is_status_write(&self) -> bool {
+        matches!(self.operation, Operation::Update)
+            && self.sub_resource.as_deref() == Some("status")
+    }
+
     /// Whether an update turns on `kudo.dev/delete-crds` (the Instance's
     /// deletion then deletes its CRDs, as its account): a metadata write
     /// that changes what the account does. An object that does not decode
@@ -190,8 +196,8 @@ impl Request<'_> {
 
     /// For the kinds judged by their spec alone: the (old, new) objects of
     /// a create or update of the object itself, decoded as `kind`; `None`
-    /// for what is not judged (status writes and other subresources,
-    /// deletions, CONNECT); an error message when an object does not
+    /// for what is not judged by its spec (subresource writes, status
+    /// included, deletions, CONNECT); an error message when an object does not
     /// decode or the new one is missing.
     pub(crate) fn spec_write_as<T: DeserializeOwned>(
         &self,

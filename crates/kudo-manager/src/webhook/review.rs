@@ -172,11 +172,18 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(Reviewed::Instance) => instances(&request, now),
         };
         // Only who writes is judged (a metadata write that changes what
-        // the Instance's account does).
+        // the Instance's account does, a status write).
         let mut writer_only = false;
         let judged = match judged {
             Err(failure) => Err(failure),
-            // Status writes and CONNECT are not ours to judge.
+            // The status names the OperatorVersion a channel installed and
+            // the values a plan run renders: whoever writes it chooses what
+            // runs as the account.
+            Ok(Some(pair)) if request.is_status_write() => {
+                writer_only = true;
+                Ok(Some(pair))
+            }
+            // Other subresources and CONNECT are not ours to judge.
             Ok(None) => Ok(None),
             // Metadata-only writes (finalizers, labels) and deletions change
             // no spec: nothing to judge, and they must work even when the
@@ -310,7 +317,7 @@ fn runs_tracked(subject: &mut Subject, tracked: &kudo_api::upgrades::UpgradeStat
 }
 
 /// The (old, new) Instances to review, or `None` when the request is not
-/// one the rules judge (a subresource write, CONNECT).
+/// one judged (a subresource write other than the status, CONNECT).
 type Pair = (Option<Box<Subject>>, Box<Subject>);
 
 fn instances(request: &Request<'_>, now: jiff::Timestamp) -> Result<Option<Pair>, Failure> {
@@ -318,6 +325,7 @@ fn instances(request: &Request<'_>, now: jiff::Timestamp) -> Result<Option<Pair>
         .sub_resource
         .as_deref()
         .is_some_and(|s| !s.is_empty())
+        && !request.is_status_write()
     {
         return Ok(None);
     }

@@ -217,10 +217,12 @@ async fn the_new_operator_versions_read_error_is_reported_first() {
 }
 
 #[tokio::test]
-async fn status_subresource_writes_are_allowed_without_reading() {
+async fn a_status_write_is_judged_without_reading_operator_versions() {
+    // Only who writes a status is judged (no writer check is set up here).
     let source = FnSource(|_: &str, _: &str| Err(OperatorVersionReadError("boom".into())));
     let mut body: serde_json::Value =
         serde_json::from_slice(&review_json("UPDATE", zk("zk-1"))).unwrap();
+    body["request"]["oldObject"] = zk("zk-1");
     body["request"]["subResource"] = "status".into();
     let reviewer = Reviewer::new(source, Duration::from_secs(1));
     let review = reviewer
