@@ -11,7 +11,7 @@ use kudo_certs::{
 use serde_json::{Map, Value, json};
 
 /// Name of the manager's ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment.
-pub const MANAGER_NAME: &str = "kudo-manager";
+pub const MANAGER_NAME: &str = kudo_certs::MANAGER_SERVICE_ACCOUNT;
 /// Where the manager container finds `tls.crt` and `tls.key`.
 pub const CERT_MOUNT_PATH: &str = "/etc/kudo-rs/webhook-certs";
 /// Port of the manager's admin server (/healthz, /readyz, /metrics).

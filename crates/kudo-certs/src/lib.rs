@@ -22,9 +22,9 @@ pub use manifests::{
     webhook_service,
 };
 pub use webhook_config::{
-    CERT_MANAGER_INJECT_ANNOTATION, LOCAL_WEBHOOK_CONFIGURATION_NAME, WEBHOOK_CONFIGURATION_NAME,
-    WEBHOOK_NAME, WEBHOOK_TIMEOUT_SECONDS, WebhookTarget, inject_ca_from_cert_manager,
-    webhook_configuration,
+    CERT_MANAGER_INJECT_ANNOTATION, LOCAL_WEBHOOK_CONFIGURATION_NAME, MANAGER_SERVICE_ACCOUNT,
+    STATUS_WEBHOOK_NAME, WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TIMEOUT_SECONDS,
+    WebhookTarget, inject_ca_from_cert_manager, webhook_configuration,
 };
 
 /// Namespace kudo-rs is installed into by default (as in KUDO).

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
-    RuleWithOperations, ServiceReference, ValidatingWebhook, ValidatingWebhookConfiguration,
-    WebhookClientConfig,
+    MatchCondition, RuleWithOperations, ServiceReference, ValidatingWebhook,
+    ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kudo_api::names::{GROUP, VERSION, WEBHOOK_PATH};
@@ -23,6 +23,11 @@ pub const LOCAL_WEBHOOK_CONFIGURATION_NAME: &str = "kudo-manager-local-instance-
 /// Name of the webhook inside the configuration; kubectl prints it:
 /// `admission webhook "instance-admission.kudo.dev" denied the request: ...`.
 pub const WEBHOOK_NAME: &str = "instance-admission.kudo.dev";
+/// Name of the webhook that judges who writes an Instance's status.
+pub const STATUS_WEBHOOK_NAME: &str = "instance-status-admission.kudo.dev";
+/// The manager's ServiceAccount in its namespace (`kubectl kudo init`,
+/// `deploy/`): its own status writes skip the status webhook.
+pub const MANAGER_SERVICE_ACCOUNT: &str = "kudo-manager";
 /// Seconds the API server waits for an answer (the handler gives up before).
 pub const WEBHOOK_TIMEOUT_SECONDS: i32 = 5;
 /// Annotation asking cert-manager's CA injector to fill `caBundle`.
@@ -68,14 +73,20 @@ impl WebhookTarget {
     }
 }
 
-/// Builds the configuration: admissionregistration.k8s.io/v1, CREATE and
-/// UPDATE of `kudo.dev/v1beta1` `instances` and of the cluster-scoped
-/// `maintenanceschedules` and `operatorrepositories`, and UPDATE of
-/// `instances/status` (an Instance's status names what its plans run, so
-/// who writes it is judged; the other kinds' status is not reviewed, so
-/// the controller's writes of it never wait for the webhook), failurePolicy
-/// Fail, sideEffects None, matchPolicy Equivalent, timeoutSeconds 5,
-/// AdmissionReview v1.
+/// Builds the configuration: admissionregistration.k8s.io/v1,
+/// failurePolicy Fail, sideEffects None, matchPolicy Equivalent,
+/// timeoutSeconds 5, AdmissionReview v1, two webhooks on the same path:
+///
+/// - [`WEBHOOK_NAME`]: CREATE and UPDATE of `kudo.dev/v1beta1` `instances`
+///   and of the cluster-scoped `maintenanceschedules` and
+///   `operatorrepositories`;
+/// - [`STATUS_WEBHOOK_NAME`]: UPDATE of `instances/status` (the status
+///   names what an Instance's plans run, so who writes it is judged). In
+///   the cluster it skips the manager's own ServiceAccount by a
+///   matchCondition, so the controller's status writes never wait for the
+///   webhook (nor fail while its Service has no ready endpoint); a manager
+///   outside the cluster (`Url`) has no known user, and its status writes
+///   are reviewed too. Other kinds' status is not reviewed.
 ///
 /// `ca_bundle` is the PEM of the CA that signed the serving certificate;
 /// `None` leaves `caBundle` out (cert-manager fills it, see
@@ -115,14 +126,28 @@ pub fn webhook_configuration(
         timeout_seconds: Some(WEBHOOK_TIMEOUT_SECONDS),
         rules: Some(vec![
             create_and_update("instances", "Namespaced"),
-            RuleWithOperations {
-                operations: Some(vec!["UPDATE".to_string()]),
-                ..create_and_update("instances/status", "Namespaced")
-            },
             create_and_update("maintenanceschedules", "Cluster"),
             create_and_update("operatorrepositories", "Cluster"),
         ]),
         ..ValidatingWebhook::default()
+    };
+    let not_the_manager = match target {
+        WebhookTarget::Service { namespace, .. } => Some(vec![MatchCondition {
+            name: "not-the-manager".to_string(),
+            expression: format!(
+                "request.userInfo.username != 'system:serviceaccount:{namespace}:{MANAGER_SERVICE_ACCOUNT}'"
+            ),
+        }]),
+        WebhookTarget::Url(_) => None,
+    };
+    let status_webhook = ValidatingWebhook {
+        name: STATUS_WEBHOOK_NAME.to_string(),
+        rules: Some(vec![RuleWithOperations {
+            operations: Some(vec!["UPDATE".to_string()]),
+            ..create_and_update("instances/status", "Namespaced")
+        }]),
+        match_conditions: not_the_manager,
+        ..webhook.clone()
     };
     ValidatingWebhookConfiguration {
         metadata: ObjectMeta {
@@ -133,7 +158,7 @@ pub fn webhook_configuration(
             )])),
             ..ObjectMeta::default()
         },
-        webhooks: Some(vec![webhook]),
+        webhooks: Some(vec![webhook, status_webhook]),
     }
 }
 
@@ -168,24 +193,31 @@ pub fn inject_ca_from_cert_manager(
 mod tests {
     use super::*;
 
-    fn only_webhook(cfg: &ValidatingWebhookConfiguration) -> &ValidatingWebhook {
-        let hooks = cfg.webhooks.as_deref().unwrap();
-        assert_eq!(hooks.len(), 1);
-        &hooks[0]
+    fn hooks(cfg: &ValidatingWebhookConfiguration) -> (&ValidatingWebhook, &ValidatingWebhook) {
+        let [main, status] = cfg.webhooks.as_deref().unwrap() else {
+            panic!("two webhooks: {cfg:?}")
+        };
+        assert_eq!(main.name, WEBHOOK_NAME);
+        assert_eq!(status.name, STATUS_WEBHOOK_NAME);
+        (main, status)
     }
 
     #[test]
     fn local_target_points_at_loopback_with_the_ca_bundle() {
         let cfg = webhook_configuration(Some("PEM"), &WebhookTarget::local(8443));
-        let hook = only_webhook(&cfg);
-        assert_eq!(
-            hook.client_config.url.as_deref(),
-            Some("https://127.0.0.1:8443/validate-kudo-dev-v1beta1-instance")
-        );
-        assert_eq!(
-            hook.client_config.ca_bundle,
-            Some(ByteString(b"PEM".to_vec()))
-        );
+        let (main, status) = hooks(&cfg);
+        for hook in [main, status] {
+            assert_eq!(
+                hook.client_config.url.as_deref(),
+                Some("https://127.0.0.1:8443/validate-kudo-dev-v1beta1-instance")
+            );
+            assert_eq!(
+                hook.client_config.ca_bundle,
+                Some(ByteString(b"PEM".to_vec()))
+            );
+        }
+        // The manager's user is not known outside the cluster.
+        assert_eq!(status.match_conditions, None);
         assert_eq!(
             cfg.metadata.name.as_deref(),
             Some(LOCAL_WEBHOOK_CONFIGURATION_NAME)
@@ -195,34 +227,53 @@ mod tests {
     #[test]
     fn service_target_names_service_port_and_path() {
         let cfg = webhook_configuration(None, &WebhookTarget::in_cluster("ops"));
-        let service = only_webhook(&cfg).client_config.service.clone().unwrap();
-        assert_eq!(service.namespace, "ops");
-        assert_eq!(service.name, SERVICE_NAME);
-        assert_eq!(service.port, Some(443));
-        assert_eq!(service.path.as_deref(), Some(WEBHOOK_PATH));
-        assert_eq!(only_webhook(&cfg).client_config.ca_bundle, None);
+        let (main, status) = hooks(&cfg);
+        for hook in [main, status] {
+            let service = hook.client_config.service.clone().unwrap();
+            assert_eq!(service.namespace, "ops");
+            assert_eq!(service.name, SERVICE_NAME);
+            assert_eq!(service.port, Some(443));
+            assert_eq!(service.path.as_deref(), Some(WEBHOOK_PATH));
+            assert_eq!(hook.client_config.ca_bundle, None);
+        }
+    }
+
+    #[test]
+    fn status_writes_are_reviewed_except_the_managers_own_in_the_cluster() {
+        let cfg = webhook_configuration(None, &WebhookTarget::in_cluster("ops"));
+        let (main, status) = hooks(&cfg);
+        assert_eq!(main.match_conditions, None);
+        let [rule] = status.rules.as_deref().unwrap() else {
+            panic!("one rule: {status:?}")
+        };
+        assert_eq!(rule.resources.as_deref().unwrap(), ["instances/status"]);
+        assert_eq!(rule.operations.as_deref().unwrap(), ["UPDATE"]);
+        assert_eq!(rule.scope.as_deref(), Some("Namespaced"));
+        let [condition] = status.match_conditions.as_deref().unwrap() else {
+            panic!("one condition: {status:?}")
+        };
+        assert_eq!(
+            condition.expression,
+            "request.userInfo.username != 'system:serviceaccount:ops:kudo-manager'"
+        );
+        assert_eq!(status.failure_policy.as_deref(), Some("Fail"));
+        assert_eq!(status.timeout_seconds, Some(5));
     }
 
     #[test]
     fn rules_cover_create_and_update_of_instances_and_schedules_but_not_status() {
         let cfg = webhook_configuration(None, &WebhookTarget::local(1));
-        let hook = only_webhook(&cfg);
+        let (hook, _) = hooks(&cfg);
         let rules = hook.rules.as_deref().unwrap();
         let covered: Vec<(&str, &str)> = rules
             .iter()
             .map(|rule| {
                 assert_eq!(rule.api_groups.as_deref().unwrap(), ["kudo.dev"]);
                 assert_eq!(rule.api_versions.as_deref().unwrap(), ["v1beta1"]);
+                assert_eq!(rule.operations.as_deref().unwrap(), ["CREATE", "UPDATE"]);
                 let [resource] = rule.resources.as_deref().unwrap() else {
                     panic!("one resource per rule: {rule:?}")
                 };
-                // A status is only ever updated.
-                let operations: &[&str] = if resource.ends_with("/status") {
-                    &["UPDATE"]
-                } else {
-                    &["CREATE", "UPDATE"]
-                };
-                assert_eq!(rule.operations.as_deref().unwrap(), operations);
                 (resource.as_str(), rule.scope.as_deref().unwrap())
             })
             .collect();
@@ -232,7 +283,6 @@ mod tests {
             covered,
             [
                 ("instances", "Namespaced"),
-                ("instances/status", "Namespaced"),
                 ("maintenanceschedules", "Cluster"),
                 ("operatorrepositories", "Cluster")
             ]

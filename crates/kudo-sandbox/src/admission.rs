@@ -29,6 +29,8 @@ pub struct Hook {
     pub fail_open: bool,
     /// `timeoutSeconds`.
     pub timeout: Duration,
+    /// Why its `matchConditions` could not be evaluated: a failed call.
+    pub condition_error: Option<String>,
 }
 
 fn contains(list: &Value, want: &str) -> bool {
@@ -59,8 +61,9 @@ pub fn label_selector_matches(selector: &Value, labels: &Value) -> bool {
     !selector.is_object() || crate::selector::selector_matches(selector, labels)
 }
 
-/// The webhooks whose rules and selectors match a planned write.
-pub fn matching_hooks(state: &State, p: &Planned) -> Vec<Hook> {
+/// The webhooks whose rules, selectors and match conditions match a
+/// planned write by `caller`.
+pub fn matching_hooks(state: &State, p: &Planned, caller: Option<&Caller>) -> Vec<Hook> {
     if p.res.group == "admissionregistration.k8s.io" {
         return Vec::new();
     }
@@ -122,6 +125,13 @@ pub fn matching_hooks(state: &State, p: &Planned) -> Vec<Hook> {
             if !label_selector_matches(&wh["objectSelector"], &obj_labels) {
                 continue;
             }
+            let username = caller.map_or(ADMIN_USER, |c| c.user.as_str());
+            let condition_error =
+                match crate::match_conditions::webhook_applies(&wh["matchConditions"], username) {
+                    Ok(true) => None,
+                    Ok(false) => continue,
+                    Err(why) => Some(why),
+                };
             let cc = &wh["clientConfig"];
             hooks.push(Hook {
                 name: wh["name"].as_str().unwrap_or("unnamed").to_string(),
@@ -135,6 +145,7 @@ pub fn matching_hooks(state: &State, p: &Planned) -> Vec<Hook> {
                 timeout: Duration::from_secs(
                     wh["timeoutSeconds"].as_u64().unwrap_or(10).clamp(1, 30),
                 ),
+                condition_error,
             });
         }
     }
@@ -247,8 +258,29 @@ pub async fn review(
     hooks: &[Hook],
     dry_run: bool,
 ) -> Result<(), ApiError> {
+    // Match conditions that cannot be evaluated refuse the request before
+    // any webhook is called (kube-apiserver evaluates them all first);
+    // under failurePolicy Ignore that webhook is skipped.
+    let unevaluated: Vec<&str> = hooks
+        .iter()
+        .filter(|h| !h.fail_open)
+        .filter_map(|h| h.condition_error.as_deref())
+        .collect();
+    if !unevaluated.is_empty() {
+        let group = if p.res.group.is_empty() {
+            String::new()
+        } else {
+            format!(".{}", p.res.group)
+        };
+        return Err(ApiError::forbidden(format!(
+            "{}{group} {:?} is forbidden: {}",
+            p.res.plural,
+            p.name,
+            unevaluated.join("; ")
+        )));
+    }
     let body = review_request(p, caller, dry_run);
-    for hook in hooks {
+    for hook in hooks.iter().filter(|h| h.condition_error.is_none()) {
         let answer = match &hook.url {
             Some(url) => call(url, hook.ca_bundle.as_deref(), &body, hook.timeout).await,
             None => Err("the webhook's service has no endpoints: kudo-sandbox runs no pods, so it calls only clientConfig.url webhooks (as an API server calls a service with no ready pods, it fails)".to_string()),

@@ -112,7 +112,7 @@ pub async fn evict(
             }
         }
         let planned = st.plan_delete(res, "v1", &ns, &name, &opts)?;
-        if admission::matching_hooks(&st, &planned).is_empty() {
+        if admission::matching_hooks(&st, &planned, ctx.caller.as_ref()).is_empty() {
             // Checked and deleted under one lock: no other eviction can
             // slip in between, so the budget needs no bookkeeping.
             match st.commit_owned(planned, dry_run) {

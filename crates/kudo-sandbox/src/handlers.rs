@@ -335,7 +335,7 @@ pub async fn write(
         let (planned, hooks) = {
             let st = inner.lock();
             let planned = plan(&st)?;
-            let hooks = admission::matching_hooks(&st, &planned);
+            let hooks = admission::matching_hooks(&st, &planned, caller);
             (planned, hooks)
         };
         if !hooks.is_empty() {

@@ -40,6 +40,7 @@ mod http;
 mod kubeconfig;
 mod kubelet;
 mod managed_fields;
+mod match_conditions;
 mod objects;
 mod openapi;
 mod owners;

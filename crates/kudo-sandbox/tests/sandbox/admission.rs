@@ -224,3 +224,121 @@ async fn webhook_warnings_reach_the_client_as_warning_headers() {
         .collect();
     assert_eq!(warnings, [r#"299 - "plan \"x\" will wait""#]);
 }
+
+/// `hook_config` whose webhook carries these `matchConditions`.
+fn conditional_hook(
+    url: &str,
+    ca: &str,
+    policy: &str,
+    expression: &str,
+) -> ValidatingWebhookConfiguration {
+    let mut config = serde_json::to_value(hook_config(url, ca, policy)).unwrap();
+    config["webhooks"][0]["matchConditions"] = json!([{"name": "who", "expression": expression}]);
+    serde_json::from_value(config).unwrap()
+}
+
+fn forbidden_configmap(name: &str) -> ConfigMap {
+    let mut cm = configmap(name, "1");
+    cm.data
+        .as_mut()
+        .unwrap()
+        .insert("forbidden".into(), "x".into());
+    cm
+}
+
+#[tokio::test]
+async fn a_false_match_condition_skips_the_webhook_and_a_true_one_calls_it() {
+    let (_sb, client) = start().await;
+    let (url, ca, calls) = webhook().await;
+    let hooks = Api::<ValidatingWebhookConfiguration>::all(client.clone());
+    // The sandbox's administrator writes here.
+    hooks
+        .create(
+            &PostParams::default(),
+            &conditional_hook(
+                &url,
+                &ca,
+                "Fail",
+                "request.userInfo.username != 'kudo-sandbox-admin'",
+            ),
+        )
+        .await
+        .unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    api.create(&PostParams::default(), &forbidden_configmap("skipped"))
+        .await
+        .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+    hooks
+        .replace("deny-forbidden", &PostParams::default(), &{
+            let mut c = conditional_hook(
+                &url,
+                &ca,
+                "Fail",
+                "request.userInfo.username == \"kudo-sandbox-admin\"",
+            );
+            c.metadata.resource_version = hooks
+                .get("deny-forbidden")
+                .await
+                .unwrap()
+                .metadata
+                .resource_version;
+            c
+        })
+        .await
+        .unwrap();
+    let err = api
+        .create(&PostParams::default(), &forbidden_configmap("called"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("forbidden keys are not allowed"),
+        "{err}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_match_condition_the_sandbox_cannot_evaluate_follows_the_failure_policy() {
+    let (_sb, client) = start().await;
+    let (url, ca, calls) = webhook().await;
+    let hooks = Api::<ValidatingWebhookConfiguration>::all(client.clone());
+    hooks
+        .create(
+            &PostParams::default(),
+            &conditional_hook(&url, &ca, "Fail", "has(request.userInfo.extra)"),
+        )
+        .await
+        .unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let err = api
+        .create(&PostParams::default(), &configmap("a", "1"))
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(status.code, 403);
+    assert!(
+        status.message.starts_with(
+            "configmaps \"a\" is forbidden: matchCondition \"who\": kudo-sandbox evaluates only"
+        ),
+        "{err}"
+    );
+    hooks
+        .delete("deny-forbidden", &Default::default())
+        .await
+        .unwrap();
+    hooks
+        .create(
+            &PostParams::default(),
+            &conditional_hook(&url, &ca, "Ignore", "has(request.userInfo.extra)"),
+        )
+        .await
+        .unwrap();
+    api.create(&PostParams::default(), &configmap("b", "1"))
+        .await
+        .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
