@@ -131,7 +131,8 @@ pub async fn unregister_local_webhook(client: &kube::Client) -> Result<(), Webho
 /// Everything local mode needs in one call: certificates into a fresh
 /// private directory made inside `cert_dir` (see [`PrivateCertDir`]; it is
 /// removed again when this returns), listen on 127.0.0.1:`port` (0 picks a free port), register the
-/// configuration with that port, serve until `shutdown`, then unregister.
+/// configuration with that port, serve until `shutdown`, unregister, and
+/// only then stop serving.
 ///
 /// `on_ready` is called with the bound address once the configuration is
 /// registered (dev mode prints it). OperatorVersions come from a cache fed
@@ -171,7 +172,19 @@ pub async fn serve_local(
     register_local_webhook(&client, addr.port(), &tls.ca_pem).await?;
     on_ready(addr);
     let source = super::CachedOperatorVersions::start(client.clone());
+    // Unregistered before the server stops: writes reviewed until then
+    // (the controller's last status writes among them) are still answered.
+    let (unregistered_tx, unregistered_rx) = tokio::sync::oneshot::channel();
+    let unregistering = client.clone();
+    let shutdown = async move {
+        shutdown.await;
+        let _ = unregistered_tx.send(unregister_local_webhook(&unregistering).await);
+    };
     let served = serve_listener(listener, config, source, shutdown).await;
-    let unregistered = unregister_local_webhook(&client).await;
+    let unregistered = match unregistered_rx.await {
+        Ok(unregistered) => unregistered,
+        // The server ended on its own: unregister now.
+        Err(_) => unregister_local_webhook(&client).await,
+    };
     served.and(unregistered)
 }
