@@ -267,14 +267,9 @@ pub async fn review(
         .filter_map(|h| h.condition_error.as_deref())
         .collect();
     if !unevaluated.is_empty() {
-        let group = if p.res.group.is_empty() {
-            String::new()
-        } else {
-            format!(".{}", p.res.group)
-        };
         return Err(ApiError::forbidden(format!(
-            "{}{group} {:?} is forbidden: {}",
-            p.res.plural,
+            "{} {:?} is forbidden: {}",
+            crate::status::qualified(&p.res.plural, &p.res.group),
             p.name,
             unevaluated.join("; ")
         )));

@@ -20,7 +20,7 @@ use http::HeaderMap;
 use serde_json::Value;
 
 use crate::state::State;
-use crate::status::ApiError;
+use crate::status::{ApiError, qualified};
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
@@ -118,14 +118,6 @@ pub fn authorize(st: &State, caller: &Caller, attrs: &Attributes<'_>) -> Result<
         attrs.resource_path(),
         attrs.group
     )))
-}
-
-fn qualified(resource: &str, group: &str) -> String {
-    if group.is_empty() {
-        resource.to_string()
-    } else {
-        format!("{resource}.{group}")
-    }
 }
 
 /// Whether any rule bound to the caller allows `attrs` (everything for

@@ -27,14 +27,20 @@ pub struct Subject<'a> {
     pub name: &'a str,
 }
 
+/// `deployments.apps`, or `configmaps` for the core group, as
+/// kube-apiserver names a resource in its messages.
+pub(crate) fn qualified(resource: &str, group: &str) -> String {
+    if group.is_empty() {
+        resource.to_string()
+    } else {
+        format!("{resource}.{group}")
+    }
+}
+
 impl Subject<'_> {
     /// `deployments.apps` or `configmaps`, as the real server prints it.
     fn qualified(&self) -> String {
-        if self.group.is_empty() {
-            self.plural.to_string()
-        } else {
-            format!("{}.{}", self.plural, self.group)
-        }
+        qualified(self.plural, self.group)
     }
 
     fn details(&self) -> Value {
