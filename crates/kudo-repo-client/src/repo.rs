@@ -222,15 +222,14 @@ impl Repositories {
         Ok(index)
     }
 
-    /// The index as a miss of this value last fetched it, when one did
-    /// (read back from the cache it wrote).
-    fn fetched_before(&self, repo: &RepositoryConfig) -> Option<IndexFile> {
+    /// The index as a miss of this value last fetched it, when one did:
+    /// `cached`, the cache that fetch wrote.
+    fn fetched_before(&self, repo: &RepositoryConfig, cached: Option<&[u8]>) -> Option<IndexFile> {
         let fetched = self.fetched.lock().ok()?.contains(&repo.name);
         if !fetched {
             return None;
         }
-        let bytes = self.cached_bytes(repo)?;
-        CachedIndex::open(&bytes).and_then(|c| c.to_index()).ok()
+        CachedIndex::open(cached?).and_then(|c| c.to_index()).ok()
     }
 
     /// The cached index bytes of a repository, when they are for its
@@ -251,8 +250,9 @@ impl Repositories {
     /// fetched it already.
     pub async fn resolve(&self, repo: Option<&str>, query: &Query<'_>) -> Result<Resolution> {
         let repo = self.config.choose(repo)?.clone();
-        if let Some(bytes) = self.cached_bytes(&repo)
-            && let Ok(cached) = CachedIndex::open(&bytes)
+        let cached_bytes = self.cached_bytes(&repo);
+        if let Some(bytes) = &cached_bytes
+            && let Ok(cached) = CachedIndex::open(bytes)
             && let Ok(Some(versions)) = cached.versions(query.name)
             && let Ok(entry) = select(
                 &versions,
@@ -266,7 +266,7 @@ impl Repositories {
                 repository: repo,
             });
         }
-        let index = match self.fetched_before(&repo) {
+        let index = match self.fetched_before(&repo, cached_bytes.as_deref()) {
             Some(index) => index,
             None => {
                 let index = self
