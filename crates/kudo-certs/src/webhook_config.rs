@@ -1,5 +1,6 @@
-//! The ValidatingWebhookConfiguration that routes Instance and
-//! MaintenanceSchedule writes to the manager, built in one place so `kubectl kudo init`, local mode, dev mode
+//! The ValidatingWebhookConfiguration that routes Instance, OperatorVersion,
+//! MaintenanceSchedule and OperatorRepository writes to the manager, built
+//! in one place so `kubectl kudo init`, local mode, dev mode
 //! and `deploy/webhook.yaml` cannot drift apart.
 
 use std::collections::BTreeMap;
@@ -78,8 +79,9 @@ impl WebhookTarget {
 /// timeoutSeconds 5, AdmissionReview v1, two webhooks on the same path:
 ///
 /// - [`WEBHOOK_NAME`]: CREATE and UPDATE of `kudo.dev/v1beta1` `instances`
-///   and of the cluster-scoped `maintenanceschedules` and
-///   `operatorrepositories`;
+///   and `operatorversions` (what one holds is what its Instances' accounts
+///   do, so who changes it is judged), and of the cluster-scoped
+///   `maintenanceschedules` and `operatorrepositories`;
 /// - [`STATUS_WEBHOOK_NAME`]: UPDATE of `instances/status` (the status
 ///   names what an Instance's plans run, so who writes it is judged). In
 ///   the cluster it skips the manager's own ServiceAccount by a
@@ -126,6 +128,7 @@ pub fn webhook_configuration(
         timeout_seconds: Some(WEBHOOK_TIMEOUT_SECONDS),
         rules: Some(vec![
             create_and_update("instances", "Namespaced"),
+            create_and_update("operatorversions", "Namespaced"),
             create_and_update("maintenanceschedules", "Cluster"),
             create_and_update("operatorrepositories", "Cluster"),
         ]),
@@ -261,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn rules_cover_create_and_update_of_instances_and_schedules_but_not_status() {
+    fn rules_cover_create_and_update_of_instances_versions_and_schedules_but_not_status() {
         let cfg = webhook_configuration(None, &WebhookTarget::local(1));
         let (hook, _) = hooks(&cfg);
         let rules = hook.rules.as_deref().unwrap();
@@ -283,6 +286,7 @@ mod tests {
             covered,
             [
                 ("instances", "Namespaced"),
+                ("operatorversions", "Namespaced"),
                 ("maintenanceschedules", "Cluster"),
                 ("operatorrepositories", "Cluster")
             ]

@@ -1,5 +1,6 @@
-//! Whoever writes an Instance, or its status, must be allowed to act as the
-//! account its plans run as: through kudo-sandbox, which answers the webhook's access
+//! Whoever writes an Instance, or its status, or the OperatorVersion it
+//! runs, must be allowed to act as the account its plans run as: through
+//! kudo-sandbox, which answers the webhook's access
 //! reviews from its RBAC rules and tells the webhook who writes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -8,7 +9,7 @@ mod support;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kudo_api::Instance;
+use kudo_api::{Instance, OperatorVersion};
 use kudo_manager::metrics::Metrics;
 use kudo_sandbox::Sandbox;
 use serde_json::{Value, json};
@@ -197,6 +198,103 @@ async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change
         refused.contains("\"system:serviceaccount:default:kudo-instance\" may not act as it"),
         "{refused}"
     );
+
+    let _ = stop.send(());
+    webhook.await.unwrap().unwrap();
+    sandbox.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_writer_who_may_act_as_its_instances_accounts_may_change_or_replace_an_operator_version()
+ {
+    let sandbox = Sandbox::start().await.unwrap();
+    let admin = sandbox.client().unwrap();
+    install_crds(&admin).await;
+    create_greeting_operator_version(&admin, "hello").await;
+    create_greeting_operator_version(&admin, "spare").await;
+    // An administrator's Instance runs hello-0.1.0 as a privileged account.
+    // Made before the webhook starts, so its first list of Instances holds
+    // it (a watch event may trail the next write by moments).
+    Api::<Instance>::namespaced(admin.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &instance("admins", Some("deployer")),
+        )
+        .await
+        .unwrap();
+    let certs = tempfile::tempdir().unwrap();
+    let (_, stop, webhook) = start_webhook(&admin, certs.path(), &Metrics::new()).await;
+
+    // mallory may write packages, and nothing else.
+    grant(
+        &admin,
+        "packages",
+        user("mallory"),
+        json!([{"apiGroups": ["kudo.dev"], "resources": ["operatorversions"], "verbs": ["*"]}]),
+    )
+    .await;
+    let mut config = sandbox.kube_config().unwrap();
+    config.auth_info.impersonate = Some("mallory".into());
+    let mallory: Api<OperatorVersion> =
+        Api::namespaced(Client::try_from(config).unwrap(), "default");
+    let rewrite = json!({"spec": {"templates": {"configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: taken\n"}}});
+    let patch = Patch::Merge(&rewrite);
+    let refused = mallory
+        .patch("hello-0.1.0", &PatchParams::default(), &patch)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(
+            "OperatorVersion default/hello-0.1.0 is run by Instance default/admins as \
+             ServiceAccount default/deployer, and user \"mallory\" may not act as it"
+        ),
+        "{refused}"
+    );
+    // A version no Instance runs is hers to change; labels are anyone's.
+    mallory
+        .patch("spare-0.1.0", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
+    mallory
+        .patch(
+            "hello-0.1.0",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"team": "a"}}})),
+        )
+        .await
+        .unwrap();
+    // Deleting it stops the Instance; putting another in its place is a
+    // change like any other.
+    let held = mallory.get("hello-0.1.0").await.unwrap();
+    mallory
+        .delete("hello-0.1.0", &Default::default())
+        .await
+        .unwrap();
+    let mut replacement = held.clone();
+    replacement.metadata = kube::api::ObjectMeta {
+        name: held.metadata.name.clone(),
+        namespace: held.metadata.namespace.clone(),
+        ..Default::default()
+    };
+    replacement.spec.templates.insert(
+        "configmap.yaml".into(),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: taken\n".into(),
+    );
+    let refused = mallory
+        .create(&PostParams::default(), &replacement)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("is run by Instance default/admins as ServiceAccount default/deployer"),
+        "{refused}"
+    );
+    // The administrator may.
+    Api::<OperatorVersion>::namespaced(admin.clone(), "default")
+        .create(&PostParams::default(), &replacement)
+        .await
+        .unwrap();
 
     let _ = stop.send(());
     webhook.await.unwrap().unwrap();

@@ -42,9 +42,16 @@ pub fn check_ov_reference(
 /// Whether the OperatorVersion's owner lists `namespace` (or `*`) in its
 /// shared-with annotation.
 fn shared_with(ov: &OperatorVersion, namespace: &str) -> bool {
-    ov.metadata
-        .annotations
-        .as_ref()
+    shares_with(ov.metadata.annotations.as_ref(), namespace)
+}
+
+/// Whether an OperatorVersion with these annotations lists `namespace` (or
+/// `*`) in its shared-with annotation.
+pub fn shares_with(
+    annotations: Option<&std::collections::BTreeMap<String, String>>,
+    namespace: &str,
+) -> bool {
+    annotations
         .and_then(|a| a.get(SHARED_WITH_ANNOTATION))
         .is_some_and(|list| {
             list.split(',')

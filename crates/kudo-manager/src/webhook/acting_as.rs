@@ -201,6 +201,15 @@ pub(crate) enum NotAllowed {
 
 type AnswerKey = (UserInfo, String, String);
 
+/// Whether a user may act as an Instance's account.
+enum Judged {
+    Allowed,
+    /// Not as this account (its name).
+    Refused(String),
+    /// The Instance names no account that can be one (why).
+    Invalid(String),
+}
+
 /// The check, with the answers it keeps.
 #[derive(Clone)]
 pub struct ActingAs {
@@ -239,26 +248,18 @@ impl ActingAs {
         instance_account: Option<&str>,
         timeout: Duration,
     ) -> Result<(), NotAllowed> {
-        let account =
-            match needed(&self.write_as, instance_account, namespace, user).map_err(|problem| {
-                NotAllowed::Denied(format!("Instance {namespace}/{name}: {problem}"))
-            })? {
-                Needed::Nothing => return Ok(()),
-                Needed::Impersonate(account) => account,
-            };
-        // A very large user is asked about each time, not kept.
-        let key = (user.size() <= MAX_KEPT_USER_BYTES)
-            .then(|| (user.clone(), namespace.to_string(), account.clone()));
-        if key.as_ref().is_some_and(|key| self.is_kept(key)) {
-            return Ok(());
-        }
-        let allowed = self.ask(user, namespace, &account, timeout).await?;
-        if let (true, Some(key)) = (allowed, key) {
-            self.keep(key);
-        }
-        if allowed {
-            return Ok(());
-        }
+        let account = match self
+            .judge(user, namespace, instance_account, timeout)
+            .await?
+        {
+            Judged::Allowed => return Ok(()),
+            Judged::Invalid(problem) => {
+                return Err(NotAllowed::Denied(format!(
+                    "Instance {namespace}/{name}: {problem}"
+                )));
+            }
+            Judged::Refused(account) => account,
+        };
         Err(NotAllowed::Denied(format!(
             "Instance {namespace}/{name} runs its plans as ServiceAccount {namespace}/{account}, \
              and {} may not act as it: writing the Instance would give its rights to whoever \
@@ -267,6 +268,67 @@ impl ActingAs {
              may act as",
             shown(&user.username)
         )))
+    }
+
+    /// Refuses a write by `user` that changes what OperatorVersion
+    /// `ov_namespace/ov_name` holds, when Instance `namespace/name` (naming
+    /// `instance_account`) runs it and `user` may not act as its account.
+    /// An Instance whose account cannot be one runs nothing: not asked.
+    pub(crate) async fn check_version_writer(
+        &self,
+        user: &UserInfo,
+        (ov_namespace, ov_name): (&str, &str),
+        (namespace, name): (&str, &str),
+        instance_account: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(), NotAllowed> {
+        let account = match self
+            .judge(user, namespace, instance_account, timeout)
+            .await?
+        {
+            Judged::Allowed | Judged::Invalid(_) => return Ok(()),
+            Judged::Refused(account) => account,
+        };
+        Err(NotAllowed::Denied(format!(
+            "OperatorVersion {ov_namespace}/{ov_name} is run by Instance {namespace}/{name} as \
+             ServiceAccount {namespace}/{account}, and {} may not act as it: changing or \
+             replacing the OperatorVersion would give that account's rights to whoever writes \
+             it. Create the package's next version as a new OperatorVersion and move the \
+             Instance to it (kubectl kudo upgrade), or have someone who may impersonate \
+             serviceaccounts {account:?} in {namespace} write it",
+            shown(&user.username)
+        )))
+    }
+
+    /// Whether `user` may act as the account an Instance of `namespace`
+    /// naming `instance_account` runs as.
+    async fn judge(
+        &self,
+        user: &UserInfo,
+        namespace: &str,
+        instance_account: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Judged, NotAllowed> {
+        let account = match needed(&self.write_as, instance_account, namespace, user) {
+            Err(problem) => return Ok(Judged::Invalid(problem)),
+            Ok(Needed::Nothing) => return Ok(Judged::Allowed),
+            Ok(Needed::Impersonate(account)) => account,
+        };
+        // A very large user is asked about each time, not kept.
+        let key = (user.size() <= MAX_KEPT_USER_BYTES)
+            .then(|| (user.clone(), namespace.to_string(), account.clone()));
+        if key.as_ref().is_some_and(|key| self.is_kept(key)) {
+            return Ok(Judged::Allowed);
+        }
+        let allowed = self.ask(user, namespace, &account, timeout).await?;
+        if let (true, Some(key)) = (allowed, key) {
+            self.keep(key);
+        }
+        Ok(if allowed {
+            Judged::Allowed
+        } else {
+            Judged::Refused(account)
+        })
     }
 
     /// Asks the API server, within `timeout`, whether `user` may
@@ -323,4 +385,4 @@ fn shown(user: &str) -> String {
 
 #[cfg(test)]
 #[path = "acting_as_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -7,10 +7,10 @@ use super::*;
 /// Answers from a fixed list of (user, namespace, account) allowed; counts
 /// the questions; fails every question when `broken`.
 #[derive(Default)]
-struct Answers {
-    allowed: Vec<(&'static str, &'static str, &'static str)>,
-    asked: AtomicUsize,
-    broken: bool,
+pub(crate) struct Answers {
+    pub(crate) allowed: Vec<(&'static str, &'static str, &'static str)>,
+    pub(crate) asked: AtomicUsize,
+    pub(crate) broken: bool,
 }
 
 impl AccessReviews for Answers {
@@ -33,7 +33,7 @@ impl AccessReviews for Answers {
     }
 }
 
-fn user(name: &str) -> UserInfo {
+pub(crate) fn user(name: &str) -> UserInfo {
     UserInfo {
         username: name.to_string(),
         groups: vec!["system:authenticated".into()],
@@ -41,9 +41,9 @@ fn user(name: &str) -> UserInfo {
     }
 }
 
-const WAIT: Duration = Duration::from_secs(1);
+pub(crate) const WAIT: Duration = Duration::from_secs(1);
 
-fn acting_as(answers: &Arc<Answers>) -> ActingAs {
+pub(crate) fn acting_as(answers: &Arc<Answers>) -> ActingAs {
     ActingAs::new(WriteAs::default(), answers.clone())
 }
 

@@ -84,6 +84,9 @@ pub(crate) enum Reviewed {
     MaintenanceSchedule,
     /// `kudo.dev` OperatorRepository: URL and interval, nothing read.
     OperatorRepository,
+    /// `kudo.dev` OperatorVersion: whoever changes one may act as the
+    /// accounts of the Instances that run it.
+    OperatorVersion,
 }
 
 /// Decodes the body into the request, or the error answer.
@@ -124,6 +127,7 @@ impl Request<'_> {
                 "Instance" => return Ok(Reviewed::Instance),
                 "MaintenanceSchedule" => return Ok(Reviewed::MaintenanceSchedule),
                 "OperatorRepository" => return Ok(Reviewed::OperatorRepository),
+                "OperatorVersion" => return Ok(Reviewed::OperatorVersion),
                 _ => {}
             }
         }
@@ -133,10 +137,10 @@ impl Request<'_> {
             format!("{}/{}", kind.group, kind.version)
         };
         Err(format!(
-            "this webhook reviews only {GROUP}/{VERSION} Instance, MaintenanceSchedule and \
-             OperatorRepository objects, but was sent {gv} {}; restrict the webhook \
-             configuration's rules to the instances, maintenanceschedules and \
-             operatorrepositories resources",
+            "this webhook reviews only {GROUP}/{VERSION} Instance, OperatorVersion, \
+             MaintenanceSchedule and OperatorRepository objects, but was sent {gv} {}; restrict \
+             the webhook configuration's rules to the instances, operatorversions, \
+             maintenanceschedules and operatorrepositories resources",
             kind.kind
         ))
     }
@@ -377,11 +381,15 @@ mod tests {
             kind_of("kudo.dev", "OperatorRepository"),
             Ok(Reviewed::OperatorRepository)
         );
+        assert_eq!(
+            kind_of("kudo.dev", "OperatorVersion"),
+            Ok(Reviewed::OperatorVersion)
+        );
         let message = kind_of("other.dev", "MaintenanceSchedule").unwrap_err();
         assert!(
             message.contains(
                 "MaintenanceSchedule and OperatorRepository objects, but was sent \
-                              other.dev/v1beta1 MaintenanceSchedule"
+                 other.dev/v1beta1 MaintenanceSchedule"
             ),
             "{message}"
         );

@@ -26,6 +26,7 @@ mod config;
 mod decode;
 mod error;
 mod handler;
+mod instance_uses;
 mod limits;
 mod ov_cache;
 mod ov_source;
@@ -44,6 +45,7 @@ pub use config::{
     WebhookConfig,
 };
 pub use error::WebhookError;
+pub use instance_uses::InstanceUse;
 pub use ov_cache::CachedOperatorVersions;
 pub use ov_source::{
     FnSource, OperatorVersionReadError, OperatorVersionSource, PodLookup, StaticOperatorVersions,

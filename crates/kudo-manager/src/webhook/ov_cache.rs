@@ -11,11 +11,12 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kudo_api::OperatorVersion;
 
+use super::instance_uses::{InstanceUse, InstanceUses, list_naming};
 use super::ov_source::{OperatorVersionReadError, OperatorVersionSource, PodLookup};
 
 /// Stops the watch when the last copy of the source goes.
 #[derive(Debug)]
-struct StopOnDrop(tokio::task::JoinHandle<()>);
+pub(super) struct StopOnDrop(pub(super) tokio::task::JoinHandle<()>);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
@@ -23,11 +24,14 @@ impl Drop for StopOnDrop {
     }
 }
 
-/// A reflector store of every OperatorVersion plus live reads on a miss.
+/// A reflector store of every OperatorVersion plus live reads on a miss,
+/// and a cache of which Instances name which OperatorVersion.
 #[derive(Clone)]
 pub struct CachedOperatorVersions {
     store: Store<OperatorVersion>,
     client: kube::Client,
+    /// `None`: Instances are listed live at each lookup.
+    instances: Option<InstanceUses>,
     _watch: Option<Arc<StopOnDrop>>,
 }
 
@@ -40,8 +44,8 @@ impl std::fmt::Debug for CachedOperatorVersions {
 }
 
 impl CachedOperatorVersions {
-    /// Starts a watch of all OperatorVersions feeding the cache; it runs
-    /// until the last copy of the source is dropped.
+    /// Starts watches of all OperatorVersions and all Instances feeding the
+    /// caches; they run until the last copy of the source is dropped.
     pub fn start(client: kube::Client) -> Self {
         let (store, writer) = reflector::store();
         let events = watcher(
@@ -57,16 +61,19 @@ impl CachedOperatorVersions {
         }));
         Self {
             store,
+            instances: Some(InstanceUses::start(&client)),
             client,
             _watch: Some(Arc::new(StopOnDrop(watch))),
         }
     }
 
-    /// A source over a store someone else keeps (tests: an empty one).
+    /// A source over a store someone else keeps (tests: an empty one);
+    /// Instances are listed live.
     pub fn with_store(store: Store<OperatorVersion>, client: kube::Client) -> Self {
         Self {
             store,
             client,
+            instances: None,
             _watch: None,
         }
     }
@@ -90,5 +97,16 @@ impl OperatorVersionSource for CachedOperatorVersions {
         name: &str,
     ) -> Result<PodLookup, OperatorVersionReadError> {
         super::ov_source::read_pod(&self.client, namespace, name).await
+    }
+
+    async fn instances_naming(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Vec<InstanceUse>>, OperatorVersionReadError> {
+        match &self.instances {
+            Some(cache) => cache.naming(namespace, name).await.map(Some),
+            None => list_naming(&self.client, namespace, name).await.map(Some),
+        }
     }
 }

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use kube::Api;
 use kudo_api::OperatorVersion;
 
+use super::instance_uses::InstanceUse;
+
 /// Reading an OperatorVersion failed for a reason other than "not found"
 /// (forbidden, API server unavailable, timeout, undecodable object).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +47,20 @@ pub trait OperatorVersionSource: Send + Sync + 'static {
     ) -> impl Future<Output = Result<PodLookup, OperatorVersionReadError>> + Send {
         let _ = (namespace, name);
         async { Ok(PodLookup::Unchecked) }
+    }
+
+    /// The Instances that name OperatorVersion `namespace/name` (in their
+    /// spec, or as the one a channel installed); `None` when the source
+    /// reads no Instances (fixtures): writes to OperatorVersions are then
+    /// not judged.
+    fn instances_naming(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<Vec<InstanceUse>>, OperatorVersionReadError>> + Send
+    {
+        let _ = (namespace, name);
+        async { Ok(None) }
     }
 }
 
@@ -83,13 +99,24 @@ impl OperatorVersionSource for kube::Client {
     ) -> Result<PodLookup, OperatorVersionReadError> {
         read_pod(self, namespace, name).await
     }
+
+    async fn instances_naming(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Vec<InstanceUse>>, OperatorVersionReadError> {
+        super::instance_uses::list_naming(self, namespace, name)
+            .await
+            .map(Some)
+    }
 }
 
 /// A fixed set of OperatorVersions, by namespace then name (looked up by
-/// `&str`, without building a key per read).
+/// `&str`, without building a key per read), and of Instances naming them.
 #[derive(Clone, Debug, Default)]
 pub struct StaticOperatorVersions {
     versions: BTreeMap<String, BTreeMap<String, Arc<OperatorVersion>>>,
+    instances: Vec<InstanceUse>,
 }
 
 impl StaticOperatorVersions {
@@ -111,6 +138,12 @@ impl StaticOperatorVersions {
             .entry(namespace)
             .or_default()
             .insert(name, Arc::new(ov));
+    }
+
+    /// Adds an Instance: writes to the OperatorVersions it names are
+    /// judged by its account.
+    pub fn insert_instance(&mut self, instance: &kudo_api::Instance) {
+        self.instances.push(InstanceUse::of(instance));
     }
 }
 
@@ -135,6 +168,20 @@ impl OperatorVersionSource for StaticOperatorVersions {
             .get(namespace)
             .and_then(|by_name| by_name.get(name))
             .cloned())
+    }
+
+    async fn instances_naming(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Vec<InstanceUse>>, OperatorVersionReadError> {
+        Ok(Some(
+            self.instances
+                .iter()
+                .filter(|i| i.names(namespace, name))
+                .cloned()
+                .collect(),
+        ))
     }
 }
 

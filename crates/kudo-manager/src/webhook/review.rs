@@ -113,7 +113,8 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
     async fn answer<'b>(&self, body: &'b [u8]) -> Answer<'b> {
         let pending = match self.prepare(body) {
-            Ok(pending) => pending,
+            Ok(Prepared::Instance(pending)) => pending,
+            Ok(Prepared::Version(write)) => return self.review_version_write(write).await,
             Err(answer) => return answer,
         };
         if pending.writer_only {
@@ -154,7 +155,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
     /// Decodes the body and settles what needs no OperatorVersion: errors,
     /// the writes the rules do not judge, and MaintenanceSchedules.
-    fn prepare<'b>(&self, body: &'b [u8]) -> Result<Pending<'b>, Answer<'b>> {
+    fn prepare<'b>(&self, body: &'b [u8]) -> Result<Prepared<'b>, Answer<'b>> {
         let mut request = decode(body)?;
         let now = (self.clock)();
         let judged = match request.reviewed_kind() {
@@ -168,6 +169,9 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                 let uid = std::mem::take(&mut request.uid);
                 let context = LogContext::of(&request);
                 return Err(context.logged(repository::review(&request, uid)));
+            }
+            Ok(Reviewed::OperatorVersion) => {
+                return versions::prepare(&mut request).map(Prepared::Version);
             }
             Ok(Reviewed::Instance) => instances(&request, now),
         };
@@ -237,7 +241,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         let same_ov = old
             .as_ref()
             .is_some_and(|old| ov_ref(old, namespace) == new_ref);
-        Ok(Pending {
+        Ok(Prepared::Instance(Pending {
             uid,
             context,
             old,
@@ -246,7 +250,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             now,
             user,
             writer_only,
-        })
+        }))
     }
 
     /// The new object's OperatorVersion and, when it names another one, the
@@ -364,6 +368,14 @@ fn instances(request: &Request<'_>, now: jiff::Timestamp) -> Result<Option<Pair>
 /// another one than the new object) and the new object's.
 type Versions = (Option<Arc<OperatorVersion>>, Option<Arc<OperatorVersion>>);
 
+/// A decoded request still to judge.
+enum Prepared<'b> {
+    /// An Instance write.
+    Instance(Pending<'b>),
+    /// An OperatorVersion write that changes what Instances would run.
+    Version(versions::VersionWrite<'b>),
+}
+
 /// A decoded request the rules judge once its OperatorVersions are read.
 struct Pending<'b> {
     uid: Cow<'b, str>,
@@ -461,6 +473,9 @@ impl<'b> LogContext<'b> {
 
 #[path = "review_checks.rs"]
 mod checks;
+
+#[path = "review_versions.rs"]
+mod versions;
 
 #[cfg(test)]
 #[path = "review_tests.rs"]

@@ -28,10 +28,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         acting_as
             .check(&pending.user, namespace, name, account, self.read_timeout)
             .await
-            .map_err(|refused| match refused {
-                NotAllowed::Denied(message) => Refusal::Denied(message),
-                NotAllowed::Unanswered(message) => Refusal::Failed(message),
-            })
+            .map_err(Refusal::from)
     }
 
     /// An Instance that starts using an OperatorVersion (created, or moved
@@ -211,6 +208,15 @@ pub(super) enum Refusal {
     Denied(String),
     /// The pod could not be read.
     Failed(String),
+}
+
+impl From<NotAllowed> for Refusal {
+    fn from(refused: NotAllowed) -> Self {
+        match refused {
+            NotAllowed::Denied(message) => Self::Denied(message),
+            NotAllowed::Unanswered(message) => Self::Failed(message),
+        }
+    }
 }
 
 impl Refusal {

@@ -1,0 +1,317 @@
+//! Which Instances may run an OperatorVersion, and as which account: what
+//! a write to that OperatorVersion is judged by.
+//!
+//! A watch of all Instances keeps, of each, only its name, the
+//! OperatorVersion its spec names, the one a channel installed
+//! (`status.upgrades.operatorVersion`) and `spec.serviceAccountName`; the
+//! parameters and plan statuses are skipped unread, so the cache stays a
+//! few hundred bytes per Instance. Until its first list is complete, a
+//! lookup waits for it (within the review's budget) rather than answer from
+//! a partial cache.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+use kube::api::{Api, ListParams};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kudo_api::Instance;
+use serde::Deserialize;
+
+use super::ov_source::OperatorVersionReadError;
+
+/// What the webhook keeps of one Instance.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct InstanceUse {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: Option<UseSpec>,
+    #[serde(default)]
+    status: Option<UseStatus>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UseSpec {
+    #[serde(default)]
+    operator_version: Option<NamedVersion>,
+    #[serde(default)]
+    service_account_name: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+struct NamedVersion {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+struct UseStatus {
+    #[serde(default)]
+    upgrades: Option<Tracked>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Tracked {
+    #[serde(default)]
+    operator_version: Option<String>,
+}
+
+impl Resource for InstanceUse {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(dt: &()) -> Cow<'_, str> {
+        Instance::kind(dt)
+    }
+    fn group(dt: &()) -> Cow<'_, str> {
+        Instance::group(dt)
+    }
+    fn version(dt: &()) -> Cow<'_, str> {
+        Instance::version(dt)
+    }
+    fn plural(dt: &()) -> Cow<'_, str> {
+        Instance::plural(dt)
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl InstanceUse {
+    /// What the webhook keeps of `instance`.
+    pub fn of(instance: &Instance) -> Self {
+        let spec = &instance.spec;
+        Self {
+            metadata: ObjectMeta {
+                name: instance.metadata.name.clone(),
+                namespace: instance.metadata.namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            spec: Some(UseSpec {
+                operator_version: Some(NamedVersion {
+                    name: spec.operator_version.name.clone(),
+                    namespace: spec.operator_version.namespace.clone(),
+                }),
+                service_account_name: spec.service_account_name.clone(),
+            }),
+            status: Some(UseStatus {
+                upgrades: Some(Tracked {
+                    operator_version: instance
+                        .status
+                        .as_ref()
+                        .and_then(|s| s.upgrades.as_ref())
+                        .and_then(|u| u.operator_version.clone()),
+                }),
+            }),
+        }
+    }
+
+    /// Its namespace (`default` when the object names none).
+    pub fn namespace(&self) -> &str {
+        self.metadata
+            .namespace
+            .as_deref()
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or("default")
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+
+    /// `spec.serviceAccountName`.
+    pub fn account(&self) -> Option<&str> {
+        self.spec.as_ref()?.service_account_name.as_deref()
+    }
+
+    /// Whether it names OperatorVersion `namespace/name`: in its spec, or
+    /// as the one a channel installed (always of its own namespace). Both
+    /// count, whichever is in force now: the other may be again.
+    pub fn names(&self, namespace: &str, name: &str) -> bool {
+        let own = self.namespace();
+        let in_spec = self
+            .spec
+            .as_ref()
+            .and_then(|s| s.operator_version.as_ref())
+            .is_some_and(|reference| {
+                let ns = reference
+                    .namespace
+                    .as_deref()
+                    .filter(|ns| !ns.is_empty())
+                    .unwrap_or(own);
+                reference.name.as_deref() == Some(name) && ns == namespace
+            });
+        let tracked = self
+            .status
+            .as_ref()
+            .and_then(|s| s.upgrades.as_ref())
+            .and_then(|u| u.operator_version.as_deref())
+            .is_some_and(|tracked| tracked == name && own == namespace);
+        in_spec || tracked
+    }
+
+    /// The same, without what no lookup reads (labels, annotations,
+    /// managed fields).
+    fn trimmed(&mut self) {
+        let metadata = std::mem::take(&mut self.metadata);
+        self.metadata = ObjectMeta {
+            name: metadata.name,
+            namespace: metadata.namespace,
+            resource_version: metadata.resource_version,
+            uid: metadata.uid,
+            ..ObjectMeta::default()
+        };
+    }
+}
+
+/// The Instances that name OperatorVersion `namespace/name`, of `all`.
+fn naming<'a>(
+    all: impl IntoIterator<Item = &'a InstanceUse>,
+    namespace: &str,
+    name: &str,
+) -> Vec<InstanceUse> {
+    all.into_iter()
+        .filter(|i| i.names(namespace, name))
+        .cloned()
+        .collect()
+}
+
+/// Instances a page of a live list holds: the list is read in pages so a
+/// cluster of many Instances never arrives as one body.
+const PAGE: u32 = 500;
+
+/// The Instances that name OperatorVersion `namespace/name`, listed live
+/// (a source without a watch).
+pub(super) async fn list_naming(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<InstanceUse>, OperatorVersionReadError> {
+    let api = Api::<InstanceUse>::all(client.clone());
+    let mut found = Vec::new();
+    let mut params = ListParams::default().limit(PAGE);
+    loop {
+        let page = api
+            .list(&params)
+            .await
+            .map_err(|e| OperatorVersionReadError(format!("listing Instances: {e}")))?;
+        found.extend(naming(&page.items, namespace, name));
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(found),
+        }
+    }
+}
+
+/// A watch-fed cache of every Instance's [`InstanceUse`].
+#[derive(Clone)]
+pub(super) struct InstanceUses {
+    store: Store<InstanceUse>,
+    listed: tokio::sync::watch::Receiver<bool>,
+    _watch: Arc<super::ov_cache::StopOnDrop>,
+}
+
+impl InstanceUses {
+    /// Starts the watch; it runs until the last copy is dropped.
+    pub(super) fn start(client: &kube::Client) -> Self {
+        let (store, writer) = reflector::store();
+        let (listed_tx, listed) = tokio::sync::watch::channel(false);
+        let events = watcher(
+            Api::<InstanceUse>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .modify(InstanceUse::trimmed)
+        .reflect(writer);
+        let watch = tokio::spawn(events.for_each(move |event| {
+            match event {
+                Ok(watcher::Event::InitDone) => {
+                    listed_tx.send_replace(true);
+                }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "webhook Instance watch"),
+            }
+            async {}
+        }));
+        Self {
+            store,
+            listed,
+            _watch: Arc::new(super::ov_cache::StopOnDrop(watch)),
+        }
+    }
+
+    /// The Instances that name OperatorVersion `namespace/name`, once the
+    /// first list is complete.
+    pub(super) async fn naming(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Vec<InstanceUse>, OperatorVersionReadError> {
+        let mut listed = self.listed.clone();
+        if listed.wait_for(|done| *done).await.is_err() {
+            return Err(OperatorVersionReadError(
+                "the webhook's watch of Instances has stopped".to_string(),
+            ));
+        }
+        let all = self.store.state();
+        Ok(naming(all.iter().map(AsRef::as_ref), namespace, name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(instance: serde_json::Value) -> InstanceUse {
+        serde_json::from_value(instance).unwrap()
+    }
+
+    #[test]
+    fn an_instance_names_the_version_of_its_spec_in_its_own_namespace_by_default() {
+        let zk = decoded(serde_json::json!({
+            "metadata": {"name": "zk", "namespace": "team-a"},
+            "spec": {"operatorVersion": {"name": "zk-1"}, "parameters": {"N": "3"}},
+        }));
+        assert!(zk.names("team-a", "zk-1"));
+        assert!(!zk.names("team-b", "zk-1"));
+        assert!(!zk.names("team-a", "zk-2"));
+        let shared = decoded(serde_json::json!({
+            "metadata": {"name": "zk", "namespace": "team-a"},
+            "spec": {"operatorVersion": {"name": "zk-1", "namespace": "shared"}},
+        }));
+        assert!(shared.names("shared", "zk-1"));
+        assert!(!shared.names("team-a", "zk-1"));
+    }
+
+    #[test]
+    fn an_instance_names_the_version_a_channel_installed_as_well_as_its_spec() {
+        let zk = decoded(serde_json::json!({
+            "metadata": {"name": "zk", "namespace": "team-a"},
+            "spec": {"operatorVersion": {"name": "zk-1"}, "serviceAccountName": "ops"},
+            "status": {"upgrades": {"operatorVersion": "zk-2"}, "planStatus": {}},
+        }));
+        assert!(zk.names("team-a", "zk-1"));
+        assert!(zk.names("team-a", "zk-2"));
+        assert_eq!(zk.account(), Some("ops"));
+    }
+
+    #[test]
+    fn an_instance_without_spec_or_status_names_nothing() {
+        let bare = decoded(serde_json::json!({"metadata": {"name": "x"}, "status": null}));
+        assert!(!bare.names("default", ""));
+        assert_eq!(bare.namespace(), "default");
+    }
+}
