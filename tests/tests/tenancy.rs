@@ -1,6 +1,8 @@
 //! Tenant input: an Instance runs another namespace's OperatorVersion only
 //! when that namespace shares it, and nothing of an unshared one (its
-//! default parameter values included) reaches the Instance's namespace.
+//! default parameter values included) reaches the Instance's namespace;
+//! and a channel moves an Instance only to an OperatorVersion that holds the
+//! release's package, not to one planted under its name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Duration;
@@ -115,4 +117,57 @@ async fn another_namespaces_operator_version_deploys_only_once_shared() {
     assert!(blocked_by(&deployed).is_empty());
     let note = configmaps.get("borrower-note").await.unwrap();
     assert_eq!(note.data.unwrap()["note"], "hello");
+}
+
+/// Whoever may create OperatorVersions in a namespace could make the one a
+/// channel will move to before it does; the manager moves only to an
+/// OperatorVersion that holds the release's package.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_planted_under_the_name_of_a_channels_next_release_is_not_moved_to() {
+    use kudo_e2e::channel_repo::{NEW_OV, Repo, reason, runs, t};
+    use kudo_e2e::operator;
+    let env = Env::start().await.unwrap();
+    env.install_deployed(operator("first-operator"), "web", &[], t())
+        .await
+        .unwrap();
+    let web = env.instances().get("web").await.unwrap();
+    let installed = web.spec.operator_version.name.unwrap();
+    let ovs = env.api::<OperatorVersion>();
+    let mut planted = ovs.get(&installed).await.unwrap();
+    planted.metadata = kube::api::ObjectMeta {
+        name: Some(NEW_OV.into()),
+        namespace: Some(env.ns.clone()),
+        ..Default::default()
+    };
+    planted.spec.version = Some("0.3.0".into());
+    let (file, template) = planted.spec.templates.iter_mut().next().unwrap();
+    let file = file.clone();
+    template.push_str("\n# planted\n");
+    ovs.create(&PostParams::default(), &planted).await.unwrap();
+
+    let repo = Repo::new();
+    repo.publish("0.3.0");
+    let name = format!("planted-{}", env.ns);
+    repo.follow(&env, &name).await;
+    env.patch_spec("web", json!({"upgrades": {"repository": name}}))
+        .await
+        .unwrap();
+    let held = env
+        .wait_for("web", "the planted version refused", t(), |i| {
+            reason(i).contains("exists with other content than the release's package")
+        })
+        .await
+        .unwrap();
+    assert!(
+        reason(&held).contains(&format!("templates/{file} differs")),
+        "{}",
+        reason(&held)
+    );
+    assert!(!runs(&held, NEW_OV));
+
+    // Gone, it is made from the package, and the move goes on.
+    ovs.delete(NEW_OV, &Default::default()).await.unwrap();
+    env.wait_for("web", "running 0.3.0", t(), |i| runs(i, NEW_OV))
+        .await
+        .unwrap();
 }

@@ -21,6 +21,7 @@ pub mod names;
 pub mod operations;
 pub mod operator;
 pub mod operator_version;
+pub mod ov_content;
 pub mod package;
 pub mod param_value;
 pub mod rbac;

@@ -11,20 +11,14 @@
 
 use std::sync::Arc;
 
-use kube::api::PostParams;
-use kube::runtime::reflector::ObjectRef;
-use kube::{Api, ResourceExt};
 use kudo_api::Instance;
 use kudo_api::upgrades::UpgradeStatus;
 use kudo_engine::automatic::upgrades::{Gate, Lifts, Offer};
 use kudo_engine::automatic::upgrades_namespace::gate;
+use kudo_repo::Range;
 use kudo_repo::upgrade::{Choice, Track, Why, resolve};
-use kudo_repo::{Digest, Limits, PackageVersion, Range};
-use kudo_repo_client::http::{self, Download, Transport};
 
 use crate::context::Context;
-use crate::render_pool::RenderPool;
-use crate::repositories::Synced;
 
 /// What observing decided: the Instance the reconcile works with (its
 /// spec naming the tracked OperatorVersion), the new `status.upgrades`,
@@ -278,12 +272,20 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
                 held: None,
             }
         }
+        // A download that failed, an OperatorVersion in the way: nothing
+        // the manager watches tells when that changes, so it looks again.
         Err(e) => {
             status.reason = Some(format!("{describe}: {e}"));
-            done(status, inst)
+            Observed {
+                held: Some(Lifts::At(now + FAILED_MOVE_RETRY)),
+                ..done(status, inst)
+            }
         }
     }
 }
+
+/// When a move that failed to start is tried again.
+const FAILED_MOVE_RETRY: jiff::SignedDuration = jiff::SignedDuration::from_secs(30);
 
 /// A person rolled back from the version the manager moved to (the
 /// channel's move left spec.operatorVersion as it was, so a rollback names
@@ -315,152 +317,14 @@ fn operator_name(inst: &Instance, ov: Option<&kudo_api::OperatorVersion>) -> Opt
         })
 }
 
-/// The release's OperatorVersion in the Instance's namespace: there
-/// already, or made (with its Operator) as the Instance's account from the
-/// archive the index names, checked against its digest. Returns its name,
-/// and the object when the cache does not hold it yet.
-async fn ensure_operator_version(
-    ctx: &Context,
-    inst: &Instance,
-    synced: &Synced,
-    entry: &PackageVersion,
-) -> Result<(String, Option<Arc<kudo_api::OperatorVersion>>), String> {
-    let ns = inst.namespace().unwrap_or_else(|| "default".into());
-    let name = kudo_package::operator_version_name(
-        &entry.name,
-        entry.app_version.as_deref(),
-        &entry.operator_version,
-    );
-    if ctx
-        .operator_versions
-        .get(&ObjectRef::new(&name).within(&ns))
-        .is_some()
-    {
-        return Ok((name, None));
-    }
-    let package = download(&ctx.renders, synced, entry).await?;
-    let writer = ctx.writers.for_instance(&ctx.client, inst)?;
-    let operators = Api::<kudo_api::Operator>::namespaced(writer.client.clone(), &ns);
-    let ovs = Api::<kudo_api::OperatorVersion>::namespaced(writer.client.clone(), &ns);
-    let who = writer.user.as_deref().unwrap_or("the manager");
-    match operators
-        .create(&PostParams::default(), &package.to_operator(&ns))
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(e)) if e.code == 409 => {}
-        Err(e) => {
-            return Err(format!(
-                "creating Operator {} in {ns} as {who}: {e}",
-                entry.name
-            ));
-        }
-    }
-    let made = match ovs
-        .create(&PostParams::default(), &package.to_operator_version(&ns))
-        .await
-    {
-        Ok(made) => made,
-        // Made by an earlier reconcile the cache has not shown yet.
-        Err(kube::Error::Api(e)) if e.code == 409 => ovs
-            .get(&name)
-            .await
-            .map_err(|e| format!("reading {name} in {ns} as {who}: {e}"))?,
-        Err(e) => return Err(format!("creating {name} in {ns} as {who}: {e}")),
-    };
-    Ok((name, Some(Arc::new(made))))
-}
-
-/// Most URLs of one index entry tried: a hostile index lists many slow ones.
-const MAX_URLS_TRIED: usize = 3;
-/// Most time one package download may take, all URLs together: it holds
-/// one of the reconciles that run at once.
-const DOWNLOAD_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
-/// Most bytes a downloaded package may take, packed or unpacked: an
-/// OperatorVersion is one object of at most about 1.4 MiB
-/// ([`kudo_package::render::MAX_OBJECT_BYTES`]), so a package of more
-/// than a few times that cannot become one (a workstation's `kubectl kudo`
-/// allows more).
-const MAX_PACKAGE_BYTES: u64 = 6 << 20;
-
-/// Downloads and checks the package of `entry`: URLs in order (at most
-/// [`MAX_URLS_TRIED`], within [`DOWNLOAD_DEADLINE`]), the sha256 of the
-/// index, then, on the render pool, the names and versions it promised and
-/// `package verify`.
-async fn download(
-    renders: &RenderPool,
-    synced: &Synced,
-    entry: &PackageVersion,
-) -> Result<kudo_package::Package, String> {
-    let expected = entry
-        .digest
-        .as_deref()
-        .ok_or_else(|| format!("{} has no digest in the index", entry.label()))
-        .and_then(|d| Digest::parse(d).map_err(|e| format!("{}: {e}", entry.label())))?;
-    let (bytes, shown) = tokio::time::timeout(DOWNLOAD_DEADLINE, fetch_first(synced, entry))
-        .await
-        .map_err(|_| {
-            format!(
-                "{}: the download took longer than {}s",
-                entry.label(),
-                DOWNLOAD_DEADLINE.as_secs()
-            )
-        })??;
-    expected.verify(&bytes, &shown).map_err(|e| e.to_string())?;
-    let label = entry.label();
-    let entry = entry.clone();
-    renders
-        .run(move || {
-            let located = kudo_package::load_archive_within(&bytes, &shown, MAX_PACKAGE_BYTES)
-                .map_err(|e| e.to_string())?;
-            kudo_repo_client::repo::check_identity(&located, &entry, &shown)
-                .map_err(|e| e.to_string())?;
-            located.package.verified().map_err(|e| e.to_string())?;
-            Ok(located.package)
-        })
-        .await
-        .map_err(|stalled| format!("checking {label}: {stalled}"))?
-}
-
-/// The bytes of the first of the entry's URLs that answers, and the URL as
-/// messages show it.
-async fn fetch_first(synced: &Synced, entry: &PackageVersion) -> Result<(Vec<u8>, String), String> {
-    let limits = Limits::default();
-    let transport = Transport {
-        ca_file: None,
-        ca_pem: synced.ca_pem.clone(),
-        insecure_skip_tls_verify: false,
-        limits,
-    };
-    let client = http::client(&transport).map_err(|e| e.to_string())?;
-    let mut last = format!("{} lists no URL", entry.label());
-    for text in entry.urls.iter().take(MAX_URLS_TRIED) {
-        let url =
-            kudo_repo::urls::package_url(&synced.base, text, false).map_err(|e| e.to_string())?;
-        let fetched = http::fetch(
-            &client,
-            &limits,
-            &Download {
-                url: &url,
-                max_bytes: limits.max_package_bytes.min(MAX_PACKAGE_BYTES),
-                what: "package",
-                credentials: synced.credentials.as_ref(),
-                origin: Some(&synced.base),
-                accept: None,
-            },
-        )
-        .await;
-        match fetched {
-            Ok(f) => return Ok((f.bytes, kudo_repo::urls::shown(&url))),
-            Err(e) => last = e.to_string(),
-        }
-    }
-    Err(last)
-}
+#[path = "upgrades_package.rs"]
+mod package;
+use package::ensure_operator_version;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::repositories::Synced;
 
     #[tokio::test]
     async fn an_index_without_its_repository_in_the_watch_is_not_used() {
