@@ -17,9 +17,14 @@ use support::local_webhook::{create_greeting_operator_version, install_crds, sta
 
 /// Binds `rules` to `subject` in `default`, under `name`.
 async fn grant(admin: &Client, name: &str, subject: Value, rules: Value) {
+    grant_in(admin, "default", name, subject, rules).await;
+}
+
+/// Binds `rules` to `subject` in `namespace`, under `name`.
+async fn grant_in(admin: &Client, namespace: &str, name: &str, subject: Value, rules: Value) {
     let role: Role =
         serde_json::from_value(json!({"metadata": {"name": name}, "rules": rules})).unwrap();
-    Api::<Role>::namespaced(admin.clone(), "default")
+    Api::<Role>::namespaced(admin.clone(), namespace)
         .create(&PostParams::default(), &role)
         .await
         .unwrap();
@@ -29,7 +34,7 @@ async fn grant(admin: &Client, name: &str, subject: Value, rules: Value) {
         "subjects": [subject],
     }))
     .unwrap();
-    Api::<RoleBinding>::namespaced(admin.clone(), "default")
+    Api::<RoleBinding>::namespaced(admin.clone(), namespace)
         .create(&PostParams::default(), &binding)
         .await
         .unwrap();
@@ -212,9 +217,11 @@ async fn only_a_writer_who_may_act_as_its_instances_accounts_may_change_or_repla
     install_crds(&admin).await;
     create_greeting_operator_version(&admin, "hello").await;
     create_greeting_operator_version(&admin, "spare").await;
+    let certs = tempfile::tempdir().unwrap();
+    let (_, stop, webhook) = start_webhook(&admin, certs.path(), &Metrics::new()).await;
     // An administrator's Instance runs hello-0.1.0 as a privileged account.
-    // Made before the webhook starts, so its first list of Instances holds
-    // it (a watch event may trail the next write by moments).
+    // The next write is judged at once: the webhook lists the Instances of
+    // the version's namespace live.
     Api::<Instance>::namespaced(admin.clone(), "default")
         .create(
             &PostParams::default(),
@@ -222,8 +229,6 @@ async fn only_a_writer_who_may_act_as_its_instances_accounts_may_change_or_repla
         )
         .await
         .unwrap();
-    let certs = tempfile::tempdir().unwrap();
-    let (_, stop, webhook) = start_webhook(&admin, certs.path(), &Metrics::new()).await;
 
     // mallory may write packages, and nothing else.
     grant(
@@ -295,6 +300,93 @@ async fn only_a_writer_who_may_act_as_its_instances_accounts_may_change_or_repla
         .create(&PostParams::default(), &replacement)
         .await
         .unwrap();
+
+    let _ = stop.send(());
+    webhook.await.unwrap().unwrap();
+    sandbox.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_owner_of_a_shared_operator_version_may_not_change_what_another_namespace_runs() {
+    let sandbox = Sandbox::start().await.unwrap();
+    let admin = sandbox.client().unwrap();
+    install_crds(&admin).await;
+    create_greeting_operator_version(&admin, "hello").await;
+    let ovs = Api::<OperatorVersion>::namespaced(admin.clone(), "default");
+    let share = json!({"metadata": {"annotations": {"kudo.dev/shared-with": "tenant-a"}}});
+    ovs.patch(
+        "hello-0.1.0",
+        &PatchParams::default(),
+        &Patch::Merge(&share),
+    )
+    .await
+    .unwrap();
+    let namespace: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "tenant-a"}})).unwrap();
+    Api::all(admin.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    // tenant-a runs default's shared version. Made before the webhook
+    // starts: other namespaces' Instances come from its watch, which lists
+    // it first.
+    let mut shared = instance("shared", None);
+    shared.metadata.namespace = Some("tenant-a".into());
+    shared.spec.operator_version.namespace = Some("default".into());
+    Api::<Instance>::namespaced(admin.clone(), "tenant-a")
+        .create(&PostParams::default(), &shared)
+        .await
+        .unwrap();
+    let certs = tempfile::tempdir().unwrap();
+    let (_, stop, webhook) = start_webhook(&admin, certs.path(), &Metrics::new()).await;
+
+    // bob owns default's packages, and may act as its account.
+    grant(
+        &admin,
+        "owner",
+        user("bob"),
+        json!([
+            {"apiGroups": ["kudo.dev"], "resources": ["operatorversions"], "verbs": ["*"]},
+            {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
+        ]),
+    )
+    .await;
+    let mut config = sandbox.kube_config().unwrap();
+    config.auth_info.impersonate = Some("bob".into());
+    let bob: Api<OperatorVersion> = Api::namespaced(Client::try_from(config).unwrap(), "default");
+    let rewrite = json!({"spec": {"templates": {"configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: taken\n"}}});
+    let refused = bob
+        .patch(
+            "hello-0.1.0",
+            &PatchParams::default(),
+            &Patch::Merge(&rewrite),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains(
+            "is run by Instance tenant-a/shared as ServiceAccount tenant-a/kudo-instance, and \
+             user \"bob\" may not act as it"
+        ),
+        "{refused}"
+    );
+    // Once tenant-a's editors let bob act there too, he may.
+    grant_in(
+        &admin,
+        "tenant-a",
+        "owner",
+        user("bob"),
+        json!([{"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]}]),
+    )
+    .await;
+    bob.patch(
+        "hello-0.1.0",
+        &PatchParams::default(),
+        &Patch::Merge(&rewrite),
+    )
+    .await
+    .unwrap();
 
     let _ = stop.send(());
     webhook.await.unwrap().unwrap();

@@ -1,16 +1,19 @@
 //! Which Instances may run an OperatorVersion, and as which account: what
 //! a write to that OperatorVersion is judged by.
 //!
-//! A watch of all Instances keeps, of each, only its name, the
-//! OperatorVersion its spec names, the one a channel installed
-//! (`status.upgrades.operatorVersion`) and `spec.serviceAccountName`; the
-//! parameters and plan statuses are skipped unread, so the cache stays a
-//! few hundred bytes per Instance. Until its first list is complete, a
-//! lookup waits for it (within the review's budget) rather than answer from
-//! a partial cache.
+//! The Instances of the OperatorVersion's own namespace are listed live at
+//! each review, so one created a moment before is seen. Those of the
+//! namespaces it is shared with come from a watch of all Instances that
+//! keeps, of each, only its name, the OperatorVersion its spec names, the
+//! one a channel installed (`status.upgrades.operatorVersion`) and
+//! `spec.serviceAccountName`; the parameters and plan statuses are skipped
+//! unread, so the cache stays a few hundred bytes per Instance. While that
+//! cache is not current (before its first list, or after its watch failed
+//! until it reports again), they are listed live too.
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
@@ -193,21 +196,27 @@ fn naming<'a>(
 /// cluster of many Instances never arrives as one body.
 const PAGE: u32 = 500;
 
-/// The Instances that name OperatorVersion `namespace/name`, listed live
-/// (a source without a watch).
+/// The Instances that name OperatorVersion `namespace/name`, listed live:
+/// of `scope` (a namespace), or of all namespaces when `None`.
 pub(super) async fn list_naming(
     client: &kube::Client,
+    scope: Option<&str>,
     namespace: &str,
     name: &str,
 ) -> Result<Vec<InstanceUse>, OperatorVersionReadError> {
-    let api = Api::<InstanceUse>::all(client.clone());
+    let api = match scope {
+        Some(scope) => Api::<InstanceUse>::namespaced(client.clone(), scope),
+        None => Api::<InstanceUse>::all(client.clone()),
+    };
     let mut found = Vec::new();
     let mut params = ListParams::default().limit(PAGE);
     loop {
-        let page = api
-            .list(&params)
-            .await
-            .map_err(|e| OperatorVersionReadError(format!("listing Instances: {e}")))?;
+        let page = api.list(&params).await.map_err(|e| {
+            OperatorVersionReadError(format!(
+                "listing the Instances of {}: {e}",
+                scope.unwrap_or("all namespaces")
+            ))
+        })?;
         found.extend(naming(&page.items, namespace, name));
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
@@ -216,11 +225,14 @@ pub(super) async fn list_naming(
     }
 }
 
-/// A watch-fed cache of every Instance's [`InstanceUse`].
+/// A watch-fed cache of every Instance's [`InstanceUse`], for the
+/// namespaces an OperatorVersion is shared with.
 #[derive(Clone)]
 pub(super) struct InstanceUses {
     store: Store<InstanceUse>,
-    listed: tokio::sync::watch::Receiver<bool>,
+    /// The first list is complete, and the last thing the watch reported
+    /// was not an error (it may be missing Instances while it reconnects).
+    current: Arc<AtomicBool>,
     _watch: Arc<super::ov_cache::StopOnDrop>,
 }
 
@@ -228,7 +240,7 @@ impl InstanceUses {
     /// Starts the watch; it runs until the last copy is dropped.
     pub(super) fn start(client: &kube::Client) -> Self {
         let (store, writer) = reflector::store();
-        let (listed_tx, listed) = tokio::sync::watch::channel(false);
+        let current = Arc::new(AtomicBool::new(false));
         let events = watcher(
             Api::<InstanceUse>::all(client.clone()),
             watcher::Config::default(),
@@ -236,38 +248,43 @@ impl InstanceUses {
         .default_backoff()
         .modify(InstanceUse::trimmed)
         .reflect(writer);
+        let listed = Arc::new(AtomicBool::new(false));
+        let reported = current.clone();
         let watch = tokio::spawn(events.for_each(move |event| {
             match event {
-                Ok(watcher::Event::InitDone) => {
-                    listed_tx.send_replace(true);
+                Ok(event) => {
+                    if matches!(event, watcher::Event::InitDone) {
+                        listed.store(true, Ordering::Release);
+                    }
+                    reported.store(listed.load(Ordering::Acquire), Ordering::Release);
                 }
-                Ok(_) => {}
-                Err(e) => tracing::debug!(error = %e, "webhook Instance watch"),
+                Err(e) => {
+                    reported.store(false, Ordering::Release);
+                    tracing::warn!(
+                        error = %e,
+                        "the webhook's watch of Instances failed; OperatorVersion reviews list \
+                         Instances live until it is back"
+                    );
+                }
             }
             async {}
         }));
         Self {
             store,
-            listed,
+            current,
             _watch: Arc::new(super::ov_cache::StopOnDrop(watch)),
         }
     }
 
-    /// The Instances that name OperatorVersion `namespace/name`, once the
-    /// first list is complete.
-    pub(super) async fn naming(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Vec<InstanceUse>, OperatorVersionReadError> {
-        let mut listed = self.listed.clone();
-        if listed.wait_for(|done| *done).await.is_err() {
-            return Err(OperatorVersionReadError(
-                "the webhook's watch of Instances has stopped".to_string(),
-            ));
+    /// The Instances that name OperatorVersion `namespace/name`; `None`
+    /// while the cache is not current (not listed yet, or its watch
+    /// failed since its last event).
+    pub(super) fn naming(&self, namespace: &str, name: &str) -> Option<Vec<InstanceUse>> {
+        if !self.current.load(Ordering::Acquire) {
+            return None;
         }
         let all = self.store.state();
-        Ok(naming(all.iter().map(AsRef::as_ref), namespace, name))
+        Some(naming(all.iter().map(AsRef::as_ref), namespace, name))
     }
 }
 

@@ -30,7 +30,7 @@ impl Drop for StopOnDrop {
 pub struct CachedOperatorVersions {
     store: Store<OperatorVersion>,
     client: kube::Client,
-    /// `None`: Instances are listed live at each lookup.
+    /// Instances of other namespaces; `None`: listed live at each lookup.
     instances: Option<InstanceUses>,
     _watch: Option<Arc<StopOnDrop>>,
 }
@@ -103,10 +103,20 @@ impl OperatorVersionSource for CachedOperatorVersions {
         &self,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Vec<InstanceUse>>, OperatorVersionReadError> {
-        match &self.instances {
-            Some(cache) => cache.naming(namespace, name).await.map(Some),
-            None => list_naming(&self.client, namespace, name).await.map(Some),
+        elsewhere: bool,
+    ) -> Result<Vec<InstanceUse>, OperatorVersionReadError> {
+        let mut found = list_naming(&self.client, Some(namespace), namespace, name).await?;
+        if elsewhere {
+            let cached = self
+                .instances
+                .as_ref()
+                .and_then(|c| c.naming(namespace, name));
+            let others = match cached {
+                Some(others) => others,
+                None => list_naming(&self.client, None, namespace, name).await?,
+            };
+            found.extend(others.into_iter().filter(|i| i.namespace() != namespace));
         }
+        Ok(found)
     }
 }

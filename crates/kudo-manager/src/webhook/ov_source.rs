@@ -50,17 +50,22 @@ pub trait OperatorVersionSource: Send + Sync + 'static {
     }
 
     /// The Instances that name OperatorVersion `namespace/name` (in their
-    /// spec, or as the one a channel installed); `None` when the source
-    /// reads no Instances (fixtures): writes to OperatorVersions are then
-    /// not judged.
+    /// spec, or as the one a channel installed): those of `namespace`,
+    /// and with `elsewhere` those of other namespaces too. A source that
+    /// reads no Instances answers an error: OperatorVersion writes are
+    /// then refused, never admitted unjudged.
     fn instances_naming(
         &self,
         namespace: &str,
         name: &str,
-    ) -> impl Future<Output = Result<Option<Vec<InstanceUse>>, OperatorVersionReadError>> + Send
-    {
-        let _ = (namespace, name);
-        async { Ok(None) }
+        elsewhere: bool,
+    ) -> impl Future<Output = Result<Vec<InstanceUse>, OperatorVersionReadError>> + Send {
+        let _ = (namespace, name, elsewhere);
+        async {
+            Err(OperatorVersionReadError(
+                "this webhook reads no Instances".to_string(),
+            ))
+        }
     }
 }
 
@@ -104,10 +109,10 @@ impl OperatorVersionSource for kube::Client {
         &self,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Vec<InstanceUse>>, OperatorVersionReadError> {
-        super::instance_uses::list_naming(self, namespace, name)
-            .await
-            .map(Some)
+        elsewhere: bool,
+    ) -> Result<Vec<InstanceUse>, OperatorVersionReadError> {
+        let scope = (!elsewhere).then_some(namespace);
+        super::instance_uses::list_naming(self, scope, namespace, name).await
     }
 }
 
@@ -174,14 +179,14 @@ impl OperatorVersionSource for StaticOperatorVersions {
         &self,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Vec<InstanceUse>>, OperatorVersionReadError> {
-        Ok(Some(
-            self.instances
-                .iter()
-                .filter(|i| i.names(namespace, name))
-                .cloned()
-                .collect(),
-        ))
+        elsewhere: bool,
+    ) -> Result<Vec<InstanceUse>, OperatorVersionReadError> {
+        Ok(self
+            .instances
+            .iter()
+            .filter(|i| i.names(namespace, name) && (elsewhere || i.namespace() == namespace))
+            .cloned()
+            .collect())
     }
 }
 

@@ -169,9 +169,10 @@ pub async fn serve_local(
     if let Some(write_as) = checks.write_as {
         config = config.with_acting_as(client.clone(), write_as);
     }
+    // Its watches start before the configuration sends reviews.
+    let source = super::CachedOperatorVersions::start(client.clone());
     register_local_webhook(&client, addr.port(), &tls.ca_pem).await?;
     on_ready(addr);
-    let source = super::CachedOperatorVersions::start(client.clone());
     // Unregistered before the server stops: writes reviewed until then
     // (the controller's last status writes among them) are still answered.
     let (unregistered_tx, unregistered_rx) = tokio::sync::oneshot::channel();

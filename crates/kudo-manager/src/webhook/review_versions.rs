@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use kudo_api::names::SHARED_WITH_ANNOTATION;
 use serde::Deserialize;
 
-use super::super::acting_as::UserInfo;
+use super::super::acting_as::{ActingAs, UserInfo};
 use super::super::answer::Answer;
 use super::super::decode::Request;
 use super::super::instance_uses::InstanceUse;
@@ -137,36 +137,8 @@ impl<S: OperatorVersionSource> Reviewer<S> {
         let judged = match &self.acting_as {
             None => Ok(()),
             Some(acting_as) => {
-                let asked = async {
-                    let (ns, name) = (target.namespace.as_str(), target.name.as_str());
-                    let found = self.source.instances_naming(ns, name).await.map_err(|e| {
-                        Refusal::Failed(format!(
-                            "cannot tell which Instances run OperatorVersion {ns}/{name}: {e}; \
-                             the change was not admitted, retry shortly"
-                        ))
-                    })?;
-                    let found = found.unwrap_or_default();
-                    let runners = runners(&target, &found);
-                    // In rounds, so a version run in many namespaces does
-                    // not send all its questions at once.
-                    for round in runners.chunks(CONCURRENT_QUESTIONS) {
-                        let mut questions = Vec::with_capacity(round.len());
-                        for instance in round {
-                            questions.push(acting_as.check_version_writer(
-                                &user,
-                                (ns, name),
-                                (instance.namespace(), instance.name()),
-                                instance.account(),
-                                self.read_timeout,
-                            ));
-                        }
-                        futures::future::try_join_all(questions)
-                            .await
-                            .map_err(Refusal::from)?;
-                    }
-                    Ok(())
-                };
-                tokio::time::timeout(self.read_timeout, asked)
+                let deadline = tokio::time::Instant::now() + self.read_timeout;
+                tokio::time::timeout_at(deadline, self.ask_all(acting_as, &user, &target, deadline))
                     .await
                     .unwrap_or_else(|_| {
                         Err(Refusal::Failed(format!(
@@ -185,6 +157,62 @@ impl<S: OperatorVersionSource> Reviewer<S> {
             Ok(()) => Answer::allowed(uid, vec![]),
             Err(refusal) => refusal.into_answer(uid),
         })
+    }
+
+    /// Finds the Instances that would run the OperatorVersion and asks
+    /// about their accounts, in rounds; a refusal wins over a question
+    /// left unanswered.
+    async fn ask_all(
+        &self,
+        acting_as: &ActingAs,
+        user: &UserInfo,
+        target: &Target,
+        deadline: tokio::time::Instant,
+    ) -> Result<(), Refusal> {
+        let (ns, name) = (target.namespace.as_str(), target.name.as_str());
+        let elsewhere = target
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(SHARED_WITH_ANNOTATION))
+            .is_some_and(|with| !with.trim().is_empty());
+        let found = self
+            .source
+            .instances_naming(ns, name, elsewhere)
+            .await
+            .map_err(|e| {
+                Refusal::Failed(format!(
+                    "cannot tell which Instances run OperatorVersion {ns}/{name}: {e}; the \
+                     change was not admitted, retry shortly"
+                ))
+            })?;
+        // In rounds, so a version run in many namespaces does not send all
+        // its questions at once.
+        for round in runners(target, &found).chunks(CONCURRENT_QUESTIONS) {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let mut questions = Vec::with_capacity(round.len());
+            for instance in round {
+                questions.push(acting_as.check_version_writer(
+                    user,
+                    (ns, name),
+                    (instance.namespace(), instance.name()),
+                    instance.account(),
+                    left,
+                ));
+            }
+            let answers = futures::future::join_all(questions).await;
+            let mut refusals = answers
+                .into_iter()
+                .filter_map(Result::err)
+                .map(Refusal::from);
+            let first = refusals.next();
+            let denied = refusals.find(|r| matches!(r, Refusal::Denied(_)));
+            match (first, denied) {
+                (None, _) => {}
+                (Some(first @ Refusal::Denied(_)), _) | (Some(first), None) => return Err(first),
+                (Some(_), Some(denied)) => return Err(denied),
+            }
+        }
+        Ok(())
     }
 }
 

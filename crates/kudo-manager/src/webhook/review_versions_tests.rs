@@ -245,3 +245,87 @@ fn each_namespace_and_account_is_asked_about_once_by_its_first_instance() {
         .collect();
     assert_eq!(asked, [("team-a", "a"), ("team-a", "c"), ("team-b", "d")]);
 }
+
+#[tokio::test]
+async fn the_version_a_channel_moved_an_instance_to_is_judged_by_that_instance() {
+    let answers = Arc::new(Answers::default());
+    let mut moved = instance("team-a", "zk", json!({"name": "zk-0"}), None);
+    moved.status = Some(kudo_api::InstanceStatus {
+        upgrades: Some(kudo_api::upgrades::UpgradeStatus {
+            operator_version: Some("zk-1".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let reviewer = reviewer(&answers, &[moved]);
+    let body = review(
+        "UPDATE",
+        "mallory",
+        version("team-a", "a", None),
+        version("team-a", "b", None),
+    );
+    let (code, message) = refusal(&reviewer.review_bytes(&body).await).unwrap();
+    assert_eq!(code, 403);
+    assert!(message.contains("run by Instance team-a/zk"), "{message}");
+}
+
+#[tokio::test]
+async fn a_source_that_cannot_tell_which_instances_run_it_refuses_the_write() {
+    let answers = Arc::new(Answers::default());
+    let source = crate::webhook::FnSource(|_: &str, _: &str| Ok(None));
+    let reviewer = Reviewer::new(source, WAIT).with_acting_as(Some(acting_as(&answers)));
+    let body = review("CREATE", "alice", Value::Null, version("team-a", "a", None));
+    let (code, message) = refusal(&reviewer.review_bytes(&body).await).unwrap();
+    assert_eq!(code, 500);
+    assert!(
+        message.contains("cannot tell which Instances run OperatorVersion team-a/zk-1"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn changing_spec_and_sharing_at_once_is_judged_by_every_instance_that_would_run_it() {
+    let answers = Arc::new(Answers {
+        allowed: vec![("alice", "team-b", "kudo-instance")],
+        ..Default::default()
+    });
+    let users = [
+        instance("team-a", "zk", json!({"name": "zk-1"}), None),
+        instance(
+            "team-b",
+            "zk",
+            json!({"name": "zk-1", "namespace": "team-a"}),
+            None,
+        ),
+    ];
+    let reviewer = reviewer(&answers, &users);
+    let body = review(
+        "UPDATE",
+        "alice",
+        version("team-a", "a", None),
+        version("team-a", "b", Some("team-b")),
+    );
+    let (code, message) = refusal(&reviewer.review_bytes(&body).await).unwrap();
+    assert_eq!(code, 403);
+    assert!(message.contains("run by Instance team-a/zk"), "{message}");
+}
+
+#[tokio::test]
+async fn an_instance_whose_account_cannot_be_one_runs_nothing_and_is_not_asked_about() {
+    let answers = Arc::new(Answers::default());
+    let broken = instance(
+        "team-a",
+        "zk",
+        json!({"name": "zk-1"}),
+        Some("Not An Account"),
+    );
+    let reviewer = reviewer(&answers, &[broken]);
+    let body = review(
+        "CREATE",
+        "mallory",
+        Value::Null,
+        version("team-a", "a", None),
+    );
+    assert_eq!(refusal(&reviewer.review_bytes(&body).await), None);
+    assert_eq!(answers.asked.load(Ordering::SeqCst), 0);
+}
