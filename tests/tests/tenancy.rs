@@ -120,8 +120,9 @@ async fn another_namespaces_operator_version_deploys_only_once_shared() {
 }
 
 /// Whoever may create OperatorVersions in a namespace could make the one a
-/// channel will move to before it does; the manager moves only to an
-/// OperatorVersion that holds the release's package.
+/// channel will move to before it does, or change it before the Instance's
+/// status names it; the manager moves only to an OperatorVersion that holds
+/// the release's package, and runs it only while it still does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_planted_under_the_name_of_a_channels_next_release_is_not_moved_to() {
     use kudo_e2e::channel_repo::{NEW_OV, Repo, reason, runs, t};
@@ -168,6 +169,39 @@ async fn a_version_planted_under_the_name_of_a_channels_next_release_is_not_move
     // Gone, it is made from the package, and the move goes on.
     ovs.delete(NEW_OV, &Default::default()).await.unwrap();
     env.wait_for("web", "running 0.3.0", t(), |i| runs(i, NEW_OV))
+        .await
+        .unwrap();
+
+    // Changed after the move, it is not run; put back, it is again.
+    let made = ovs.get(NEW_OV).await.unwrap();
+    let mut changed = made.clone();
+    changed
+        .spec
+        .templates
+        .get_mut(&file)
+        .unwrap()
+        .push_str("\n# changed\n");
+    let changed = ovs
+        .replace(NEW_OV, &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    let blocked = |i: &Instance| {
+        i.status.as_ref().is_some_and(|s| {
+            s.blockers.iter().any(|b| {
+                b.message
+                    .contains("was changed since its channel moved the Instance")
+            })
+        })
+    };
+    env.wait_for("web", "the changed version blocked", t(), blocked)
+        .await
+        .unwrap();
+    let mut restored = changed;
+    restored.spec = made.spec;
+    ovs.replace(NEW_OV, &PostParams::default(), &restored)
+        .await
+        .unwrap();
+    env.wait_for("web", "unblocked", t(), |i| !blocked(i))
         .await
         .unwrap();
 }

@@ -75,6 +75,11 @@ pub struct UpgradeStatus {
     /// place of `spec.operatorVersion` once set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator_version: Option<String>,
+    /// `sha256:` and hex of the spec the release's package makes, recorded
+    /// with `operatorVersion`: an OperatorVersion of that name whose spec
+    /// digests otherwise was changed since, and is not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator_version_digest: Option<String>,
     /// Why no upgrade runs now (`channel stable: 1.3.0 → 1.4.0: waiting
     /// for approval`); unset when nothing waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -36,6 +36,7 @@ pub mod manager;
 pub mod metrics;
 pub mod namespace_hold;
 pub mod ov_verify;
+mod own_writes;
 mod readiness;
 pub mod reconcile;
 pub mod recovery;

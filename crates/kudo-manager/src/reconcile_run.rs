@@ -132,7 +132,10 @@ impl Run {
     ) -> Self {
         let ov = ctx.operator_version_of(&inst).or(made);
         let verification = match &ov {
-            Some(ov) => ctx.verified.check(&ctx.renders, ov).await,
+            Some(ov) => match crate::upgrades::changed_since_move(&inst, ov) {
+                Some(problem) => Verification::Failed(problem),
+                None => ctx.verified.check(&ctx.renders, ov).await,
+            },
             None => Verification::Passed,
         };
         let notice = ctx.maintenance_notice(&inst);

@@ -112,6 +112,7 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         // wins, and the version left is not chosen again by itself.
         status.skipped = status.installed.take();
         status.operator_version = None;
+        status.operator_version_digest = None;
         status.last_change = Some(format!(
             "spec.operatorVersion set to {} by hand",
             spec_ov.as_deref().unwrap_or_default()
@@ -255,8 +256,9 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         };
     }
     match ensure_operator_version(ctx, &inst, &synced, to).await {
-        Ok((ov_name, made)) => {
-            status.operator_version = Some(ov_name);
+        Ok(moved) => {
+            status.operator_version = Some(moved.name);
+            status.operator_version_digest = Some(moved.digest);
             status.spec_operator_version = spec_ov;
             status.skipped = None;
             status.installed = Some(to.operator_version.clone());
@@ -268,24 +270,32 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
                 instance: with_operator_version(inst, status.operator_version.clone()),
                 status: Some(status),
                 started: Some(describe),
-                made,
+                made: moved.made,
                 held: None,
             }
         }
-        // A download that failed, an OperatorVersion in the way: nothing
-        // the manager watches tells when that changes, so it looks again.
-        Err(e) => {
-            status.reason = Some(format!("{describe}: {e}"));
+        // Nothing the manager watches tells when a download or an
+        // OperatorVersion in the way changes: it looks again.
+        Err(failed) => {
+            status.reason = Some(format!("{describe}: {}", failed.message()));
+            let lifts = match failed {
+                MoveError::Package(_) => Lifts::Change,
+                MoveError::InTheWay(_) => Lifts::At(now + IN_THE_WAY_RETRY),
+                MoveError::Failed(_) => Lifts::At(now + FAILED_MOVE_RETRY),
+            };
             Observed {
-                held: Some(Lifts::At(now + FAILED_MOVE_RETRY)),
+                held: Some(lifts),
                 ..done(status, inst)
             }
         }
     }
 }
 
-/// When a move that failed to start is tried again.
+/// When a move whose download or API call failed is tried again.
 const FAILED_MOVE_RETRY: jiff::SignedDuration = jiff::SignedDuration::from_secs(30);
+/// When a move held by an OperatorVersion of other content is tried again
+/// (each try downloads the package to compare).
+const IN_THE_WAY_RETRY: jiff::SignedDuration = jiff::SignedDuration::from_mins(5);
 
 /// A person rolled back from the version the manager moved to (the
 /// channel's move left spec.operatorVersion as it was, so a rollback names
@@ -298,6 +308,7 @@ fn rolled_back(policy: &kudo_api::upgrades::UpgradePolicy, status: &mut UpgradeS
     {
         status.skipped = status.installed.take();
         status.operator_version = None;
+        status.operator_version_digest = None;
         status.last_change = Some(format!(
             "rolled back from {} by hand",
             status.skipped.as_deref().unwrap_or_default()
@@ -319,7 +330,9 @@ fn operator_name(inst: &Instance, ov: Option<&kudo_api::OperatorVersion>) -> Opt
 
 #[path = "upgrades_package.rs"]
 mod package;
-use package::ensure_operator_version;
+pub use package::InTheWay;
+pub(crate) use package::changed_since_move;
+use package::{MoveError, ensure_operator_version};
 
 #[cfg(test)]
 mod tests {

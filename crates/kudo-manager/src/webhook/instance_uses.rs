@@ -230,45 +230,48 @@ pub(super) async fn list_naming(
 #[derive(Clone)]
 pub(super) struct InstanceUses {
     store: Store<InstanceUse>,
-    /// The first list is complete, and the last thing the watch reported
-    /// was not an error (it may be missing Instances while it reconnects).
+    /// See [`Currency::current`].
     current: Arc<AtomicBool>,
     _watch: Arc<super::ov_cache::StopOnDrop>,
 }
 
+/// A pause before a watch that may have lost an event starts again.
+const RESTART_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl InstanceUses {
     /// Starts the watch; it runs until the last copy is dropped.
     pub(super) fn start(client: &kube::Client) -> Self {
-        let (store, writer) = reflector::store();
+        let (store, mut writer) = reflector::store();
         let current = Arc::new(AtomicBool::new(false));
-        let events = watcher(
-            Api::<InstanceUse>::all(client.clone()),
-            watcher::Config::default(),
-        )
-        .default_backoff()
-        .modify(InstanceUse::trimmed)
-        .reflect(writer);
-        let listed = Arc::new(AtomicBool::new(false));
         let reported = current.clone();
-        let watch = tokio::spawn(events.for_each(move |event| {
-            match event {
-                Ok(event) => {
-                    if matches!(event, watcher::Event::InitDone) {
-                        listed.store(true, Ordering::Release);
+        let api = Api::<InstanceUse>::all(client.clone());
+        let watch = tokio::spawn(async move {
+            let mut currency = Currency::default();
+            loop {
+                let mut events = watcher(api.clone(), watcher::Config::default())
+                    .default_backoff()
+                    .modify(InstanceUse::trimmed)
+                    .boxed();
+                while let Some(event) = events.next().await {
+                    if let Ok(event) = &event {
+                        writer.apply_watcher_event(event);
                     }
-                    reported.store(listed.load(Ordering::Acquire), Ordering::Release);
+                    currency = currency.after(&event);
+                    reported.store(currency.current, Ordering::Release);
+                    if let Err(e) = &event {
+                        tracing::warn!(
+                            error = %e,
+                            "the webhook's watch of Instances failed; OperatorVersion reviews \
+                             list Instances live until it has listed them again"
+                        );
+                        if loses_events(e) {
+                            break;
+                        }
+                    }
                 }
-                Err(e) => {
-                    reported.store(false, Ordering::Release);
-                    tracing::warn!(
-                        error = %e,
-                        "the webhook's watch of Instances failed; OperatorVersion reviews list \
-                         Instances live until it is back"
-                    );
-                }
+                tokio::time::sleep(RESTART_PAUSE).await;
             }
-            async {}
-        }));
+        });
         Self {
             store,
             current,
@@ -277,8 +280,7 @@ impl InstanceUses {
     }
 
     /// The Instances that name OperatorVersion `namespace/name`; `None`
-    /// while the cache is not current (not listed yet, or its watch
-    /// failed since its last event).
+    /// while the cache is not current.
     pub(super) fn naming(&self, namespace: &str, name: &str) -> Option<Vec<InstanceUse>> {
         if !self.current.load(Ordering::Acquire) {
             return None;
@@ -286,6 +288,49 @@ impl InstanceUses {
         let all = self.store.state();
         Some(naming(all.iter().map(AsRef::as_ref), namespace, name))
     }
+}
+
+/// Whether the cache holds every Instance, from what its watch reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Currency {
+    /// A complete list has been applied (the store swaps a list in whole,
+    /// at its end).
+    listed: bool,
+    /// Listed, and nothing went wrong since the last event: a failed watch
+    /// may be missing Instances until it reports again.
+    current: bool,
+}
+
+impl Currency {
+    fn after(self, event: &Result<watcher::Event<InstanceUse>, watcher::Error>) -> Self {
+        match event {
+            // A list under way: the store keeps the old state until its end.
+            Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => Self::default(),
+            Ok(watcher::Event::InitDone) => Self {
+                listed: true,
+                current: true,
+            },
+            Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => Self {
+                current: self.listed,
+                ..self
+            },
+            Err(_) => Self {
+                current: false,
+                ..self
+            },
+        }
+    }
+}
+
+/// Whether the watch may have dropped an event after this error (an
+/// object that did not decode, an error event from the API server): it
+/// starts again, with a new list. After the others it resumes where it
+/// was, or lists again by itself.
+fn loses_events(error: &watcher::Error) -> bool {
+    matches!(
+        error,
+        watcher::Error::WatchFailed(_) | watcher::Error::WatchError(_)
+    )
 }
 
 #[cfg(test)]
@@ -330,5 +375,37 @@ mod tests {
         let bare = decoded(serde_json::json!({"metadata": {"name": "x"}, "status": null}));
         assert!(!bare.names("default", ""));
         assert_eq!(bare.namespace(), "default");
+    }
+
+    #[test]
+    fn the_cache_is_current_only_between_a_complete_list_and_the_next_failure() {
+        let use_ = || InstanceUse::default();
+        let failed = || Err(watcher::Error::NoResourceVersion);
+        let mut c = Currency::default();
+        for (event, listed, current) in [
+            (Ok(watcher::Event::Init), false, false),
+            (Ok(watcher::Event::InitApply(use_())), false, false),
+            (Ok(watcher::Event::InitDone), true, true),
+            (Ok(watcher::Event::Apply(use_())), true, true),
+            (failed(), true, false),
+            // The watch resumed where it was: current again at its next event.
+            (Ok(watcher::Event::Delete(use_())), true, true),
+            (failed(), true, false),
+            // A list again (the store still holds the old one): not current
+            // until it ends.
+            (Ok(watcher::Event::Init), false, false),
+            (Ok(watcher::Event::Apply(use_())), false, false),
+            (Ok(watcher::Event::InitDone), true, true),
+        ] {
+            c = c.after(&event);
+            assert_eq!((c.listed, c.current), (listed, current), "after {event:?}");
+        }
+    }
+
+    #[test]
+    fn a_watch_that_may_have_dropped_an_event_starts_again() {
+        let status = Box::new(kube::core::Status::failure("boom", "InternalError"));
+        assert!(loses_events(&watcher::Error::WatchError(status)));
+        assert!(!loses_events(&watcher::Error::NoResourceVersion));
     }
 }

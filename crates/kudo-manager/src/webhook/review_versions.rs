@@ -94,7 +94,8 @@ pub(super) fn prepare<'b>(request: &mut Request<'b>) -> Result<VersionWrite<'b>,
         .or(new.metadata.name.as_deref())
         .unwrap_or_default()
         .to_string();
-    // A generated name is new: no Instance can have named it yet.
+    // The API server fills a generated name in before validation: an empty
+    // one is a hand-made review, and no Instance names it.
     if unchanged || name.is_empty() {
         return Err(context.logged(Answer::allowed(uid, vec![])));
     }
@@ -161,7 +162,7 @@ impl<S: OperatorVersionSource> Reviewer<S> {
 
     /// Finds the Instances that would run the OperatorVersion and asks
     /// about their accounts, in rounds; a refusal wins over a question
-    /// left unanswered.
+    /// left unanswered, in any round.
     async fn ask_all(
         &self,
         acting_as: &ActingAs,
@@ -186,7 +187,9 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                 ))
             })?;
         // In rounds, so a version run in many namespaces does not send all
-        // its questions at once.
+        // its questions at once. A refusal ends it; a question left
+        // unanswered is reported only if no later one is refused.
+        let mut unanswered = None;
         for round in runners(target, &found).chunks(CONCURRENT_QUESTIONS) {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let mut questions = Vec::with_capacity(round.len());
@@ -199,20 +202,17 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                     left,
                 ));
             }
-            let answers = futures::future::join_all(questions).await;
-            let mut refusals = answers
-                .into_iter()
-                .filter_map(Result::err)
-                .map(Refusal::from);
-            let first = refusals.next();
-            let denied = refusals.find(|r| matches!(r, Refusal::Denied(_)));
-            match (first, denied) {
-                (None, _) => {}
-                (Some(first @ Refusal::Denied(_)), _) | (Some(first), None) => return Err(first),
-                (Some(_), Some(denied)) => return Err(denied),
+            for answer in futures::future::join_all(questions).await {
+                match answer.map_err(Refusal::from) {
+                    Ok(()) => {}
+                    Err(denied @ Refusal::Denied(_)) => return Err(denied),
+                    Err(failed) => {
+                        unanswered.get_or_insert(failed);
+                    }
+                }
             }
         }
-        Ok(())
+        unanswered.map_or(Ok(()), Err)
     }
 }
 

@@ -329,3 +329,52 @@ async fn an_instance_whose_account_cannot_be_one_runs_nothing_and_is_not_asked_a
     assert_eq!(refusal(&reviewer.review_bytes(&body).await), None);
     assert_eq!(answers.asked.load(Ordering::SeqCst), 0);
 }
+
+/// Fails the question about the first namespace, refuses the second, and
+/// allows every other.
+struct FailsThenRefuses(&'static str, &'static str);
+
+impl crate::webhook::AccessReviews for FailsThenRefuses {
+    fn may_impersonate<'a>(
+        &'a self,
+        _: &'a crate::webhook::UserInfo,
+        namespace: &'a str,
+        _: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<bool, String>> {
+        let answer = if namespace == self.0 {
+            Err("connection refused".to_string())
+        } else {
+            Ok(namespace != self.1)
+        };
+        Box::pin(async move { answer })
+    }
+}
+
+#[tokio::test]
+async fn a_refusal_in_a_later_round_wins_over_an_unanswered_question() {
+    let reference = json!({"name": "zk-1", "namespace": "team-a"});
+    // Asked in namespace order: team-00's question fails in the first
+    // round, team-a (the last) is refused in the second.
+    let users: Vec<_> = (0..=CONCURRENT_QUESTIONS)
+        .map(|i| instance(&format!("team-{i:02}"), "zk", reference.clone(), None))
+        .chain([instance("team-a", "zk", json!({"name": "zk-1"}), None)])
+        .collect();
+    let mut source = StaticOperatorVersions::new();
+    for instance in &users {
+        source.insert_instance(instance);
+    }
+    let acting_as = crate::webhook::ActingAs::new(
+        crate::identity::WriteAs::default(),
+        Arc::new(FailsThenRefuses("team-00", "team-a")),
+    );
+    let reviewer = Reviewer::new(source, WAIT).with_acting_as(Some(acting_as));
+    let body = review(
+        "CREATE",
+        "mallory",
+        Value::Null,
+        version("team-a", "a", Some("*")),
+    );
+    let (code, message) = refusal(&reviewer.review_bytes(&body).await).unwrap();
+    assert_eq!(code, 403, "{message}");
+    assert!(message.contains("run by Instance team-a/zk"), "{message}");
+}
