@@ -89,8 +89,9 @@ pub struct Context {
     pub clock: crate::clock::Clock,
     /// Failed reconciles in a row per Instance (how long to wait).
     pub failures: crate::retry::Failures,
-    /// OperatorVersions found in a channel move's way.
-    pub in_the_way: crate::upgrades::InTheWay,
+    /// Channel moves that could not start: failed downloads, refused
+    /// packages, OperatorVersions in their way.
+    pub moves: crate::upgrades::MoveMemo,
     /// The API server's Kubernetes version, read once.
     kubernetes: std::sync::OnceLock<kudo_repo::Version>,
 }
@@ -141,7 +142,7 @@ impl Context {
             kubernetes: std::sync::OnceLock::new(),
             clock: crate::clock::Clock::system(),
             failures: crate::retry::Failures::default(),
-            in_the_way: crate::upgrades::InTheWay::default(),
+            moves: crate::upgrades::MoveMemo::default(),
         }
     }
 

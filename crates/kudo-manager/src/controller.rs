@@ -282,6 +282,7 @@ pub async fn run(
         .namespace_counts
         .triggers(&client, may_list::<Namespace>(&client).await);
     let by_ov = instances.clone();
+    let moves = ctx.clone();
     // Owned kinds whose health can change after they are applied, and the
     // kinds whose drift is recovered (their metadata, managed fields
     // included, is cached for that). Our own applies trigger nothing. A step
@@ -299,10 +300,15 @@ pub async fn run(
         .owns_stream(not_own_applies(accounts, &ctx))
         .watches_stream(ov_events, move |ov: OperatorVersion| {
             let (name, ns) = (ov.name_any(), ov.namespace());
+            // Those it names, and those whose channel move it holds up.
+            let waits = |i: &Instance| {
+                ns.as_deref()
+                    .is_some_and(|ns| moves.moves.waits_for(ns, &name, &i.name_any()))
+            };
             by_ov
                 .state()
                 .into_iter()
-                .filter(|i| references(i, &name, ns.as_deref()))
+                .filter(|i| references(i, &name, ns.as_deref()) || waits(i))
                 .map(|i| ObjectRef::from_obj(i.as_ref()))
                 .collect::<Vec<_>>()
         })

@@ -160,7 +160,7 @@ async fn reconcile_inner(cached: Arc<Instance>, ctx: &Context) -> Result<Requeue
         )
         .await;
     }
-    let mut run = Run::observe(ctx, tracked.instance, tracked.made).await;
+    let mut run = Run::observe(ctx, tracked.instance, tracked.made, tracked.status.as_ref()).await;
     run.record_upgrades(tracked.status, tracked.held);
     run.decide(ctx);
     // A plan of quick steps advances several steps per reconcile: decide

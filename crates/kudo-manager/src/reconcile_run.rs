@@ -124,15 +124,22 @@ impl Run {
 
     /// Observe: the OperatorVersion and whether it may be used, node
     /// maintenance, the render book and drift from it. `made`: an
-    /// OperatorVersion this reconcile created, used while the cache lacks it.
+    /// OperatorVersion this reconcile created, used while the cache lacks it;
+    /// `tracked`: the channel status this reconcile records (a move's
+    /// OperatorVersion runs only while it is the package moved to).
     pub(super) async fn observe(
         ctx: &Context,
         inst: Arc<Instance>,
         made: Option<Arc<kudo_api::OperatorVersion>>,
+        tracked: Option<&kudo_api::upgrades::UpgradeStatus>,
     ) -> Self {
         let ov = ctx.operator_version_of(&inst).or(made);
+        let namespace = inst.metadata.namespace.as_deref().unwrap_or("default");
+        let changed = |ov: &kudo_api::OperatorVersion| {
+            tracked.and_then(|t| crate::upgrades::changed_since_move(t, namespace, ov))
+        };
         let verification = match &ov {
-            Some(ov) => match crate::upgrades::changed_since_move(&inst, ov) {
+            Some(ov) => match changed(ov) {
                 Some(problem) => Verification::Failed(problem),
                 None => ctx.verified.check(&ctx.renders, ov).await,
             },

@@ -278,23 +278,30 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         // OperatorVersion in the way changes: it looks again.
         Err(failed) => {
             status.reason = Some(format!("{describe}: {}", failed.message()));
-            let lifts = match failed {
-                MoveError::Package(_) => Lifts::Change,
-                MoveError::InTheWay(_) => Lifts::At(now + IN_THE_WAY_RETRY),
-                MoveError::Failed(_) => Lifts::At(now + FAILED_MOVE_RETRY),
-            };
             Observed {
-                held: Some(lifts),
+                held: Some(retry(&failed, now)),
                 ..done(status, inst)
             }
         }
     }
 }
 
+/// When a move that could not start is looked at again: a refused package
+/// with the next index or change to the Instance (either brings a
+/// reconcile; the archive is tried again only when the index names another),
+/// the others after a pause.
+fn retry(failed: &MoveError, now: jiff::Timestamp) -> Lifts {
+    match failed {
+        MoveError::Package(_) => Lifts::Change,
+        MoveError::InTheWay(_) => Lifts::At(now + IN_THE_WAY_RETRY),
+        MoveError::Failed(_) => Lifts::At(now + FAILED_MOVE_RETRY),
+    }
+}
+
 /// When a move whose download or API call failed is tried again.
 const FAILED_MOVE_RETRY: jiff::SignedDuration = jiff::SignedDuration::from_secs(30);
-/// When a move held by an OperatorVersion of other content is tried again
-/// (each try downloads the package to compare).
+/// When a move held by an OperatorVersion of other content is looked at
+/// again (a change to that OperatorVersion brings it back sooner).
 const IN_THE_WAY_RETRY: jiff::SignedDuration = jiff::SignedDuration::from_mins(5);
 
 /// A person rolled back from the version the manager moved to (the
@@ -328,9 +335,11 @@ fn operator_name(inst: &Instance, ov: Option<&kudo_api::OperatorVersion>) -> Opt
         })
 }
 
+#[path = "upgrades_memo.rs"]
+mod memo;
 #[path = "upgrades_package.rs"]
 mod package;
-pub use package::InTheWay;
+pub use memo::MoveMemo;
 pub(crate) use package::changed_since_move;
 use package::{MoveError, ensure_operator_version};
 
@@ -338,6 +347,23 @@ use package::{MoveError, ensure_operator_version};
 mod tests {
     use super::*;
     use crate::repositories::Synced;
+
+    #[test]
+    fn a_refused_package_waits_for_a_change_and_other_failures_for_a_pause() {
+        let now = jiff::Timestamp::from_second(1_000).unwrap();
+        assert_eq!(
+            retry(&MoveError::Package("verify".into()), now),
+            Lifts::Change
+        );
+        assert_eq!(
+            retry(&MoveError::Failed("timeout".into()), now),
+            Lifts::At(now + jiff::SignedDuration::from_secs(30))
+        );
+        assert_eq!(
+            retry(&MoveError::InTheWay("differs".into()), now),
+            Lifts::At(now + jiff::SignedDuration::from_mins(5))
+        );
+    }
 
     #[tokio::test]
     async fn an_index_without_its_repository_in_the_watch_is_not_used() {

@@ -3,8 +3,7 @@
 //! `package verify`, and made into the Instance's OperatorVersion, or
 //! compared with the one already there.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use kube::api::PostParams;
 use kube::runtime::reflector::ObjectRef;
@@ -27,83 +26,11 @@ pub(super) struct Moved {
     pub(super) digest: String,
 }
 
-/// OperatorVersions found in a move's way, so that a held move does not
-/// download its package again at every reconcile: by namespace and name,
-/// the version of it compared, the archive's digest and what differs. An
-/// entry goes when that OperatorVersion is found to hold the package.
-#[derive(Debug, Default)]
-pub struct InTheWay {
-    found: Mutex<HashMap<(String, String), Compared>>,
-}
-
-#[derive(Debug)]
-struct Compared {
-    /// uid and resourceVersion of the OperatorVersion compared.
-    version: (String, String),
-    /// The index's digest of the package's archive.
-    archive: String,
-    message: String,
-}
-
-/// Comparisons kept at most (one per OperatorVersion in a move's way).
-const MAX_IN_THE_WAY: usize = 1024;
-
-fn version_of(ov: &kudo_api::OperatorVersion) -> (String, String) {
-    (
-        ov.metadata.uid.clone().unwrap_or_default(),
-        ov.metadata.resource_version.clone().unwrap_or_default(),
-    )
-}
-
-fn key_of(ov: &kudo_api::OperatorVersion) -> (String, String) {
-    (
-        ov.metadata.namespace.clone().unwrap_or_default(),
-        ov.metadata.name.clone().unwrap_or_default(),
-    )
-}
-
-impl InTheWay {
-    /// What differs, when this very version of `ov` was found in the way
-    /// of the package of `archive` before.
-    fn known(&self, ov: &kudo_api::OperatorVersion, archive: &str) -> Option<String> {
-        let found = self.found.lock().unwrap_or_else(PoisonError::into_inner);
-        let compared = found.get(&key_of(ov))?;
-        (compared.version == version_of(ov) && compared.archive == archive && !archive.is_empty())
-            .then(|| compared.message.clone())
-    }
-
-    fn keep(&self, ov: &kudo_api::OperatorVersion, archive: &str, message: &str) {
-        let mut found = self.found.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = key_of(ov);
-        if found.len() >= MAX_IN_THE_WAY
-            && !found.contains_key(&key)
-            && let Some(evicted) = found.keys().next().cloned()
-        {
-            found.remove(&evicted);
-        }
-        found.insert(
-            key,
-            Compared {
-                version: version_of(ov),
-                archive: archive.to_string(),
-                message: message.to_string(),
-            },
-        );
-    }
-
-    fn forget(&self, namespace: &str, name: &str) {
-        self.found
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(namespace.to_string(), name.to_string()));
-    }
-}
-
 /// Why a move could not start, and so when it is tried again.
 pub(super) enum MoveError {
-    /// The release's package itself is refused (no or another digest, not
-    /// the name or version the index promised, `package verify`): a new
-    /// index, or a change to the Instance, brings the next try.
+    /// The release's package itself is refused (no digest, not the name
+    /// or version the index promised, `package verify`): not tried again
+    /// until the index names another archive for it.
     Package(String),
     /// An OperatorVersion of that name holds something else: tried again
     /// now and then (nothing the manager watches says when it goes).
@@ -138,25 +65,37 @@ pub(super) async fn ensure_operator_version(
         entry.app_version.as_deref(),
         &entry.operator_version,
     );
+    let now = ctx.clock.now();
+    let archive = (synced.url.clone(), entry.digest.clone().unwrap_or_default());
+    if let Some(known) = ctx.moves.archive(&archive, now) {
+        return Err(known);
+    }
     let cached = ctx
         .operator_versions
         .get(&ObjectRef::new(&name).within(&ns));
-    let archive = entry.digest.as_deref().unwrap_or_default();
     if let Some(message) = cached
         .as_ref()
-        .and_then(|cached| ctx.in_the_way.known(cached, archive))
+        .and_then(|cached| ctx.moves.in_the_way(cached, &archive, &inst.name_any()))
     {
         return Err(MoveError::InTheWay(message));
     }
-    let package = download(&ctx.renders, synced, entry).await?;
+    let package = match download(&ctx.renders, synced, entry).await {
+        Ok(package) => package,
+        Err(failed) => {
+            ctx.moves
+                .archive_failed(archive, &failed, now + super::FAILED_MOVE_RETRY);
+            return Err(failed);
+        }
+    };
     let wanted = package.to_operator_version(&ns);
     let digest = spec_digest(&wanted.spec);
     if let Some(cached) = cached {
-        if let Err(MoveError::InTheWay(message)) = same_package(&ns, &cached, &wanted) {
-            ctx.in_the_way.keep(&cached, archive, &message);
-            return Err(MoveError::InTheWay(message));
+        if let Err(in_the_way) = same_package(&ns, &cached, &wanted) {
+            ctx.moves
+                .keep_in_the_way(&cached, &archive, in_the_way.message(), &inst.name_any());
+            return Err(in_the_way);
         }
-        ctx.in_the_way.forget(&ns, &name);
+        ctx.moves.moved(&archive, &ns, &name);
         return Ok(Moved {
             name,
             made: None,
@@ -201,6 +140,7 @@ pub(super) async fn ensure_operator_version(
             )));
         }
     };
+    ctx.moves.moved(&archive, &ns, &name);
     Ok(Moved {
         name,
         made: Some(Arc::new(made)),
@@ -216,30 +156,30 @@ pub(crate) fn spec_digest(spec: &kudo_api::OperatorVersionSpec) -> String {
     format!("sha256:{}", Digest::of(&json))
 }
 
-/// Why the Instance may not run `ov`: the OperatorVersion a channel moved it
-/// to, changed since the move (its spec no longer digests as the release's
-/// package did). Writing an OperatorVersion an Instance runs is judged by
-/// the webhook, but between the move and the status that names it, no
-/// Instance did.
+/// Why an Instance of `namespace` whose channel status is `tracked` (as
+/// this reconcile records it) may not run `ov`: the OperatorVersion a
+/// channel moved it to, changed since the move (its spec no longer digests
+/// as the release's package did). Writing an OperatorVersion an Instance
+/// runs is judged by the webhook, but between the move and the status that
+/// names it, no Instance did.
 pub(crate) fn changed_since_move(
-    inst: &Instance,
+    tracked: &kudo_api::upgrades::UpgradeStatus,
+    namespace: &str,
     ov: &kudo_api::OperatorVersion,
 ) -> Option<String> {
-    let tracked = inst.status.as_ref()?.upgrades.as_ref()?;
     let recorded = tracked.operator_version_digest.as_deref()?;
     let name = ov.metadata.name.as_deref()?;
-    let ns = ov.metadata.namespace.as_deref().unwrap_or("default");
-    let own = inst.metadata.namespace.as_deref().unwrap_or("default");
-    if tracked.operator_version.as_deref() != Some(name) || ns != own {
+    let ov_namespace = ov.metadata.namespace.as_deref().unwrap_or("default");
+    if tracked.operator_version.as_deref() != Some(name) || ov_namespace != namespace {
         return None;
     }
     let now = spec_digest(&ov.spec);
     (now != recorded).then(|| {
         format!(
-            "OperatorVersion {ns}/{name} was changed since its channel moved the Instance to \
-             it: it no longer holds the release's package ({recorded}; now {now}), and is not \
-             run. Delete it and install the release's package again (kubectl kudo install \
-             with --skip-instance), or move the Instance to another version"
+            "OperatorVersion {namespace}/{name} was changed since its channel moved the \
+             Instance to it: it no longer holds the release's package ({recorded}; now {now}), \
+             and is not run. Delete it and install the release's package again (kubectl kudo \
+             install with --skip-instance), or move the Instance to another version"
         )
     })
 }
@@ -251,9 +191,14 @@ fn same_package(
     there: &kudo_api::OperatorVersion,
     wanted: &kudo_api::OperatorVersion,
 ) -> Result<(), MoveError> {
-    let differences = kudo_api::ov_content::differences(&there.spec, &wanted.spec);
+    let mut differences = kudo_api::ov_content::differences(&there.spec, &wanted.spec);
     if differences.is_empty() {
-        return Ok(());
+        if spec_digest(&there.spec) == spec_digest(&wanted.spec) {
+            return Ok(());
+        }
+        // The same by name, but in another order or with a name twice: the
+        // digest the move records would not match it.
+        differences.push("the order of its parameters, tasks or dependencies".into());
     }
     let name = wanted.metadata.name.as_deref().unwrap_or_default();
     Err(MoveError::InTheWay(format!(
@@ -308,9 +253,11 @@ async fn download(
         })
         .and_then(|fetched| fetched)
         .map_err(MoveError::Failed)?;
+    // Other bytes than the index's digest: the server may serve the right
+    // ones on the next try.
     expected
         .verify(&bytes, &shown)
-        .map_err(|e| MoveError::Package(e.to_string()))?;
+        .map_err(|e| MoveError::Failed(e.to_string()))?;
     let label = entry.label();
     let entry = entry.clone();
     let checked = renders
@@ -374,45 +321,70 @@ mod tests {
         ov
     }
 
-    fn moved_to(ov: &kudo_api::OperatorVersion, digest: String) -> Instance {
-        let mut inst = Instance::new("web", Default::default());
-        inst.metadata.namespace = Some("team".into());
-        inst.status = Some(kudo_api::InstanceStatus {
-            upgrades: Some(kudo_api::upgrades::UpgradeStatus {
-                operator_version: ov.metadata.name.clone(),
-                operator_version_digest: Some(digest),
-                ..Default::default()
-            }),
+    fn moved_to(ov: &kudo_api::OperatorVersion) -> kudo_api::upgrades::UpgradeStatus {
+        kudo_api::upgrades::UpgradeStatus {
+            operator_version: ov.metadata.name.clone(),
+            operator_version_digest: Some(spec_digest(&ov.spec)),
             ..Default::default()
-        });
-        inst
+        }
     }
 
     #[test]
-    fn the_digest_is_of_the_typed_spec_so_a_stored_copy_digests_alike() {
-        let made = ov("a: 1");
-        let stored: kudo_api::OperatorVersion =
-            serde_json::from_value(serde_json::to_value(&made).unwrap()).unwrap();
-        assert_eq!(spec_digest(&made.spec), spec_digest(&stored.spec));
-        assert!(spec_digest(&made.spec).starts_with("sha256:"));
-        assert_ne!(spec_digest(&made.spec), spec_digest(&ov("a: 2").spec));
+    fn the_digest_of_a_package_made_spec_is_that_of_its_stored_form() {
+        // As a package makes it: a dependency without its operator's name
+        // and a task without fields, which the CRD's defaults fill in.
+        let made: kudo_api::OperatorVersionSpec = serde_json::from_value(serde_json::json!({
+            "version": "0.3.0",
+            "parameters": [{"name": "B"}, {"name": "A", "default": "1"}],
+            "dependencies": [{"versions": ">=1"}],
+            "tasks": [{"name": "app", "kind": "Dummy"}],
+            "templates": {"b.yaml": "b", "a.yaml": "a"}
+        }))
+        .unwrap();
+        // As the API server stores and returns it: defaults filled in,
+        // maps in another order.
+        let stored: kudo_api::OperatorVersionSpec = serde_json::from_str(
+            r#"{"templates": {"a.yaml": "a", "b.yaml": "b"}, "tasks": [{"kind": "Dummy",
+            "name": "app", "spec": {}}], "dependencies": [{"operator": "", "versions": ">=1"}],
+            "parameters": [{"name": "B"}, {"default": "1", "name": "A"}], "version": "0.3.0"}"#,
+        )
+        .unwrap();
+        assert_eq!(spec_digest(&made), spec_digest(&stored));
+        assert!(spec_digest(&made).starts_with("sha256:"));
+        assert_ne!(spec_digest(&ov("a: 1").spec), spec_digest(&ov("a: 2").spec));
     }
 
     #[test]
     fn a_version_changed_since_the_move_is_not_run_and_an_unchanged_one_is() {
         let made = ov("a: 1");
-        let inst = moved_to(&made, spec_digest(&made.spec));
-        assert_eq!(changed_since_move(&inst, &made), None);
-        let problem = changed_since_move(&inst, &ov("a: 2")).unwrap();
+        let tracked = moved_to(&made);
+        assert_eq!(changed_since_move(&tracked, "team", &made), None);
+        let problem = changed_since_move(&tracked, "team", &ov("a: 2")).unwrap();
         assert!(
             problem.starts_with(
                 "OperatorVersion team/web-0.3.0 was changed since its channel moved the Instance"
             ),
             "{problem}"
         );
-        // Another OperatorVersion than the one moved to is not judged here.
+        // Another OperatorVersion than the one moved to is not judged here,
+        // nor one of another namespace.
         let mut other = ov("a: 2");
         other.metadata.name = Some("web-0.2.0".into());
-        assert_eq!(changed_since_move(&inst, &other), None);
+        assert_eq!(changed_since_move(&tracked, "team", &other), None);
+        assert_eq!(changed_since_move(&tracked, "elsewhere", &ov("a: 2")), None);
+    }
+
+    #[test]
+    fn parameters_in_another_order_are_in_the_way_though_each_is_the_same() {
+        let mut wanted = ov("a: 1");
+        wanted.spec.parameters =
+            serde_json::from_value(serde_json::json!([{"name": "A"}, {"name": "B"}])).unwrap();
+        let mut there = wanted.clone();
+        there.spec.parameters.reverse();
+        let Err(MoveError::InTheWay(message)) = same_package("team", &there, &wanted) else {
+            panic!("parameters in another order were taken for the package")
+        };
+        assert!(message.contains("the order of its parameters"), "{message}");
+        assert!(same_package("team", &wanted.clone(), &wanted).is_ok());
     }
 }

@@ -217,9 +217,7 @@ pub(super) fn parents(child: &PartialObjectMeta<Instance>) -> Vec<ObjectRef<Inst
         .collect()
 }
 
-/// Whether a change to this OperatorVersion concerns an Instance: it names
-/// it, or its channel move waits in the same namespace (an OperatorVersion
-/// in the move's way may just have gone).
+/// Whether an Instance names this OperatorVersion.
 pub(super) fn references(inst: &Instance, ov_name: &str, ov_ns: Option<&str>) -> bool {
     let r = &inst.spec.operator_version;
     let ns = r
@@ -232,17 +230,10 @@ pub(super) fn references(inst: &Instance, ov_name: &str, ov_ns: Option<&str>) ->
         .as_ref()
         .and_then(|s| s.upgrades.as_ref())
         .and_then(|u| u.operator_version.as_deref());
-    let move_waits = inst
-        .status
-        .as_ref()
-        .and_then(|s| s.upgrades.as_ref())
-        .is_some_and(|u| u.available.is_some() && u.available != u.installed);
-    let same_namespace = inst.metadata.namespace.as_deref() == ov_ns;
     // An Instance that tracks a channel runs the OperatorVersion its
     // status names (in its own namespace).
     (r.name.as_deref() == Some(ov_name) && ns == ov_ns)
-        || (tracked == Some(ov_name) && same_namespace)
-        || (move_waits && same_namespace)
+        || (tracked == Some(ov_name) && inst.metadata.namespace.as_deref() == ov_ns)
 }
 
 #[cfg(test)]
@@ -318,17 +309,5 @@ mod tests {
         assert!(references(&inst("a", "ov-1"), "ov-1", Some("a")));
         assert!(!references(&inst("b", "ov-1"), "ov-1", Some("a")));
         assert!(!references(&inst("a", "ov-2"), "ov-1", Some("a")));
-        // A channel move that waits looks again at any change in its namespace.
-        let mut waits = inst("a", "ov-2");
-        waits.status = Some(kudo_api::InstanceStatus {
-            upgrades: Some(kudo_api::upgrades::UpgradeStatus {
-                installed: Some("0.2.0".into()),
-                available: Some("0.3.0".into()),
-                ..Default::default()
-            }),
-            ..Default::default()
-        });
-        assert!(references(&waits, "ov-1", Some("a")));
-        assert!(!references(&waits, "ov-1", Some("b")));
     }
 }

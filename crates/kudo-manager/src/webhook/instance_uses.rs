@@ -235,11 +235,19 @@ pub(super) struct InstanceUses {
     _watch: Arc<super::ov_cache::StopOnDrop>,
 }
 
-/// A pause before a watch that may have lost an event starts again.
-const RESTART_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
+/// Pauses before a failed watch starts again: the first, and the most
+/// (doubling in between, back to the first after a complete list).
+const RESTART_PAUSES: (std::time::Duration, std::time::Duration) = (
+    std::time::Duration::from_secs(1),
+    std::time::Duration::from_secs(60),
+);
 
 impl InstanceUses {
-    /// Starts the watch; it runs until the last copy is dropped.
+    /// Starts the watch; it runs until the last copy is dropped. After any
+    /// error it starts again with a new list: a watch that resumed on its
+    /// own would stay not current until the next Instance event (hours in a
+    /// quiet cluster), and one may have lost an event (an object that did
+    /// not decode).
     pub(super) fn start(client: &kube::Client) -> Self {
         let (store, mut writer) = reflector::store();
         let current = Arc::new(AtomicBool::new(false));
@@ -247,9 +255,9 @@ impl InstanceUses {
         let api = Api::<InstanceUse>::all(client.clone());
         let watch = tokio::spawn(async move {
             let mut currency = Currency::default();
+            let mut pause = RESTART_PAUSES.0;
             loop {
                 let mut events = watcher(api.clone(), watcher::Config::default())
-                    .default_backoff()
                     .modify(InstanceUse::trimmed)
                     .boxed();
                 while let Some(event) = events.next().await {
@@ -258,18 +266,21 @@ impl InstanceUses {
                     }
                     currency = currency.after(&event);
                     reported.store(currency.current, Ordering::Release);
-                    if let Err(e) = &event {
-                        tracing::warn!(
-                            error = %e,
-                            "the webhook's watch of Instances failed; OperatorVersion reviews \
-                             list Instances live until it has listed them again"
-                        );
-                        if loses_events(e) {
+                    match &event {
+                        Ok(watcher::Event::InitDone) => pause = RESTART_PAUSES.0,
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::warn!(
+                                error = %e,
+                                "the webhook's watch of Instances failed; OperatorVersion \
+                                 reviews list Instances live until it has listed them again"
+                            );
                             break;
                         }
                     }
                 }
-                tokio::time::sleep(RESTART_PAUSE).await;
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(RESTART_PAUSES.1);
             }
         });
         Self {
@@ -320,17 +331,6 @@ impl Currency {
             },
         }
     }
-}
-
-/// Whether the watch may have dropped an event after this error (an
-/// object that did not decode, an error event from the API server): it
-/// starts again, with a new list. After the others it resumes where it
-/// was, or lists again by itself.
-fn loses_events(error: &watcher::Error) -> bool {
-    matches!(
-        error,
-        watcher::Error::WatchFailed(_) | watcher::Error::WatchError(_)
-    )
 }
 
 #[cfg(test)]
@@ -400,12 +400,5 @@ mod tests {
             c = c.after(&event);
             assert_eq!((c.listed, c.current), (listed, current), "after {event:?}");
         }
-    }
-
-    #[test]
-    fn a_watch_that_may_have_dropped_an_event_starts_again() {
-        let status = Box::new(kube::core::Status::failure("boom", "InternalError"));
-        assert!(loses_events(&watcher::Error::WatchError(status)));
-        assert!(!loses_events(&watcher::Error::NoResourceVersion));
     }
 }
