@@ -302,8 +302,10 @@ pub async fn run(
             let (name, ns) = (ov.name_any(), ov.namespace());
             // Those it names, and those whose channel move it holds up.
             let waits = |i: &Instance| {
-                ns.as_deref()
-                    .is_some_and(|ns| moves.moves.waits_for(ns, &name, &i.name_any()))
+                ns.as_deref().is_some_and(|ns| {
+                    i.metadata.namespace.as_deref() == Some(ns)
+                        && moves.moves.waits_for(ns, &name, &i.name_any())
+                })
             };
             by_ov
                 .state()

@@ -133,7 +133,8 @@ impl Run {
         made: Option<Arc<kudo_api::OperatorVersion>>,
         tracked: Option<&kudo_api::upgrades::UpgradeStatus>,
     ) -> Self {
-        let ov = ctx.operator_version_of(&inst).or(made);
+        // The one just made is newer than the cache's, if that has it.
+        let ov = made.or_else(|| ctx.operator_version_of(&inst));
         let namespace = inst.metadata.namespace.as_deref().unwrap_or("default");
         let changed = |ov: &kudo_api::OperatorVersion| {
             tracked.and_then(|t| crate::upgrades::changed_since_move(t, namespace, ov))
@@ -418,5 +419,52 @@ fn observed_afresh(
         operator_version_pending: matches!(verification, Verification::Unfinished(_)),
         namespace,
         ..Observed::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reconcile that moves an Instance to a channel's release records
+    /// the package's digest in the status it writes at its end; the
+    /// OperatorVersion it runs meanwhile is judged by that status, not the
+    /// stored one (which names no digest yet).
+    #[tokio::test]
+    async fn the_reconcile_that_moves_runs_the_new_version_only_while_it_is_the_package() {
+        // Nothing listens there: requests fail at once.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let ctx = Context::for_tests(kube::Client::try_from(config).unwrap());
+        let version = |template: &str| {
+            let mut ov = kudo_api::OperatorVersion::new("web-0.3.0", Default::default());
+            ov.metadata.namespace = Some("team".into());
+            ov.spec.templates.insert("cm.yaml".into(), template.into());
+            Arc::new(ov)
+        };
+        let package = version("a: 1");
+        let mut inst = Instance::new("web", Default::default());
+        inst.metadata.namespace = Some("team".into());
+        inst.spec.operator_version.name = Some("web-0.3.0".into());
+        let tracked = kudo_api::upgrades::UpgradeStatus {
+            operator_version: Some("web-0.3.0".into()),
+            operator_version_digest: Some(crate::upgrades::spec_digest(&package.spec)),
+            ..Default::default()
+        };
+        let inst = Arc::new(inst);
+        let changed = Some(version("a: 2"));
+        let run = Run::observe(&ctx, inst.clone(), changed, Some(&tracked)).await;
+        let Verification::Failed(problem) = &run.verification else {
+            panic!("a changed version was let run: {:?}", run.verification)
+        };
+        assert!(
+            problem.contains("was changed since its channel moved"),
+            "{problem}"
+        );
+        let run = Run::observe(&ctx, inst, Some(package), Some(&tracked)).await;
+        assert!(
+            !matches!(&run.verification, Verification::Failed(p) if p.contains("was changed")),
+            "{:?}",
+            run.verification
+        );
     }
 }

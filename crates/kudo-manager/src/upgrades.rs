@@ -56,8 +56,20 @@ fn in_force(inst: &Instance) -> Option<String> {
 
 /// `inst` running `target`.
 fn with_operator_version(inst: Arc<Instance>, target: Option<String>) -> Arc<Instance> {
+    let own = inst.metadata.namespace.as_deref();
+    let elsewhere = |reference: &kudo_api::ObjectReference| {
+        reference
+            .namespace
+            .as_deref()
+            .is_some_and(|ns| !ns.is_empty() && Some(ns) != own)
+    };
     match target {
-        Some(name) if inst.spec.operator_version.name.as_deref() != Some(name.as_str()) => {
+        // The channel's OperatorVersion is of the Instance's own namespace,
+        // even when spec names one of the same name elsewhere.
+        Some(name)
+            if inst.spec.operator_version.name.as_deref() != Some(name.as_str())
+                || elsewhere(&inst.spec.operator_version) =>
+        {
             let mut copy = (*inst).clone();
             copy.spec.operator_version.name = Some(name);
             copy.spec.operator_version.namespace = None;
@@ -278,8 +290,9 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
         // OperatorVersion in the way changes: it looks again.
         Err(failed) => {
             status.reason = Some(format!("{describe}: {}", failed.message()));
+            // From now: a download may have taken its two minutes.
             Observed {
-                held: Some(retry(&failed, now)),
+                held: Some(retry(&failed, ctx.clock.now())),
                 ..done(status, inst)
             }
         }
@@ -341,6 +354,8 @@ mod memo;
 mod package;
 pub use memo::MoveMemo;
 pub(crate) use package::changed_since_move;
+#[cfg(test)]
+pub(crate) use package::spec_digest;
 use package::{MoveError, ensure_operator_version};
 
 #[cfg(test)]

