@@ -40,6 +40,21 @@ async fn grant_in(admin: &Client, namespace: &str, name: &str, subject: Value, r
         .unwrap();
 }
 
+/// Objects of `default`, read and written as `user` (impersonated).
+fn api_as<K>(sandbox: &Sandbox, user: &str) -> Api<K>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+{
+    let mut config = sandbox.kube_config().unwrap();
+    config.auth_info.impersonate = Some(user.into());
+    Api::namespaced(Client::try_from(config).unwrap(), "default")
+}
+
+/// The template a hostile package writer puts in place.
+fn rewrite() -> Value {
+    json!({"spec": {"templates": {"configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: taken\n"}}})
+}
+
 fn user(name: &str) -> Value {
     json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name})
 }
@@ -75,9 +90,7 @@ async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change
         json!([{"apiGroups": ["kudo.dev"], "resources": ["instances"], "verbs": ["*"]}]),
     )
     .await;
-    let mut config = sandbox.kube_config().unwrap();
-    config.auth_info.impersonate = Some("mallory".into());
-    let mallory: Api<Instance> = Api::namespaced(Client::try_from(config).unwrap(), "default");
+    let mallory: Api<Instance> = api_as(&sandbox, "mallory");
     let refused = mallory
         .create(&PostParams::default(), &instance("hello", None))
         .await
@@ -178,9 +191,7 @@ async fn only_a_writer_who_may_act_as_the_instances_account_may_create_or_change
 
     // A package's Instance, applied as the parent's account: it may run
     // as that account (itself), not reach another one.
-    let mut config = sandbox.kube_config().unwrap();
-    config.auth_info.impersonate = Some("system:serviceaccount:default:kudo-instance".into());
-    let account: Api<Instance> = Api::namespaced(Client::try_from(config).unwrap(), "default");
+    let account: Api<Instance> = api_as(&sandbox, "system:serviceaccount:default:kudo-instance");
     let account_subject =
         json!({"kind": "ServiceAccount", "name": "kudo-instance", "namespace": "default"});
     grant(
@@ -238,11 +249,8 @@ async fn only_a_writer_who_may_act_as_its_instances_accounts_may_change_or_repla
         json!([{"apiGroups": ["kudo.dev"], "resources": ["operatorversions"], "verbs": ["*"]}]),
     )
     .await;
-    let mut config = sandbox.kube_config().unwrap();
-    config.auth_info.impersonate = Some("mallory".into());
-    let mallory: Api<OperatorVersion> =
-        Api::namespaced(Client::try_from(config).unwrap(), "default");
-    let rewrite = json!({"spec": {"templates": {"configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: taken\n"}}});
+    let mallory: Api<OperatorVersion> = api_as(&sandbox, "mallory");
+    let rewrite = rewrite();
     let patch = Patch::Merge(&rewrite);
     let refused = mallory
         .patch("hello-0.1.0", &PatchParams::default(), &patch)
@@ -351,10 +359,8 @@ async fn the_owner_of_a_shared_operator_version_may_not_change_what_another_name
         ]),
     )
     .await;
-    let mut config = sandbox.kube_config().unwrap();
-    config.auth_info.impersonate = Some("bob".into());
-    let bob: Api<OperatorVersion> = Api::namespaced(Client::try_from(config).unwrap(), "default");
-    let rewrite = json!({"spec": {"templates": {"configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: taken\n"}}});
+    let bob: Api<OperatorVersion> = api_as(&sandbox, "bob");
+    let rewrite = rewrite();
     let refused = bob
         .patch(
             "hello-0.1.0",
