@@ -186,12 +186,9 @@ async fn a_version_planted_under_the_name_of_a_channels_next_release_is_not_move
         .await
         .unwrap();
     let blocked = |i: &Instance| {
-        i.status.as_ref().is_some_and(|s| {
-            s.blockers.iter().any(|b| {
-                b.message
-                    .contains("was changed since its channel moved the Instance")
-            })
-        })
+        blocked_by(i)
+            .iter()
+            .any(|m| m.contains("was changed since its channel moved the Instance"))
     };
     env.wait_for("web", "the changed version blocked", t(), blocked)
         .await

@@ -286,8 +286,6 @@ pub async fn observe(ctx: &Context, inst: Arc<Instance>) -> Observed {
                 held: None,
             }
         }
-        // Nothing the manager watches tells when a download or an
-        // OperatorVersion in the way changes: it looks again.
         Err(failed) => {
             status.reason = Some(format!("{describe}: {}", failed.message()));
             // From now: a download may have taken its two minutes.
@@ -308,6 +306,7 @@ fn retry(failed: &MoveError, now: jiff::Timestamp) -> Lifts {
         MoveError::Package(_) => Lifts::Change,
         MoveError::InTheWay(_) => Lifts::At(now + IN_THE_WAY_RETRY),
         MoveError::Failed(_) => Lifts::At(now + FAILED_MOVE_RETRY),
+        MoveError::Paused { until, .. } => Lifts::At(*until),
     }
 }
 
@@ -378,6 +377,13 @@ mod tests {
             retry(&MoveError::InTheWay("differs".into()), now),
             Lifts::At(now + jiff::SignedDuration::from_mins(5))
         );
+        // A failure remembered from an earlier try: when its pause ends.
+        let until = now + jiff::SignedDuration::from_secs(12);
+        let paused = MoveError::Paused {
+            message: "timeout".into(),
+            until,
+        };
+        assert_eq!(retry(&paused, now), Lifts::At(until));
     }
 
     #[tokio::test]

@@ -84,9 +84,10 @@ impl MoveMemo {
         let archives = self.archives.lock().unwrap_or_else(PoisonError::into_inner);
         match archives.get(archive)? {
             Remembered::Refused(message) => Some(MoveError::Package(message.clone())),
-            Remembered::Failed { until, message } if now < *until => {
-                Some(MoveError::Failed(message.clone()))
-            }
+            Remembered::Failed { until, message } if now < *until => Some(MoveError::Paused {
+                message: message.clone(),
+                until: *until,
+            }),
             Remembered::Failed { .. } => None,
         }
     }
@@ -105,7 +106,7 @@ impl MoveMemo {
                 until: retry,
                 message: message.clone(),
             },
-            MoveError::InTheWay(_) => return,
+            MoveError::InTheWay(_) | MoveError::Paused { .. } => return,
         };
         let mut archives = self.archives.lock().unwrap_or_else(PoisonError::into_inner);
         bounded_insert(&mut archives, archive, remembered);
@@ -204,9 +205,10 @@ mod tests {
     fn a_refused_package_stays_refused_and_a_failed_download_waits_its_pause() {
         let memo = MoveMemo::default();
         memo.archive_failed(archive(), &MoveError::Failed("timeout".into()), at(30));
-        assert!(
-            matches!(memo.archive(&archive(), at(10)), Some(MoveError::Failed(m)) if m == "timeout")
-        );
+        assert!(matches!(
+            memo.archive(&archive(), at(10)),
+            Some(MoveError::Paused { message, until }) if message == "timeout" && until == at(30)
+        ));
         assert!(memo.archive(&archive(), at(30)).is_none(), "tried again");
         memo.archive_failed(archive(), &MoveError::Package("verify".into()), at(30));
         assert!(matches!(

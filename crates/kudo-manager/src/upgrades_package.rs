@@ -33,17 +33,24 @@ pub(super) enum MoveError {
     /// or version the index promised, `package verify`): not tried again
     /// until the index names another archive for it.
     Package(String),
-    /// An OperatorVersion of that name holds something else: tried again
-    /// now and then (nothing the manager watches says when it goes).
+    /// An OperatorVersion of that name holds something else: compared
+    /// again when it changes or goes (which wakes the Instances waiting on
+    /// it), and every few minutes should that event be missed.
     InTheWay(String),
     /// Anything else (a download, an API call): tried again soon.
     Failed(String),
+    /// Such a failure, remembered: not tried again before `until`.
+    Paused {
+        message: String,
+        until: jiff::Timestamp,
+    },
 }
 
 impl MoveError {
     pub(super) fn message(&self) -> &str {
         match self {
             Self::Package(m) | Self::InTheWay(m) | Self::Failed(m) => m,
+            Self::Paused { message, .. } => message,
         }
     }
 }
@@ -53,9 +60,9 @@ impl MoveError {
 /// names, checked against its digest. One already there under that name is
 /// used only when it holds the same package: anyone who may create
 /// OperatorVersions could have made it first, with other templates, for
-/// the Instance to run as its account. What failed is remembered per
-/// archive (see [`super::memo`]), so the Instance's other reconciles do not
-/// download it again.
+/// the Instance to run as its account. What failed is remembered (per
+/// archive, and per OperatorVersion in the way; see [`super::memo`]), so
+/// the Instance's other reconciles do not download it again.
 pub(super) async fn ensure_operator_version(
     ctx: &Context,
     inst: &Instance,
@@ -110,7 +117,7 @@ async fn move_to(
     let digest = spec_digest(&wanted.spec);
     // One there already: used only when it holds the package.
     let holds_package = |there: &kudo_api::OperatorVersion| {
-        same_package(&ns, there, &wanted).inspect_err(|in_the_way| {
+        same_package(&ns, there, (&wanted, &digest)).inspect_err(|in_the_way| {
             if let Some(archive) = archive {
                 ctx.moves
                     .keep_in_the_way(there, archive, in_the_way.message(), &waiting);
@@ -181,7 +188,7 @@ async fn move_to(
 /// change it.
 pub(crate) fn spec_digest(spec: &kudo_api::OperatorVersionSpec) -> String {
     let json = serde_json::to_vec(spec).unwrap_or_default();
-    format!("sha256:{}", Digest::of(&json))
+    Digest::of(&json).oci()
 }
 
 /// Why an Instance of `namespace` whose channel status is `tracked` (as
@@ -217,11 +224,11 @@ pub(crate) fn changed_since_move(
 fn same_package(
     ns: &str,
     there: &kudo_api::OperatorVersion,
-    wanted: &kudo_api::OperatorVersion,
+    (wanted, wanted_digest): (&kudo_api::OperatorVersion, &str),
 ) -> Result<(), MoveError> {
     let mut differences = kudo_api::ov_content::differences(&there.spec, &wanted.spec);
     if differences.is_empty() {
-        if spec_digest(&there.spec) == spec_digest(&wanted.spec) {
+        if spec_digest(&there.spec) == wanted_digest {
             return Ok(());
         }
         // The same by name, but in another order or with a name twice: the
@@ -409,10 +416,12 @@ mod tests {
             serde_json::from_value(serde_json::json!([{"name": "A"}, {"name": "B"}])).unwrap();
         let mut there = wanted.clone();
         there.spec.parameters.reverse();
-        let Err(MoveError::InTheWay(message)) = same_package("team", &there, &wanted) else {
+        let digest = spec_digest(&wanted.spec);
+        let Err(MoveError::InTheWay(message)) = same_package("team", &there, (&wanted, &digest))
+        else {
             panic!("parameters in another order were taken for the package")
         };
         assert!(message.contains("the order of its parameters"), "{message}");
-        assert!(same_package("team", &wanted.clone(), &wanted).is_ok());
+        assert!(same_package("team", &wanted.clone(), (&wanted, &digest)).is_ok());
     }
 }

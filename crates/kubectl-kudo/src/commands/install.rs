@@ -91,7 +91,8 @@ pub(super) async fn install_operator(
         .await
         .map_err(|e| CliError::api(format!("reading operatorversion {ns}/{name}"), e))?;
     if let Some(installed) = &existing {
-        let differences = super::ov_content::differences(&installed.spec, &operator_version.spec);
+        let differences =
+            kudo_api::ov_content::differences(&installed.spec, &operator_version.spec);
         if !differences.is_empty() {
             return Err(super::ov_content::differs_error(ns, &name, &differences));
         }

@@ -4,8 +4,6 @@
 
 use crate::error::CliError;
 
-pub use kudo_api::ov_content::differences;
-
 /// The refusal: what differs, why nothing was changed, and how to go on.
 pub fn differs_error(namespace: &str, name: &str, differences: &[String]) -> CliError {
     CliError::Other(format!(

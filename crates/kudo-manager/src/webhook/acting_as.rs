@@ -1,5 +1,6 @@
-//! Whoever writes an Instance's spec must be allowed to act as the
-//! ServiceAccount its plans run as.
+//! Whoever writes an Instance's spec, or changes the OperatorVersion an
+//! Instance runs, must be allowed to act as the ServiceAccount its plans
+//! run as.
 //!
 //! The manager applies an Instance's objects by impersonating a
 //! ServiceAccount of its namespace, so creating or changing an Instance
@@ -379,7 +380,7 @@ impl ActingAs {
 }
 
 /// A user name for a message: quoted, and cut when very long.
-fn shown(user: &str) -> String {
+pub(super) fn shown(user: &str) -> String {
     format!("user {:?}", kudo_api::message::bounded_to(user, 256))
 }
 

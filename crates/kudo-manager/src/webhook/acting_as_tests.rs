@@ -33,7 +33,7 @@ impl AccessReviews for Answers {
     }
 }
 
-pub(crate) fn user(name: &str) -> UserInfo {
+fn user(name: &str) -> UserInfo {
     UserInfo {
         username: name.to_string(),
         groups: vec!["system:authenticated".into()],

@@ -8,8 +8,8 @@
 //! one a channel installed (`status.upgrades.operatorVersion`) and
 //! `spec.serviceAccountName`; the parameters and plan statuses are skipped
 //! unread, so the cache stays a few hundred bytes per Instance. While that
-//! cache is not current (before its first list, or after its watch failed
-//! until it reports again), they are listed live too.
+//! cache is not current (before its first list, and after a watch error
+//! until the new list it starts is complete), they are listed live too.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -231,7 +231,7 @@ pub(super) async fn list_naming(
 #[derive(Clone)]
 pub(super) struct InstanceUses {
     store: Store<InstanceUse>,
-    /// See [`Currency::current`].
+    /// See [`current_after`].
     current: Arc<AtomicBool>,
     _watch: Arc<super::ov_cache::StopOnDrop>,
 }
@@ -259,7 +259,7 @@ impl InstanceUses {
         let reported = current.clone();
         let api = Api::<InstanceUse>::all(client.clone());
         let watch = tokio::spawn(async move {
-            let mut currency = Currency::default();
+            let mut current = false;
             let mut pause = RESTART_PAUSES.0;
             let mut listed_at = None;
             loop {
@@ -270,8 +270,8 @@ impl InstanceUses {
                     if let Ok(event) = &event {
                         writer.apply_watcher_event(event);
                     }
-                    currency = currency.after(&event);
-                    reported.store(currency.current, Ordering::Release);
+                    current = current_after(current, &event);
+                    reported.store(current, Ordering::Release);
                     match &event {
                         Ok(watcher::Event::InitDone) => listed_at = Some(Instant::now()),
                         Ok(_) => {}
@@ -312,35 +312,18 @@ impl InstanceUses {
     }
 }
 
-/// Whether the cache holds every Instance, from what its watch reported.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Currency {
-    /// A complete list has been applied (the store swaps a list in whole,
-    /// at its end).
-    listed: bool,
-    /// Listed, and nothing went wrong since the last event: a failed watch
-    /// may be missing Instances until it reports again.
+/// Whether the cache holds every Instance after `event`, given whether it
+/// did before: from the end of a list until the next error. A list under
+/// way leaves the store as it was until its end, and after an error the
+/// watch starts again with a new list.
+fn current_after(
     current: bool,
-}
-
-impl Currency {
-    fn after(self, event: &Result<watcher::Event<InstanceUse>, watcher::Error>) -> Self {
-        match event {
-            // A list under way: the store keeps the old state until its end.
-            Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => Self::default(),
-            Ok(watcher::Event::InitDone) => Self {
-                listed: true,
-                current: true,
-            },
-            Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => Self {
-                current: self.listed,
-                ..self
-            },
-            Err(_) => Self {
-                current: false,
-                ..self
-            },
-        }
+    event: &Result<watcher::Event<InstanceUse>, watcher::Error>,
+) -> bool {
+    match event {
+        Ok(watcher::Event::InitDone) => true,
+        Ok(watcher::Event::Init | watcher::Event::InitApply(_)) | Err(_) => false,
+        Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => current,
     }
 }
 
@@ -392,22 +375,22 @@ mod tests {
     fn the_cache_is_current_only_between_a_complete_list_and_the_next_failure() {
         let use_ = || InstanceUse::default();
         let failed = || Err(watcher::Error::NoResourceVersion);
-        let mut c = Currency::default();
-        for (event, listed, current) in [
-            (Ok(watcher::Event::Init), false, false),
-            (Ok(watcher::Event::InitApply(use_())), false, false),
-            (Ok(watcher::Event::InitDone), true, true),
-            (Ok(watcher::Event::Apply(use_())), true, true),
-            (Ok(watcher::Event::Delete(use_())), true, true),
-            (failed(), true, false),
-            // A list again (the store still holds the old one): not current
-            // until it ends.
-            (Ok(watcher::Event::Init), false, false),
-            (Ok(watcher::Event::Apply(use_())), false, false),
-            (Ok(watcher::Event::InitDone), true, true),
+        let mut current = false;
+        for (event, expected) in [
+            (Ok(watcher::Event::Init), false),
+            (Ok(watcher::Event::InitApply(use_())), false),
+            (Ok(watcher::Event::InitDone), true),
+            (Ok(watcher::Event::Apply(use_())), true),
+            (Ok(watcher::Event::Delete(use_())), true),
+            (failed(), false),
+            // The new list after the failure (the store still holds the
+            // old one): not current until it ends.
+            (Ok(watcher::Event::Init), false),
+            (Ok(watcher::Event::InitApply(use_())), false),
+            (Ok(watcher::Event::InitDone), true),
         ] {
-            c = c.after(&event);
-            assert_eq!((c.listed, c.current), (listed, current), "after {event:?}");
+            current = current_after(current, &event);
+            assert_eq!(current, expected, "after {event:?}");
         }
     }
 }

@@ -105,18 +105,18 @@ impl OperatorVersionSource for CachedOperatorVersions {
         name: &str,
         elsewhere: bool,
     ) -> Result<Vec<InstanceUse>, OperatorVersionReadError> {
+        let cached = self
+            .instances
+            .as_ref()
+            .filter(|_| elsewhere)
+            .and_then(|c| c.naming(namespace, name));
+        let Some(others) = cached else {
+            // Not shared, or the cache is not current: all live.
+            let scope = (!elsewhere).then_some(namespace);
+            return list_naming(&self.client, scope, namespace, name).await;
+        };
         let mut found = list_naming(&self.client, Some(namespace), namespace, name).await?;
-        if elsewhere {
-            let cached = self
-                .instances
-                .as_ref()
-                .and_then(|c| c.naming(namespace, name));
-            let others = match cached {
-                Some(others) => others,
-                None => list_naming(&self.client, None, namespace, name).await?,
-            };
-            found.extend(others.into_iter().filter(|i| i.namespace() != namespace));
-        }
+        found.extend(others.into_iter().filter(|i| i.namespace() != namespace));
         Ok(found)
     }
 }

@@ -154,7 +154,9 @@ impl<S: OperatorVersionSource> Reviewer<S> {
     }
 
     /// Decodes the body and settles what needs no OperatorVersion: errors,
-    /// the writes the rules do not judge, and MaintenanceSchedules.
+    /// the writes the rules do not judge, MaintenanceSchedules and
+    /// OperatorRepositories; an OperatorVersion write is left to
+    /// `review_versions.rs`.
     fn prepare<'b>(&self, body: &'b [u8]) -> Result<Prepared<'b>, Answer<'b>> {
         let mut request = decode(body)?;
         let now = (self.clock)();

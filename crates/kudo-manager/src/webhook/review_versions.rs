@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use kudo_api::names::SHARED_WITH_ANNOTATION;
 use serde::Deserialize;
 
-use super::super::acting_as::{ActingAs, UserInfo};
+use super::super::acting_as::{ActingAs, UserInfo, shown};
 use super::super::answer::Answer;
 use super::super::decode::Request;
 use super::super::instance_uses::InstanceUse;
@@ -143,11 +143,11 @@ impl<S: OperatorVersionSource> Reviewer<S> {
                     .await
                     .unwrap_or_else(|_| {
                         Err(Refusal::Failed(format!(
-                            "could not tell within {}s whether {:?} may act as the accounts of \
+                            "could not tell within {}s whether {} may act as the accounts of \
                              the Instances that run OperatorVersion {}/{}; the change was not \
                              admitted, retry shortly",
                             self.read_timeout.as_secs_f32(),
-                            kudo_api::message::bounded_to(&user.username, 256),
+                            shown(&user.username),
                             target.namespace,
                             target.name
                         )))
