@@ -56,6 +56,14 @@ pub use k8s_openapi;
 
 /// `ObjectReference` as KUDO uses it (`spec.operator`, `spec.operatorVersion`).
 pub type ObjectReference = k8s_openapi::api::core::v1::ObjectReference;
+
+/// The namespace an Instance's OperatorVersion reference names: its own
+/// when set and not empty, else `own` (the Instance's).
+pub fn ov_namespace<'a>(reference_namespace: Option<&'a str>, own: &'a str) -> &'a str {
+    reference_namespace
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(own)
+}
 /// Kubernetes `metav1.Time`.
 pub type Time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 /// Kubernetes `metav1.Condition`.

@@ -352,11 +352,7 @@ impl Context {
         reference: &kudo_api::ObjectReference,
     ) -> Option<Arc<OperatorVersion>> {
         let name = reference.name.as_deref()?;
-        let ns = reference
-            .namespace
-            .as_deref()
-            .filter(|ns| !ns.is_empty())
-            .unwrap_or(own);
+        let ns = kudo_api::ov_namespace(reference.namespace.as_deref(), own);
         let ov = self
             .operator_versions
             .get(&ObjectRef::new(name).within(ns))?;

@@ -56,12 +56,9 @@ fn in_force(inst: &Instance) -> Option<String> {
 
 /// `inst` running `target`.
 fn with_operator_version(inst: Arc<Instance>, target: Option<String>) -> Arc<Instance> {
-    let own = inst.metadata.namespace.as_deref();
+    let own = inst.metadata.namespace.as_deref().unwrap_or_default();
     let elsewhere = |reference: &kudo_api::ObjectReference| {
-        reference
-            .namespace
-            .as_deref()
-            .is_some_and(|ns| !ns.is_empty() && Some(ns) != own)
+        kudo_api::ov_namespace(reference.namespace.as_deref(), own) != own
     };
     match target {
         // The channel's OperatorVersion is of the Instance's own namespace,

@@ -220,11 +220,8 @@ pub(super) fn parents(child: &PartialObjectMeta<Instance>) -> Vec<ObjectRef<Inst
 /// Whether an Instance names this OperatorVersion.
 pub(super) fn references(inst: &Instance, ov_name: &str, ov_ns: Option<&str>) -> bool {
     let r = &inst.spec.operator_version;
-    let ns = r
-        .namespace
-        .as_deref()
-        .filter(|ns| !ns.is_empty())
-        .or(inst.metadata.namespace.as_deref());
+    let own = inst.metadata.namespace.as_deref().unwrap_or_default();
+    let ns = Some(kudo_api::ov_namespace(r.namespace.as_deref(), own));
     let tracked = inst
         .status
         .as_ref()

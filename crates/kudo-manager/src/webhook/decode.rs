@@ -248,11 +248,7 @@ pub(crate) fn instance_namespace<'a>(
 pub(crate) fn ov_ref<'a>(instance: &'a Subject, instance_namespace: &'a str) -> Option<OvRef<'a>> {
     let reference = &instance.spec.operator_version;
     let name = reference.name.as_deref().filter(|n| !n.is_empty())?;
-    let namespace = reference
-        .namespace
-        .as_deref()
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or(instance_namespace);
+    let namespace = kudo_api::ov_namespace(reference.namespace.as_deref(), instance_namespace);
     Some((namespace, name))
 }
 

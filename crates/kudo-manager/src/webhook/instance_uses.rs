@@ -151,11 +151,7 @@ impl InstanceUse {
             .as_ref()
             .and_then(|s| s.operator_version.as_ref())
             .is_some_and(|reference| {
-                let ns = reference
-                    .namespace
-                    .as_deref()
-                    .filter(|ns| !ns.is_empty())
-                    .unwrap_or(own);
+                let ns = kudo_api::ov_namespace(reference.namespace.as_deref(), own);
                 reference.name.as_deref() == Some(name) && ns == namespace
             });
         let tracked = self
