@@ -251,12 +251,7 @@ impl Writers {
         );
         // Each client runs a task: a tenant naming a new account at every
         // update must not grow them without end.
-        if clients.len() >= MAX_CLIENTS
-            && let Some(evicted) = clients.keys().next().cloned()
-        {
-            clients.remove(&evicted);
-        }
-        clients.insert(user.clone(), client.clone());
+        crate::bounded::insert_within(&mut clients, user.clone(), client.clone(), MAX_CLIENTS);
         Ok(Writer {
             client,
             user: Some(user),

@@ -20,6 +20,7 @@ pub mod webhook;
 
 pub use error::{Error, Result};
 pub mod admin;
+mod bounded;
 pub mod context;
 pub mod controller;
 pub mod dependencies;

@@ -94,20 +94,11 @@ impl VerifiedOperatorVersions {
                     let (tx, rx) = watch::channel(None);
                     self.spawn(pool.clone(), ov.clone(), (uid.clone(), version.clone()), tx);
                     if !uid.is_empty() {
-                        if verdicts.len() >= MAX_VERDICTS
-                            && !verdicts.contains_key(&uid)
-                            && let Some(evicted) = verdicts.keys().next().cloned()
-                        {
-                            verdicts.remove(&evicted);
-                        }
-                        let kept = rx.clone();
-                        verdicts.insert(
-                            uid,
-                            Entry {
-                                version,
-                                verdict: kept,
-                            },
-                        );
+                        let entry = Entry {
+                            version,
+                            verdict: rx.clone(),
+                        };
+                        crate::bounded::insert_within(&mut verdicts, uid, entry, MAX_VERDICTS);
                     }
                     rx
                 }

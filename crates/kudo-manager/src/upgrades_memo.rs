@@ -16,6 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, PoisonError};
 
 use super::package::MoveError;
+use crate::bounded::insert_within;
 
 /// Entries kept at most in each map.
 const MAX_KEPT: usize = 1024;
@@ -66,18 +67,6 @@ fn key_of(ov: &kudo_api::OperatorVersion) -> (String, String) {
     )
 }
 
-/// Inserts into a map kept within [`MAX_KEPT`] (an arbitrary other entry
-/// goes to make room).
-fn bounded_insert<K: std::hash::Hash + Eq + Clone, V>(map: &mut HashMap<K, V>, key: K, value: V) {
-    if map.len() >= MAX_KEPT
-        && !map.contains_key(&key)
-        && let Some(evicted) = map.keys().next().cloned()
-    {
-        map.remove(&evicted);
-    }
-    map.insert(key, value);
-}
-
 impl MoveMemo {
     /// Why the archive's move cannot start now, if that is known.
     pub(super) fn archive(&self, archive: &Archive, now: jiff::Timestamp) -> Option<MoveError> {
@@ -109,7 +98,7 @@ impl MoveMemo {
             MoveError::InTheWay(_) | MoveError::Paused { .. } => return,
         };
         let mut archives = self.archives.lock().unwrap_or_else(PoisonError::into_inner);
-        bounded_insert(&mut archives, archive, remembered);
+        insert_within(&mut archives, archive, remembered, MAX_KEPT);
     }
 
     /// What differs, when this very version of `ov` was found in the way of
@@ -154,7 +143,7 @@ impl MoveMemo {
             message: message.to_string(),
             waiting,
         };
-        bounded_insert(&mut found, key, compared);
+        insert_within(&mut found, key, compared, MAX_KEPT);
     }
 
     /// The move to OperatorVersion `namespace/name` from `archive`
