@@ -236,7 +236,13 @@ pub(crate) fn instance_namespace<'a>(
     instance: &'a Subject,
     request_namespace: Option<&'a str>,
 ) -> &'a str {
-    [instance.metadata.namespace.as_deref(), request_namespace]
+    object_namespace(instance.metadata.namespace.as_deref(), request_namespace)
+}
+
+/// The namespace of a reviewed object: its own, else the request's, else
+/// `default` (the API server sends both, the same, for a namespaced kind).
+pub(crate) fn object_namespace<'a>(own: Option<&'a str>, request: Option<&'a str>) -> &'a str {
+    [own, request]
         .into_iter()
         .flatten()
         .find(|ns| !ns.is_empty())

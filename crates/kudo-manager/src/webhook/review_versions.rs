@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::super::acting_as::{ActingAs, UserInfo, shown};
 use super::super::answer::Answer;
-use super::super::decode::Request;
+use super::super::decode::{Request, object_namespace};
 use super::super::instance_uses::InstanceUse;
 use super::super::ov_source::OperatorVersionSource;
 use super::checks::Refusal;
@@ -99,14 +99,10 @@ pub(super) fn prepare<'b>(request: &mut Request<'b>) -> Result<VersionWrite<'b>,
     if unchanged || name.is_empty() {
         return Err(context.logged(Answer::allowed(uid, vec![])));
     }
-    let namespace = [
-        request.namespace.as_deref(),
+    let namespace = object_namespace(
         new.metadata.namespace.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|ns| !ns.is_empty())
-    .unwrap_or("default")
+        request.namespace.as_deref(),
+    )
     .to_string();
     let sharing_only = old
         .filter(|_| same_spec)
